@@ -1,0 +1,5 @@
+import sys
+
+from fidelity.cli import main
+
+sys.exit(main())

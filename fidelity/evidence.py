@@ -1,0 +1,100 @@
+"""What one side of a run produced, as frozen values that round-trip through run.json."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class CaseStatus(enum.StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    CRASHED = "crashed"
+    TIMEOUT = "timeout"
+    NOT_FOUND = "not-found"
+    NOT_RUN = "not-run"  # setup failed, interrupted, or never reached
+
+    @property
+    def executed(self) -> bool:
+        return self is not CaseStatus.NOT_RUN
+
+    @property
+    def failed(self) -> bool:
+        return self not in (CaseStatus.OK, CaseStatus.NOT_RUN)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseEvidence:
+    case_id: str
+    definition_sha: str
+    status: CaseStatus
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    outputs: Mapping[str, str] = field(default_factory=dict)  # path under {out} -> sha256
+    missing_outputs: tuple[str, ...] = ()  # declared globs that matched no file
+    cache: Mapping[str, str] = field(default_factory=dict)  # path under {cache} -> sha256
+    cache_preexisting: tuple[str, ...] = ()  # files found in the cache dir before the case ran
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResolution:
+    module: str
+    origin: str | None
+    inside: bool
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SetupStep:
+    argv: str
+    status: str
+    exit_code: int | None
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SideEvidence:
+    role: str  # "baseline" or "candidate"
+    rev: str
+    sha: str
+    source_dirty: bool = False
+    dirty_paths: tuple[str, ...] = ()
+    own_definitions: Mapping[str, str] | None = None  # case id -> definition sha, own table
+    own_table_note: str = ""
+    imports: tuple[ImportResolution, ...] = ()
+    setup: tuple[SetupStep, ...] = ()
+    cases: Mapping[str, CaseEvidence] = field(default_factory=dict)
+    worktree: str = ""
+    worktree_removed: bool = True
+
+
+def side_to_json(side: SideEvidence) -> dict[str, Any]:
+    data = asdict(side)
+    data["cases"] = {k: asdict(v) for k, v in side.cases.items()}
+    return data
+
+
+def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
+    cases = {
+        k: CaseEvidence(
+            **{
+                **v,
+                "status": CaseStatus(v["status"]),
+                "missing_outputs": tuple(v["missing_outputs"]),
+                "cache_preexisting": tuple(v["cache_preexisting"]),
+            }
+        )
+        for k, v in data["cases"].items()
+    }
+    return SideEvidence(
+        **{
+            **data,
+            "dirty_paths": tuple(data["dirty_paths"]),
+            "imports": tuple(ImportResolution(**i) for i in data["imports"]),
+            "setup": tuple(SetupStep(**s) for s in data["setup"]),
+            "cases": cases,
+        }
+    )
