@@ -1,0 +1,1 @@
+"""Markdown record checkers and commit-trailer checks, importable without the rest of fidelity."""

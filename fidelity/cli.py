@@ -1,0 +1,69 @@
+"""Command line: parse arguments, call a command function, turn errors into exit codes.
+
+Each command module exposes ``register(subparsers)``, which adds its parser and sets
+``handler(args, console) -> int``. Handlers unpack the namespace into plain values; nothing
+below them sees argparse. Heavy imports (pandas, the runner) happen inside handlers so that
+``fidelity --help`` and the checkers start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from fidelity import __version__, proc
+from fidelity.errors import FidelityError
+
+COMMAND_MODULES = (
+    "fidelity.cli_matrix",
+    "checkers.cli",
+    "fidelity.cli_evidence",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fidelity",
+        description="Turn the claims a change makes into evidence that can fail.",
+        epilog="Exit codes: 0 the gate holds; 1 the evidence says no; "
+        "2 usage or configuration error; 3 the evidence cannot be trusted.",
+    )
+    parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="plain output for CI logs: no progress, no colour"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def make_console(quiet: bool) -> Console:
+    if quiet:
+        return Console(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
+    return Console(highlight=False)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = make_console(args.quiet)
+    err = Console(stderr=True, highlight=False, no_color=args.quiet)
+    try:
+        code: int = args.handler(args, console)
+        return code
+    except FidelityError as exc:
+        err.print(f"fidelity {args.command}: {exc}", markup=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        proc.kill_all()
+        err.print("fidelity: interrupted; child processes killed and worktrees removed")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
