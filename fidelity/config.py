@@ -1,0 +1,35 @@
+"""`[tool.fidelity]` from the repository's pyproject.toml; each command takes its own section."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from fidelity.errors import UsageError
+
+DEFAULT_CASES = "cases/matrix.toml"
+DEFAULT_CONTROLS = "cases/controls.toml"
+
+
+def load(repo: Path) -> dict[str, Any]:
+    """The `[tool.fidelity]` table, or {} when the repository has no pyproject.toml."""
+    path = repo / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}") from exc
+    section = data.get("tool", {}).get("fidelity", {})
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: [tool.fidelity] must be a table")
+    return section
+
+
+def setting(repo: Path, key: str, default: str) -> str:
+    """A string setting of `[tool.fidelity]`, e.g. the case table's path."""
+    value = load(repo).get(key, default)
+    if not isinstance(value, str):
+        raise UsageError(f"{repo / 'pyproject.toml'}: [tool.fidelity] {key} must be a string")
+    return value
