@@ -1,0 +1,111 @@
+"""One markdown-it-py parser for every checker: CommonMark plus GFM tables.
+
+markdown-it-py does not expose two facts the checkers need, so two block rules are wrapped
+(the parse itself is unchanged; a property test renders both parsers and compares):
+
+- ``fence`` tokens get ``meta["closed"]``: whether a closing fence was found, decided with
+  the parser's own per-line offsets, so container prefixes (``>``, list indentation) and a
+  missing final newline are handled the way the parser saw them.
+- ``table_open`` tokens get ``meta["rows"]``: ``(line, col, text)`` per header and body row,
+  where ``text`` is the row as written minus container prefix and surrounding whitespace.
+  markdown-it pads and truncates cells to the header's count, so cell counts as written
+  must come from here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.token import Token
+
+BlockRule = Callable[[StateBlock, int, int, bool], bool]
+
+
+def normalize(text: str) -> str:
+    """The text markdown-it actually parses: newlines unified, NUL replaced."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+
+
+def _line_text(state: StateBlock, line: int) -> tuple[int, str]:
+    """(0-based column, text) of a line after the container prefix the parser stripped."""
+    start = state.bMarks[line] + state.tShift[line]
+    line_start = state.src.rfind("\n", 0, start) + 1
+    return start - line_start, state.src[start : state.eMarks[line]]
+
+
+def _is_closer(state: StateBlock, line: int, markup: str) -> bool:
+    if state.sCount[line] - state.blkIndent >= 4:
+        return False
+    text = _line_text(state, line)[1]
+    marker = markup[0]
+    run = len(text) - len(text.lstrip(marker))
+    return run >= len(markup) and not text[run:].strip(" \t")
+
+
+def _wrap_fence(rule: BlockRule) -> BlockRule:
+    def fence(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        before = len(state.tokens)
+        found = rule(state, start, end, silent)
+        if found and not silent:
+            token = state.tokens[before]
+            last = state.line - 1
+            token.meta["closed"] = last > start and _is_closer(state, last, token.markup)
+        return found
+
+    return fence
+
+
+def _wrap_table(rule: BlockRule) -> BlockRule:
+    def table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        before = len(state.tokens)
+        found = rule(state, start, end, silent)
+        if found and not silent:
+            token = state.tokens[before]
+            first, stop = token.map or (start, state.line)
+            rows = []
+            for line in range(first, stop):
+                if line != first + 1:  # the delimiter row carries no cells
+                    col, text = _line_text(state, line)
+                    stripped = text.lstrip()
+                    rows.append((line, col + len(text) - len(stripped), stripped.rstrip()))
+            token.meta["rows"] = tuple(rows)
+        return found
+
+    return table
+
+
+@functools.cache
+def parser() -> MarkdownIt:
+    """The shared parser; built once because building it costs more than a small parse."""
+    md = MarkdownIt("commonmark").enable("table")
+    rules = {rule.name: rule for rule in md.block.ruler.__rules__}
+    md.block.ruler.at("fence", _wrap_fence(rules["fence"].fn), {"alt": rules["fence"].alt})
+    md.block.ruler.at("table", _wrap_table(rules["table"].fn), {"alt": rules["table"].alt})
+    return md
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A parse: the normalized text, its lines, tokens and reference definitions."""
+
+    text: str
+    lines: tuple[str, ...]
+    tokens: tuple[Token, ...]
+    references: frozenset[str]
+
+
+def parse(text: str) -> Parsed:
+    """Parse Markdown; line numbers in tokens index into ``lines`` (0-based)."""
+    text = normalize(text)
+    env: dict[str, dict[str, object]] = {}
+    tokens = parser().parse(text, env)
+    return Parsed(
+        text=text,
+        lines=tuple(text.split("\n")),
+        tokens=tuple(tokens),
+        references=frozenset(env.get("references", {})),
+    )
