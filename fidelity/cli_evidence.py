@@ -1,8 +1,108 @@
-"""`fidelity stale|landed|trailers|ab` (not built yet: registers no command)."""
+"""`fidelity stale|landed|trailers|ab`: parse arguments, call the command, render its report.
+
+Every report offers `table() -> (columns, rows)`, `to_json()` and `exit_code()`; this module
+turns those into a rich table, a JSON file and a Markdown file, and holds no logic besides.
+"""
+
+from __future__ import annotations
 
 import argparse
-from typing import Any
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console
+from rich.table import Table
 
 
-def register(sub: "argparse._SubParsersAction[Any]") -> None:
-    return None
+class Report(Protocol):
+    def table(self) -> tuple[list[str], list[list[str]]]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def exit_code(self) -> int: ...
+
+
+def render(console: Console, title: str, report: Report, summary: str) -> None:
+    """The report as a rich table followed by its one-line summary."""
+    columns, rows = report.table()
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    console.print(summary, markup=False)
+
+
+def markdown(title: str, report: Report, summary: str) -> str:
+    """The report as a GitHub-flavoured Markdown section (fits a PR comment)."""
+    columns, rows = report.table()
+    esc = [[cell.replace("|", "\\|").replace("\n", " ") for cell in row] for row in rows]
+    lines = [f"### {title}", "", summary, ""]
+    if rows:
+        lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(row) + " |" for row in esc]
+    return "\n".join(lines) + "\n"
+
+
+def emit(
+    console: Console, args: argparse.Namespace, title: str, report: Report, summary: str
+) -> int:
+    """Render to the terminal and to any --json/--markdown paths; return the exit code."""
+    render(console, title, report, summary)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(title, report, summary))
+    return report.exit_code()
+
+
+def _outputs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", metavar="PATH", help="also write the report as JSON")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the report as Markdown")
+    parser.add_argument("--repo", metavar="DIR", default=".", help="the repository (default: .)")
+
+
+def _repo(args: argparse.Namespace) -> Path:
+    from fidelity import git
+
+    return git.toplevel(args.repo)
+
+
+# --- landed ---
+
+
+def _landed(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import landed
+    from fidelity.errors import UsageError
+
+    if not args.commit and not args.symbol:
+        raise UsageError("nothing to check: name at least one --commit SHA or --symbol NAME")
+    report = landed.check(_repo(args), args.ref, args.commit, args.symbol)
+    failing = sum(not c.holds for c in report.commits) + sum(not s.holds for s in report.symbols)
+    total = len(report.commits) + len(report.symbols)
+    summary = (
+        f"all {total} claims hold on {args.ref} ({report.ref_sha[:12]})"
+        if not failing
+        else f"{failing} of {total} claims do not hold on {args.ref} ({report.ref_sha[:12]})"
+    )
+    return emit(console, args, f"landed on {args.ref}", report, summary)
+
+
+def _register_landed(sub: Any) -> None:
+    p = sub.add_parser(
+        "landed",
+        help="did the commits and symbols a change builds on land on the ref?",
+        description="Exit 0 when every claim holds, 1 when one does not, 2 for an unknown "
+        "revision.",
+    )
+    p.add_argument("--ref", default="HEAD", help="the branch the claims are about (default HEAD)")
+    p.add_argument("--commit", action="append", default=[], metavar="SHA", help="repeatable")
+    p.add_argument("--symbol", action="append", default=[], metavar="NAME", help="repeatable")
+    _outputs(p)
+    p.set_defaults(handler=_landed)
+
+
+def register(sub: Any) -> None:
+    _register_landed(sub)

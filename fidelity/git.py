@@ -151,3 +151,166 @@ def worktree_list(repo: Path) -> list[Path]:
         for field in out.split(b"\0")
         if field.startswith(b"worktree ")
     ]
+
+
+# --- history queries (stale, landed, trailers) ---
+
+
+def resolve(repo: Path, rev: str) -> str | None:
+    """The full commit sha for rev, or None when it names no commit (never raises for it)."""
+    if not rev or rev.startswith("-"):
+        return None
+    out = proc.run(
+        ["git", *_HARDENING, "rev-parse", "--verify", "--quiet", "--end-of-options",
+         f"{rev}^{{commit}}"],
+        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
+    )  # fmt: skip
+    return out.stdout.decode().strip() if out.status is proc.ProcStatus.OK else None
+
+
+def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
+    """Whether ancestor is reachable from descendant (a commit is its own ancestor)."""
+    result = proc.run(
+        ["git", *_HARDENING, "merge-base", "--is-ancestor", ancestor, descendant],
+        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
+    )  # fmt: skip
+    if result.status is proc.ProcStatus.OK:
+        return True
+    if result.returncode == 1:
+        return False
+    raise GitError(f"git merge-base --is-ancestor {ancestor} {descendant} failed in {repo}")
+
+
+def is_shallow(repo: Path) -> bool:
+    """Whether history is truncated (a CI shallow clone), so ancestry cannot be trusted."""
+    return git(repo, "rev-parse", "--is-shallow-repository").strip() == b"true"
+
+
+def log_commits(
+    repo: Path, revs: Sequence[str], paths: Sequence[str] = (), *, no_merges: bool = False
+) -> list[tuple[str, str]]:
+    """(sha, subject) of the commits `git log revs -- paths` lists, newest first."""
+    flags = ["--no-merges"] if no_merges else []
+    out = git(repo, "log", "-z", "--format=%H%x1f%s", *flags, *revs, "--", *paths)
+    found = []
+    for record in out.decode(errors="replace").split("\0"):
+        if record.strip():
+            sha, _, subject = record.strip("\n").partition("\x1f")
+            found.append((sha, subject))
+    return found
+
+
+def count_commits(repo: Path, revs: Sequence[str], paths: Sequence[str] = ()) -> int:
+    """How many commits `git rev-list revs -- paths` lists."""
+    return int(git(repo, "rev-list", "--count", *revs, "--", *paths).decode().strip() or 0)
+
+
+def patch_ids(repo: Path, revs: Sequence[str]) -> dict[str, str]:
+    """commit sha -> stable patch-id for the non-merge commits in revs (empty diffs omitted).
+
+    `--stable` makes the id independent of hunk order, so a squash or cherry-pick of the
+    same change is found whatever order its files were diffed in.
+    """
+    diff = git(repo, "log", "-p", "--no-merges", "--no-ext-diff", "--no-color",
+               "--format=commit %H", *revs, "--")  # fmt: skip
+    if not diff.strip():
+        return {}
+    out = git(repo, "patch-id", "--stable", stdin=diff).decode()
+    ids = {}
+    for line in out.splitlines():
+        pid, _, sha = line.partition(" ")
+        ids[sha] = pid
+    return ids
+
+
+def pickaxe(repo: Path, ref: str, needle: str) -> list[tuple[str, str, int]]:
+    """(sha, subject, net occurrences added) for commits on ref that change needle's count."""
+    out = git(repo, "log", "-p", "--no-ext-diff", "--no-color", "--no-merges", "-S", needle,
+              "--format=%x00%H%x1f%s", ref, "--")  # fmt: skip
+    found = []
+    for record in out.decode(errors="replace").split("\0")[1:]:
+        head, _, body = record.partition("\n")
+        sha, _, subject = head.partition("\x1f")
+        net = 0
+        for line in body.splitlines():
+            if line.startswith("+") and not line.startswith("+++ "):
+                net += line.count(needle)
+            elif line.startswith("-") and not line.startswith("--- "):
+                net -= line.count(needle)
+        found.append((sha, subject, net))
+    return found
+
+
+def grep_files(repo: Path, rev: str, needle: str) -> list[str]:
+    """Paths in rev's tree whose content holds needle as a fixed string."""
+    result = proc.run(
+        ["git", *_HARDENING, "grep", "-z", "-l", "-F", "-I", "-e", needle, rev, "--"],
+        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
+    )  # fmt: skip
+    if result.returncode == 1:
+        return []
+    if result.status is not proc.ProcStatus.OK:
+        raise GitError(f"git grep {needle!r} {rev} failed in {repo}")
+    prefix = f"{rev}:"
+    names = result.stdout.decode(errors="surrogateescape").split("\0")
+    return [n.removeprefix(prefix) for n in names if n]
+
+
+def parse_trailers(repo: Path | str, message: bytes) -> list[tuple[str, str]]:
+    """(key, value) trailers as `git interpret-trailers --parse` reads them: the last
+    paragraph only, continuation lines unfolded, comments and the scissors line ignored."""
+    out = git(repo, "-c", "trailer.separators=:", "interpret-trailers", "--parse", stdin=message)
+    found = []
+    for line in out.decode(errors="replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            found.append((key.strip(), value.strip()))
+    return found
+
+
+def commit_message(repo: Path, sha: str) -> bytes:
+    """The raw message of a commit (subject, body and trailers)."""
+    return git(repo, "log", "-1", "--format=%B", sha, "--")
+
+
+def path_in_tree(repo: Path, rev: str | None, path: str) -> bool:
+    """Whether path (file or directory) exists at rev, or in the index when rev is None."""
+    if rev is None:
+        return bool(git(repo, "ls-files", "-z", "--", path).strip(b"\0"))
+    return _ok(repo, "cat-file", "-e", f"{rev}:{path.strip('/')}")
+
+
+def diff_size(repo: Path, base: str, tip: str) -> tuple[int, int]:
+    """(files changed, lines added + deleted) from the merge base of base and tip to tip.
+
+    Binary files count as files with no lines, as `--numstat` reports them.
+    """
+    out = git(repo, "diff", "--numstat", "-z", "--no-ext-diff", "--no-renames",
+              f"{base}...{tip}", "--")  # fmt: skip
+    files = lines = 0
+    for record in out.decode(errors="surrogateescape").split("\0"):
+        if not record.strip():
+            continue
+        added, deleted, *_ = record.split("\t")
+        files += 1
+        lines += int(added) if added.isdigit() else 0
+        lines += int(deleted) if deleted.isdigit() else 0
+    return files, lines
+
+
+def merge_base(repo: Path, a: str, b: str) -> str | None:
+    """The best common ancestor of a and b, or None when their histories are unrelated."""
+    result = proc.run(
+        ["git", *_HARDENING, "merge-base", a, b],
+        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
+    )  # fmt: skip
+    return result.stdout.decode().strip() if result.status is proc.ProcStatus.OK else None
+
+
+def diff_patch_id(repo: Path, base: str, tip: str) -> str | None:
+    """The stable patch-id of the whole diff base..tip (what a squash of it would carry)."""
+    diff = git(repo, "diff", "--no-ext-diff", "--no-color", base, tip, "--")
+    if not diff.strip():
+        return None
+    out = git(repo, "patch-id", "--stable", stdin=diff).decode().split()
+    return out[0] if out else None
