@@ -34,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
     parser.add_argument(
-        "-q", "--quiet", action="store_true", help="plain output for CI logs: no progress, no colour"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="plain output for CI logs: no progress, no colour",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:

@@ -1,0 +1,171 @@
+"""`fidelity run|compare|cases|demo`: argument parsing and rendering only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from fidelity import config, git
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run the case matrix at two revisions and compare them case by case",
+        description="Run every case of the harness's case table at the baseline and the "
+        "candidate, each in its own clean detached worktree, and compare the evidence.",
+    )
+    run.add_argument("--baseline", required=True, metavar="REV", help="the reference revision")
+    run.add_argument("--candidate", default="HEAD", metavar="REV", help="default: HEAD")
+    _common(run)
+    run.add_argument(
+        "--harness",
+        metavar="REV",
+        help="read the case table from this revision (default: the current checkout)",
+    )
+    run.add_argument(
+        "--out", type=Path, metavar="DIR", help="run directory (default .fidelity/runs/...)"
+    )
+    run.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="cases run at once per side"
+    )
+    run.add_argument("--json", type=Path, metavar="PATH", help="also write the verdict as JSON")
+    run.add_argument("--all", action="store_true", help="list identical cases too")
+    run.set_defaults(handler=_run)
+
+    compare = sub.add_parser(
+        "compare", help="re-render the verdict of a run directory, re-checking its evidence"
+    )
+    compare.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    compare.add_argument("--json", type=Path, metavar="PATH")
+    compare.add_argument("--all", action="store_true", help="list identical cases too")
+    compare.set_defaults(handler=_compare)
+
+    cases = sub.add_parser("cases", help="validate or list a case table")
+    cases_sub = cases.add_subparsers(dest="cases_command", metavar="ACTION", required=True)
+    validate = cases_sub.add_parser("validate", help="check a case table against the schema")
+    validate.add_argument("file", nargs="?", type=Path, metavar="FILE")
+    validate.add_argument("--repo", type=Path, default=Path("."), help=argparse.SUPPRESS)
+    validate.set_defaults(handler=_cases_validate)
+    listing = cases_sub.add_parser("list", help="list the cases of a table")
+    _common(listing)
+    listing.set_defaults(handler=_cases_list)
+
+    demo = sub.add_parser(
+        "demo", help="build a small simulator repository and gate a refactor and a fix on it"
+    )
+    demo.add_argument(
+        "--dir", type=Path, metavar="DIR", help="where to build it (default: a temp dir)"
+    )
+    demo.set_defaults(handler=_demo)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cases", metavar="FILE", help="case table (default from [tool.fidelity])")
+    parser.add_argument("--repo", type=Path, default=Path("."), help="repository (default: .)")
+
+
+def _cases_path(args: argparse.Namespace, repo: Path) -> str:
+    return str(args.cases or config.setting(repo, "cases", config.DEFAULT_CASES))
+
+
+@contextmanager
+def progress_for(console: Console, quiet: bool, total: int) -> Iterator[Callable[..., None] | None]:
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task("running cases", total=total)
+
+        def advance(role: str, case_id: str, status: object) -> None:
+            bar.update(task, advance=1, description=f"{role}: {case_id} {status}")
+
+        yield advance
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import gate, render
+
+    repo = git.toplevel(args.repo)
+    cases = _cases_path(args, repo)
+    with progress_for(console, args.quiet, 0) as progress:
+        outcome = gate.run(
+            repo, args.baseline, args.candidate, cases, args.harness, args.out, args.jobs, progress
+        )
+    render.outcome(console, outcome, args.all)
+    if args.json:
+        _copy_json(outcome.run_dir / "run.json", args.json)
+    return outcome.exit_code
+
+
+def _copy_json(source: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(source.read_text())
+
+
+def _compare(args: argparse.Namespace, console: Console) -> int:
+    from dataclasses import asdict
+
+    from fidelity import gate, render, rundir
+
+    outcome = gate.recompare(args.run_dir)
+    render.outcome(console, outcome, args.all)
+    if args.json:
+        data: dict[str, Any] = dict(rundir.read(args.run_dir).raw)
+        data["comparison"] = asdict(outcome.comparison)
+        data["findings"] = [asdict(f) for f in outcome.findings]
+        data["exit_code"] = outcome.exit_code
+        data = rundir.plain(data)
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(data, indent=2) + "\n")
+    return outcome.exit_code
+
+
+def _cases_validate(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import casetable
+
+    path = args.file
+    if path is None:
+        repo = git.toplevel(args.repo)
+        path = repo / config.setting(repo, "cases", config.DEFAULT_CASES)
+    if not path.is_file():
+        from fidelity.errors import UsageError
+
+        raise UsageError(f"no case table at {path}")
+    matrix = casetable.parse(path.read_bytes(), str(path))
+    console.print(f"{path}: valid, {len(matrix.cases)} cases", markup=False, highlight=False)
+    return 0
+
+
+def _cases_list(args: argparse.Namespace, console: Console) -> int:
+    from rich import box
+    from rich.table import Table
+
+    from fidelity import casetable
+
+    repo = git.toplevel(args.repo)
+    path = repo / _cases_path(args, repo)
+    matrix = casetable.parse(path.read_bytes(), str(path))
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{path} ({len(matrix.cases)} cases)")
+    for column in ("id", "tags", "outputs", "command"):
+        table.add_column(column, overflow="fold")
+    for c in matrix.cases:
+        argv = c.argv if isinstance(c.argv, str) else " ".join(c.argv)
+        table.add_row(c.id, ", ".join(c.tags), ", ".join(c.outputs), argv)
+    console.print(table)
+    return 0
+
+
+def _demo(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import demo
+
+    return demo.main(console, args.dir, args.quiet)

@@ -1,0 +1,95 @@
+"""`fidelity demo`: a tiny simulator repository with three commits, gated twice.
+
+The repository is materialised from files shipped in the package (so it works from a
+non-editable install): a baseline whose DP lane index restarts at lane 0 on every
+scheduling call, a refactor that changes no behaviour, and a fix that keeps the rotation.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+
+from rich.console import Console
+
+from fidelity import gate, git, render
+from fidelity.compare import Verdict
+from fidelity.errors import UsageError
+
+EXPECTED_MOVES = frozenset({"dp2-online", "dp2-online-r2", "dp4-online"})
+_IDENTITY = ("-c", "user.name=fidelity demo", "-c", "user.email=demo@fidelity.invalid")
+
+
+def _copy(src: Traversable, dest: Path) -> None:
+    if src.is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        for child in src.iterdir():
+            if child.name != "__pycache__":
+                _copy(child, dest / child.name)
+    else:
+        dest.write_bytes(src.read_bytes())
+
+
+def _commit(repo: Path, variant: Traversable, message: str) -> str:
+    (repo / "tinysim" / "scheduler.py").write_bytes(variant.read_bytes())
+    git.git(repo, "add", "-A")
+    git.git(repo, *_IDENTITY, "commit", "-q", "--no-verify", "-m", message)
+    return git.rev_parse(repo, "HEAD")
+
+
+def materialise(dest: Path) -> dict[str, str]:
+    """Build the demo repository at dest; return the three commits by name."""
+    if dest.exists() and any(dest.iterdir()):
+        raise UsageError(f"demo directory {dest} is not empty; pass an empty or new --dir")
+    files = resources.files("fidelity").joinpath("demo_files")
+    dest.mkdir(parents=True, exist_ok=True)
+    git.git(dest, "init", "-q", "-b", "main")
+    for name in ("tinysim", "cases"):
+        _copy(files.joinpath(name), dest / name)
+    (dest / "README.md").write_bytes(files.joinpath("README.md").read_bytes())
+    (dest / ".gitignore").write_bytes(files.joinpath("gitignore").read_bytes())
+    variants = files.joinpath("variants")
+    return {
+        "baseline": _commit(dest, variants.joinpath("scheduler_baseline.py"), "baseline"),
+        "refactor": _commit(
+            dest, variants.joinpath("scheduler_refactor.py"), "refactor: extract _slot"
+        ),
+        "fix": _commit(
+            dest, variants.joinpath("scheduler_fix.py"), "fix: keep DP lane rotation across calls"
+        ),
+    }
+
+
+def main(console: Console, where: Path | None, quiet: bool) -> int:
+    """Run both gates; 0 when the refactor moved nothing and the fix moved exactly its cases."""
+    tmp = None
+    if where is None:
+        tmp = Path(tempfile.mkdtemp(prefix="fidelity-demo-"))
+        where = tmp / "tinysim"
+    try:
+        commits = materialise(where)
+        console.print(f"demo repository: {where} (baseline, refactor, fix)", markup=False)
+        console.rule("1. refactor vs baseline: nothing may move")
+        refactor = gate.run(where, commits["baseline"], commits["refactor"], "cases/matrix.toml",
+                            harness_rev=commits["fix"], jobs=2)  # fmt: skip
+        render.outcome(console, refactor)
+        console.rule("2. fix vs refactor: only the online multi-lane cases may move")
+        fix = gate.run(where, commits["refactor"], commits["fix"], "cases/matrix.toml",
+                       harness_rev=commits["fix"], jobs=2)  # fmt: skip
+        render.outcome(console, fix)
+        moved = {r.case_id for r in fix.comparison.by_verdict(Verdict.MOVED)}
+        held = refactor.exit_code == 0 and fix.exit_code == 1 and moved == EXPECTED_MOVES
+        console.rule("demo")
+        console.print(
+            f"refactor gate exit {refactor.exit_code}; fix gate exit {fix.exit_code}, moved "
+            f"{', '.join(sorted(moved)) or 'nothing'}: "
+            + ("as expected" if held else f"NOT as expected ({', '.join(sorted(EXPECTED_MOVES))})"),
+            markup=False,
+        )
+        return 0 if held else 1
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

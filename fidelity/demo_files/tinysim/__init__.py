@@ -1,0 +1,1 @@
+"""tinysim: a tiny deterministic serving simulator (fidelity's demo subject)."""

@@ -1,0 +1,44 @@
+"""Detached worktrees that are always removed, also on error and Ctrl-C."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from fidelity import git
+
+
+@dataclass(slots=True)
+class Checkout:
+    """A worktree's path; `removed` is set when the context exits."""
+
+    path: Path
+    removed: bool = False
+
+
+def remove(repo: Path, dest: Path) -> bool:
+    """Remove a worktree and its record; True when neither is left."""
+    git.worktree_remove(repo, dest)
+    if dest.exists():
+        shutil.rmtree(dest, ignore_errors=True)
+        git.git(repo, "worktree", "prune", check=False)
+    resolved = dest.resolve()
+    listed = any(p.resolve() == resolved for p in git.worktree_list(repo))
+    return not dest.exists() and not listed
+
+
+@contextmanager
+def detached(repo: Path, sha: str, role: str) -> Iterator[Checkout]:
+    """Check sha out with `git worktree add --detach` in a fresh temporary directory."""
+    base = Path(tempfile.mkdtemp(prefix=f"fidelity-{role}-"))
+    checkout = Checkout(base / "wt")
+    try:
+        git.worktree_add(repo, checkout.path, sha)
+        yield checkout
+    finally:
+        checkout.removed = remove(repo, checkout.path)
+        shutil.rmtree(base, ignore_errors=True)
