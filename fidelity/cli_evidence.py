@@ -104,5 +104,53 @@ def _register_landed(sub: Any) -> None:
     p.set_defaults(handler=_landed)
 
 
+# --- trailers ---
+
+
+def _trailers(args: argparse.Namespace, console: Console) -> int:
+    from checkers import trailers
+    from fidelity import config
+    from fidelity.errors import UsageError
+
+    repo = _repo(args)
+    section = config.load(repo).get("trailers")
+    if not isinstance(section, dict):
+        raise UsageError(
+            f"{repo / 'pyproject.toml'}: no [tool.fidelity.trailers] table; configure "
+            "`required`, `forbidden`, `verify` or a size limit before checking trailers"
+        )
+    rules = trailers.rules_from_config(section, str(repo / "pyproject.toml"))
+    if rules.empty:
+        raise UsageError("[tool.fidelity.trailers] sets no rule: nothing to check")
+    if args.message_file:
+        report = trailers.check_file(repo, Path(args.message_file), rules)
+    else:
+        report = trailers.check_range(repo, args.range, rules)
+    for finding in report.findings:
+        console.print(finding.render(), markup=False, soft_wrap=True)
+    summary = (
+        f"{len(report.findings)} findings in {len(report.checked)} messages"
+        if report.checked
+        else f"nothing checked: {args.range} holds no commits (exit 3)"
+    )
+    return emit(console, args, "commit trailers", report, summary)
+
+
+def _register_trailers(sub: Any) -> None:
+    p = sub.add_parser(
+        "trailers",
+        help="check commit trailers ([tool.fidelity.trailers]) on a message file or a range",
+        description='As a commit-msg hook: `fidelity trailers --message-file "$1"`. In CI: '
+        "`fidelity trailers --range origin/main..HEAD`. Exit 0 when every message keeps "
+        "the rules, 1 on a finding, 2 for bad config or revisions, 3 for an empty range.",
+    )
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--range", metavar="A..B", help="every non-merge commit in A..B")
+    which.add_argument("--message-file", metavar="F", help="a commit message being written")
+    _outputs(p)
+    p.set_defaults(handler=_trailers)
+
+
 def register(sub: Any) -> None:
     _register_landed(sub)
+    _register_trailers(sub)

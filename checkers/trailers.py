@@ -1,0 +1,288 @@
+"""Commit-trailer checks: required trailers with value patterns, forbidden trailers, values
+checked against the repository, and an optional size rule for a range.
+
+Trailers are read by git's own parser (`git interpret-trailers --parse`, through
+fidelity.git), so what counts as a trailer here is exactly what git and its tooling see:
+the last paragraph only, folded lines unfolded. The rules are pure over the parsed
+trailers and a `Probe` that answers the repository questions; the git-backed probe is at
+the end. Keys compare case-insensitively, as git compares them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Code(enum.StrEnum):
+    """Stable codes in the FD7xx family (commit trailers); never renumber."""
+
+    MISSING = "FD701"
+    BAD_VALUE = "FD702"
+    FORBIDDEN = "FD703"
+    NOT_ANCESTOR = "FD704"
+    NO_SUCH_PATH = "FD705"
+    TOO_LARGE = "FD706"
+
+
+class Verify(enum.StrEnum):
+    ANCESTOR = "ancestor"  # names a commit that exists and is an ancestor of the commit
+    PATH = "path"  # names a path (file or directory) in the commit's tree
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    required: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
+    forbidden: tuple[str, ...] = ()
+    verify: Mapping[str, Verify] = field(default_factory=dict)
+    max_changed_files: int | None = None
+    max_changed_lines: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.required or self.forbidden or self.verify) and not self.sized
+
+    @property
+    def sized(self) -> bool:
+        return self.max_changed_files is not None or self.max_changed_lines is not None
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Finding:
+    """One problem at `where:line:col` (a message file, or a commit's short sha)."""
+
+    where: str
+    line: int
+    col: int
+    code: Code
+    message: str
+
+    def render(self) -> str:
+        return f"{self.where}:{self.line}:{self.col}: {self.code} {self.message}"
+
+    def as_dict(self) -> dict[str, str | int]:
+        return {
+            "where": self.where,
+            "line": self.line,
+            "col": self.col,
+            "code": str(self.code),
+            "message": self.message,
+        }
+
+
+class Probe(Protocol):
+    """The repository questions a trailer value can raise, for one commit (or the index)."""
+
+    def commit_problem(self, value: str) -> str | None: ...
+
+    def has_path(self, value: str) -> bool: ...
+
+
+def _line_of(lines: Sequence[str], key: str, last: bool = True) -> int | None:
+    """1-based line where `key:` starts, searching from the end (the trailer block) or
+    from the start; None when no line starts with it."""
+    pattern = re.compile(rf"^{re.escape(key)}\s*:", re.IGNORECASE)
+    order = range(len(lines) - 1, -1, -1) if last else range(len(lines))
+    return next((i + 1 for i in order if pattern.match(lines[i])), None)
+
+
+def _missing(where: str, key: str, lines: Sequence[str]) -> Finding:
+    line = _line_of(lines, key, last=False)
+    if line is None:
+        return Finding(where, 1, 1, Code.MISSING, f"missing required trailer `{key}: ...`")
+    return Finding(
+        where, line, 1, Code.MISSING,
+        f"{key} is written on line {line} but is not a trailer: git reads trailers from the "
+        "last paragraph only; move it into the final block of `Key: value` lines",
+    )  # fmt: skip
+
+
+def _value_findings(
+    where: str, key: str, value: str, rules: Rules, probe: Probe, line: int
+) -> list[Finding]:
+    found = []
+    pattern = next((p for k, p in rules.required.items() if k.lower() == key.lower()), None)
+    if pattern is not None and not pattern.fullmatch(value):
+        found.append(
+            Finding(where, line, 1, Code.BAD_VALUE,
+                    f"{key}: {value!r} does not match {pattern.pattern!r}")
+        )  # fmt: skip
+    check = next((v for k, v in rules.verify.items() if k.lower() == key.lower()), None)
+    if check is Verify.ANCESTOR:
+        problem = probe.commit_problem(value)
+        if problem:
+            found.append(Finding(where, line, 1, Code.NOT_ANCESTOR, f"{key}: {value} {problem}"))
+    elif check is Verify.PATH and not probe.has_path(value):
+        found.append(
+            Finding(where, line, 1, Code.NO_SUCH_PATH,
+                    f"{key}: {value} names no file or directory in the tree")
+        )  # fmt: skip
+    return found
+
+
+def check_message(
+    where: str, text: str, trailers: Sequence[tuple[str, str]], rules: Rules, probe: Probe
+) -> tuple[Finding, ...]:
+    """Every rule broken by one commit message, given the trailers git parsed from it."""
+    lines = text.splitlines()
+    keys = {key.lower() for key, _ in trailers}
+    found = [_missing(where, k, lines) for k in rules.required if k.lower() not in keys]
+    forbidden = {k.lower() for k in rules.forbidden}
+    for key, value in trailers:
+        line = _line_of(lines, key) or 1
+        if key.lower() in forbidden:
+            found.append(Finding(where, line, 1, Code.FORBIDDEN, f"{key} is a forbidden trailer"))
+        found.extend(_value_findings(where, key, value, rules, probe, line))
+    return tuple(sorted(found))
+
+
+def check_size(where: str, files: int, lines: int, rules: Rules) -> tuple[Finding, ...]:
+    """The size rule over a range's whole diff; a breach names both limits and the split."""
+    over = []
+    if rules.max_changed_files is not None and files > rules.max_changed_files:
+        over.append(f"{files} files changed (limit {rules.max_changed_files})")
+    if rules.max_changed_lines is not None and lines > rules.max_changed_lines:
+        over.append(f"{lines} lines changed (limit {rules.max_changed_lines})")
+    if not over:
+        return ()
+    return (
+        Finding(where, 1, 1, Code.TOO_LARGE,
+                f"{' and '.join(over)}; split the change into smaller ones"),
+    )  # fmt: skip
+
+
+def rules_from_config(section: Mapping[str, Any], source: str) -> Rules:
+    """Rules from `[tool.fidelity.trailers]`, validated by the shipped schema."""
+    from fidelity import schema
+    from fidelity.errors import UsageError
+
+    problems = [
+        f"{source}: [tool.fidelity.trailers]{schema.json_path(path)[1:]}: {msg}"
+        for path, msg in schema.errors("trailers", dict(section))
+    ]
+    required: dict[str, re.Pattern[str]] = {}
+    for key, pattern in section.get("required", {}).items() if not problems else ():
+        try:
+            required[key] = re.compile(pattern)
+        except re.error as exc:
+            problems.append(f"{source}: [tool.fidelity.trailers].required.{key}: bad regex: {exc}")
+    if problems:
+        raise UsageError("invalid configuration:\n" + "\n".join(problems))
+    return Rules(
+        required=required,
+        forbidden=tuple(section.get("forbidden", ())),
+        verify={k: Verify(v) for k, v in section.get("verify", {}).items()},
+        max_changed_files=section.get("max_changed_files"),
+        max_changed_lines=section.get("max_changed_lines"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GitProbe:
+    """Answers for one commit (`rev`), or for the commit being made (`rev=None`: HEAD is
+    its parent and the index is its tree), as in a commit-msg hook."""
+
+    repo: Path
+    rev: str | None
+
+    def commit_problem(self, value: str) -> str | None:
+        from fidelity import git
+
+        sha = git.resolve(self.repo, value)
+        if sha is None:
+            return "names no commit in this repository"
+        tip = self.rev or git.resolve(self.repo, "HEAD")
+        if tip is None:
+            return "cannot be an ancestor: the repository has no commits yet"
+        if not git.is_ancestor(self.repo, sha, tip):
+            return f"is not an ancestor of {tip[:12]}"
+        return None
+
+    def has_path(self, value: str) -> bool:
+        from fidelity import git
+
+        return git.path_in_tree(self.repo, self.rev, value)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    where: str  # the message file as given, or the commit's short sha
+    subject: str
+    trailers: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrailerReport:
+    checked: tuple[Checked, ...]
+    findings: tuple[Finding, ...]
+    size: tuple[int, int] | None = None  # (files, lines) when the size rule ran
+
+    def exit_code(self) -> int:
+        """1 on any finding; 3 when no message was checked (an empty range proves nothing)."""
+        if not self.checked:
+            return 3
+        return 1 if self.findings else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checked": [
+                {"where": c.where, "subject": c.subject, "trailers": [list(t) for t in c.trailers]}
+                for c in self.checked
+            ],
+            "findings": [f.as_dict() for f in self.findings],
+            "size": None if self.size is None else {"files": self.size[0], "lines": self.size[1]},
+        }
+
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        """A row per finding, and one `ok` row per message that broke no rule."""
+        rows = [[f.where, str(f.line), str(f.code), f.message] for f in self.findings]
+        bad = {f.where for f in self.findings}
+        for c in self.checked:
+            if c.where not in bad:
+                keys = ", ".join(k for k, _ in c.trailers) or "none"
+                rows.append([c.where, "", "ok", f"{c.subject} (trailers: {keys})"])
+        return ["where", "line", "code", "message"], rows
+
+
+def _one(repo: Path, where: str, message: bytes) -> Checked:
+    from fidelity import git
+
+    trailers = tuple(git.parse_trailers(repo, message))
+    text = message.decode(errors="replace")
+    subject = text.strip().splitlines()[0] if text.strip() else ""
+    return Checked(where, subject, trailers)
+
+
+def check_file(repo: Path, path: Path, rules: Rules) -> TrailerReport:
+    """The commit-msg hook: the message being written, against HEAD and the index."""
+    message = path.read_bytes()
+    checked = _one(repo, str(path), message)
+    text = message.decode(errors="replace")
+    probe = GitProbe(repo, None)
+    return TrailerReport((checked,), check_message(str(path), text, checked.trailers, rules, probe))
+
+
+def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
+    """Every non-merge commit in `A..B`, and the size rule over the range's diff."""
+    from fidelity import git
+    from fidelity.errors import UsageError
+
+    base, sep, tip = spec.partition("..")
+    if not sep or tip.startswith("."):
+        raise UsageError(f"--range {spec!r}: give it as A..B (two revisions), e.g. main..HEAD")
+    base_sha, tip_sha = git.rev_parse(repo, base or "HEAD"), git.rev_parse(repo, tip or "HEAD")
+    checked, findings = [], []
+    for sha, _ in git.log_commits(repo, [f"{base_sha}..{tip_sha}"], no_merges=True):
+        message = git.commit_message(repo, sha)
+        one = _one(repo, sha[:12], message)
+        checked.append(one)
+        text = message.decode(errors="replace")
+        findings += check_message(one.where, text, one.trailers, rules, GitProbe(repo, sha))
+    size = git.diff_size(repo, base_sha, tip_sha) if rules.sized and checked else None
+    if size is not None:
+        findings += check_size(spec, *size, rules)
+    return TrailerReport(tuple(checked), tuple(findings), size)

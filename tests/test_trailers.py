@@ -1,0 +1,182 @@
+"""Commit trailers against real repositories, parsed by git itself."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+from rich.console import Console
+
+from checkers import trailers
+from checkers.trailers import Code
+from fidelity import cli_evidence
+from fidelity.errors import UsageError
+
+CONFIG = """\
+[tool.fidelity.trailers]
+required = { "Assisted-by" = "Claude( Opus [0-9]+)?" }
+forbidden = ["Change-Id"]
+verify = { "Measured-at" = "ancestor", "Evidence" = "path" }
+max_changed_lines = 20
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    r = GitRepo(tmp_path / "repo")
+    r.commit("root\n\nAssisted-by: Claude\n", {"pyproject.toml": CONFIG, "records/x.md": "# x\n"})
+    return r
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    parser = argparse.ArgumentParser()
+    cli_evidence.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    out = io.StringIO()
+    code: int = args.handler(args, Console(file=out, width=100, color_system=None))
+    return code, out.getvalue()
+
+
+def hook(repo: GitRepo, message: str) -> tuple[int, str]:
+    """Run the check the way a commit-msg hook does, on COMMIT_EDITMSG."""
+    path = repo.path / ".git" / "COMMIT_EDITMSG"
+    path.write_text(message)
+    return run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(path)])
+
+
+def codes(out: str) -> list[str]:
+    return re.findall(r":\d+:\d+: (FD7\d\d) ", out)
+
+
+def test_valid_message(repo: GitRepo) -> None:
+    sha = repo.git("rev-parse", "HEAD")
+    message = (
+        f"Fix it\n\nWhy.\n\nAssisted-by: Claude\nMeasured-at: {sha[:10]}\nEvidence: records/x.md\n"
+    )
+    code, out = hook(repo, message)
+    assert (code, codes(out)) == (0, [])
+    assert "0 findings in 1 messages" in out
+
+
+def test_missing_trailer_is_red(repo: GitRepo) -> None:
+    code, out = hook(repo, "Fix it\n\nNo trailers here.\n")
+    assert (code, codes(out)) == (1, ["FD701"])
+    assert "COMMIT_EDITMSG:1:1: FD701 missing required trailer `Assisted-by: ...`" in out
+
+
+def test_wrong_value_is_red_with_its_line(repo: GitRepo) -> None:
+    code, out = hook(repo, "Fix it\n\nBody.\n\nSigned-off-by: A <a@b>\nAssisted-by: GPT\n")
+    assert code == 1
+    assert "COMMIT_EDITMSG:6:1: FD702 Assisted-by: 'GPT' does not match" in out
+
+
+def test_folded_value_is_unfolded_as_git_does(repo: GitRepo) -> None:
+    code, out = hook(repo, "Fix it\n\nBody.\n\nAssisted-by: Claude\n  Opus 4\n")
+    assert (code, codes(out)) == (0, [])
+    assert "Assisted-by" in out
+
+
+def test_trailer_in_the_wrong_paragraph_is_missing(repo: GitRepo) -> None:
+    message = "Fix it\n\nAssisted-by: Claude\n\nThe last paragraph is prose, not trailers.\n"
+    code, out = hook(repo, message)
+    assert (code, codes(out)) == (1, ["FD701"])
+    assert "COMMIT_EDITMSG:3:1: FD701 Assisted-by is written on line 3 but is not a trailer" in out
+
+
+def test_comments_and_scissors_are_ignored(repo: GitRepo) -> None:
+    message = (
+        "Fix it\n\nBody.\n\nAssisted-by: Claude\n# Please enter the commit message\n"
+        "# ------------------------ >8 ------------------------\nChange-Id: I123\n"
+    )
+    assert hook(repo, message)[0] == 0
+
+
+def test_forbidden_trailer(repo: GitRepo) -> None:
+    code, out = hook(repo, "Fix it\n\nBody.\n\nAssisted-by: Claude\nChange-Id: I0123\n")
+    assert (code, codes(out)) == (1, ["FD703"])
+
+
+def test_measured_at_must_be_an_ancestor(repo: GitRepo) -> None:
+    repo.git("switch", "-q", "-c", "side")
+    side = repo.commit("side\n\nAssisted-by: Claude\n", {"s.txt": "s\n"})
+    repo.git("switch", "-q", "main")
+    code, out = hook(repo, f"Fix\n\nBody.\n\nAssisted-by: Claude\nMeasured-at: {side}\n")
+    assert (code, codes(out)) == (1, ["FD704"])
+    assert "is not an ancestor of" in out
+    code, out = hook(repo, "Fix\n\nBody.\n\nAssisted-by: Claude\nMeasured-at: 0123abcd\n")
+    assert "names no commit in this repository" in out
+
+
+def test_evidence_path_checked_against_the_index(repo: GitRepo) -> None:
+    message = "Fix\n\nBody.\n\nAssisted-by: Claude\nEvidence: records/new.md\n"
+    code, out = hook(repo, message)
+    assert (code, codes(out)) == (1, ["FD705"])
+    repo.write({"records/new.md": "new\n"})
+    repo.git("add", "records/new.md")  # staged: part of the commit being made
+    assert hook(repo, message)[0] == 0
+
+
+def test_range_names_the_bad_commit(repo: GitRepo, tmp_path: Path) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    repo.commit("good\n\nAssisted-by: Claude\n", {"a.txt": "a\n"})
+    bad = repo.commit("bad\n\nno trailer\n", {"b.txt": "b\n"})
+    out_json = tmp_path / "t.json"
+    code, out = run_cli(
+        ["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD", "--json", str(out_json)]
+    )
+    assert code == 1
+    assert f"{bad[:12]}:1:1: FD701 missing required trailer" in out
+    data = json.loads(out_json.read_text())
+    assert [c["subject"] for c in data["checked"]] == ["bad", "good"]
+    assert data["size"] == {"files": 2, "lines": 2}
+
+
+def test_range_size_rule(repo: GitRepo) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    repo.commit("big\n\nAssisted-by: Claude\n", {"big.txt": "x\n" * 21})
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..main"])
+    assert (code, codes(out)) == (1, ["FD706"])
+    assert "21 lines changed (limit 20)" in out
+
+
+def test_empty_range_checked_nothing(repo: GitRepo) -> None:
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", "HEAD..HEAD"])
+    assert code == 3
+    assert "nothing checked" in out
+
+
+def test_unknown_revision_in_range(repo: GitRepo) -> None:
+    with pytest.raises(UsageError, match="unknown revision 'nope'"):
+        run_cli(["trailers", "--repo", str(repo.path), "--range", "nope..HEAD"])
+
+
+def test_unknown_config_key_is_named() -> None:
+    with pytest.raises(UsageError, match=r"unknown key 'requird'"):
+        trailers.rules_from_config({"requird": {}}, "pyproject.toml")
+
+
+def test_bad_regex_is_named() -> None:
+    with pytest.raises(UsageError, match=r"required.Assisted-by: bad regex"):
+        trailers.rules_from_config({"required": {"Assisted-by": "("}}, "pyproject.toml")
+
+
+class _Nothing:
+    def commit_problem(self, value: str) -> str | None:
+        return None
+
+    def has_path(self, value: str) -> bool:
+        return True
+
+
+def test_keys_compare_case_insensitively() -> None:
+    rules = trailers.rules_from_config({"required": {"Assisted-By": ".+"}}, "p")
+    found = trailers.check_message(
+        "m", "s\n\nassisted-by: x\n", [("assisted-by", "x")], rules, _Nothing()
+    )
+    assert found == ()
+    assert Code.MISSING == "FD701"
