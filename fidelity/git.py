@@ -133,6 +133,11 @@ def dirty_paths(worktree: Path | str, paths: Sequence[str] = ()) -> list[str]:
     return sorted(found)
 
 
+def refresh_index(worktree: Path) -> None:
+    """Re-hash every file of one of our own worktrees, so that status trusts no stat cache."""
+    git(worktree, "update-index", "-q", "--really-refresh", check=False)
+
+
 def worktree_add(repo: Path, dest: Path, sha: str) -> None:
     git(repo, "worktree", "add", "--detach", str(dest), sha)
 

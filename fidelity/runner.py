@@ -194,6 +194,7 @@ def run_side(
     own, note = own_definitions(repo, plan.sha, table_path)
     with worktree.detached(repo, plan.sha, plan.role) as checkout:
         wt = checkout.path
+        git.refresh_index(wt)
         dirty = git.dirty_paths(wt)
         setup = run_setup(matrix, wt, side_dir)
         env = side_env(matrix, {"worktree": str(wt)})

@@ -1,0 +1,235 @@
+"""`fidelity run` and `fidelity compare` end to end, on real repositories and processes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import PY, Repo, matrix_toml, snapshot
+from fidelity import gate
+from fidelity.cli import main
+from fidelity.compare import Verdict
+from fidelity.findings import Code
+
+
+def run(repo: Repo, baseline: str, candidate: str = "HEAD", **kw: object) -> gate.Outcome:
+    return gate.run(repo.path, baseline, candidate, "cases/matrix.toml", **kw)  # type: ignore[arg-type]
+
+
+def verdicts(outcome: gate.Outcome) -> dict[str, str]:
+    return {r.case_id: str(r.verdict) for r in outcome.comparison.cases}
+
+
+def codes(outcome: gate.Outcome) -> set[Code]:
+    return {f.code for f in outcome.findings}
+
+
+def test_identical_sides_hold_with_exit_0(sim_repo: Repo) -> None:
+    base = sim_repo.git("rev-parse", "HEAD")
+    cand = sim_repo.commit({"unrelated.txt": "x"}, "refactor")
+    outcome = run(sim_repo, base, cand)
+    assert verdicts(outcome) == {"a": "identical", "b": "identical", "c": "identical"}
+    assert outcome.findings == ()
+    assert outcome.exit_code == 0
+    s = outcome.comparison.summary
+    assert (s.declared, s.compared, s.cache_files_baseline, s.cache_files_differ) == (3, 3, 3, 0)
+
+
+def test_moved_outputs_and_cache_exit_1(sim_repo: Repo) -> None:
+    base = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"value.txt": "two\n"}, "change")
+    outcome = run(sim_repo, base)
+    assert set(verdicts(outcome).values()) == {"moved"}
+    moved = outcome.comparison.cases[0]
+    assert moved.outputs.changed == ("result.txt",)
+    assert moved.cache.changed == ("c.txt",)
+    assert outcome.comparison.summary.cache_files_differ == 3
+    assert outcome.exit_code == 1
+
+
+def test_candidate_failure_and_baseline_failure(sim_repo: Repo) -> None:
+    base = sim_repo.git("rev-parse", "HEAD")
+    bad = sim_repo.commit({"value.txt": "bad\n"}, "break c")
+    forward = run(sim_repo, base, bad)
+    assert verdicts(forward)["c"] == "candidate-only-failed"
+    assert forward.exit_code == 1
+    backward = run(sim_repo, bad, base)
+    assert verdicts(backward)["c"] == "baseline-failed"
+    assert backward.exit_code == 1
+    both = run(sim_repo, bad, bad)
+    assert verdicts(both)["c"] == "both-failed"
+    assert "exit 3" in both.comparison.cases[2].detail
+
+
+def test_timeout_kills_the_case_and_is_a_status(sim_repo: Repo) -> None:
+    sim_repo.commit({"cases/matrix.toml": matrix_toml({"slow": "sleep", "a": "ok"}, timeout="1")
+                     .replace("timeout_s = 20\ntimeout = 1", "timeout_s = 0.5")})  # fmt: skip
+    outcome = run(sim_repo, "HEAD")
+    assert verdicts(outcome) == {"slow": "both-failed", "a": "identical"}
+    assert outcome.baseline.cases["slow"].status == "timeout"
+    assert outcome.exit_code == 1
+
+
+def test_missing_command_is_a_status_not_a_crash(sim_repo: Repo) -> None:
+    table = matrix_toml({"a": "ok"}) + '\n[[case]]\nid = "ghost"\nargv = ["no-such-cmd-xyz"]\n'
+    sim_repo.commit({"cases/matrix.toml": table})
+    outcome = run(sim_repo, "HEAD")
+    assert outcome.candidate.cases["ghost"].status == "not-found"
+    assert verdicts(outcome)["ghost"] == "both-failed"
+
+
+def test_nothing_compared_never_exits_0(sim_repo: Repo) -> None:
+    sim_repo.commit({"cases/matrix.toml": matrix_toml({"x": "fail", "y": "fail"})})
+    outcome = run(sim_repo, "HEAD")
+    assert outcome.comparison.summary.compared == 0
+    assert Code.NOTHING_COMPARED in codes(outcome)
+    assert outcome.exit_code == 3
+
+
+def test_setup_failure_means_nothing_ran(sim_repo: Repo) -> None:
+    table = matrix_toml(
+        {"a": "ok"}, extra_matrix=f'setup = [[{json.dumps(PY)}, "-c", "raise SystemExit(4)"]]'
+    )
+    sim_repo.commit({"cases/matrix.toml": table})
+    outcome = run(sim_repo, "HEAD")
+    assert verdicts(outcome) == {"a": "not-compared"}
+    assert {Code.SETUP_FAILED, Code.EXECUTED_DIFFERS, Code.NOTHING_COMPARED} <= codes(outcome)
+    assert outcome.exit_code == 3
+
+
+def test_setup_runs_once_per_side_in_the_worktree(sim_repo: Repo) -> None:
+    setup = f"setup = [[{json.dumps(PY)}, \"-c\", \"open('value.txt', 'w').write('set')\"]]"
+    sim_repo.commit({"cases/matrix.toml": matrix_toml({"a": "ok"}, extra_matrix=setup)})
+    outcome = run(sim_repo, "HEAD")
+    assert [s.status for s in outcome.baseline.setup] == ["ok"]
+    out = outcome.run_dir / "candidate" / "cases" / "a" / "out" / "result.txt"
+    assert out.read_text() == "set"
+    assert outcome.exit_code == 0
+
+
+def test_dirty_harness_fires_only_for_an_uncommitted_table(sim_repo: Repo) -> None:
+    (sim_repo.path / "scratch.txt").write_text("unrelated edit")
+    clean = run(sim_repo, "HEAD")
+    assert Code.DIRTY_HARNESS not in codes(clean)
+    assert clean.harness.dirty and clean.exit_code == 0
+    table = sim_repo.path / "cases" / "matrix.toml"
+    table.write_text(table.read_text().replace('"a"', '"a2"'))
+    dirty = run(sim_repo, "HEAD")
+    assert Code.DIRTY_HARNESS in codes(dirty)
+    assert dirty.exit_code == 3
+
+
+def test_harness_revision_decides_the_table_for_both_sides(sim_repo: Repo) -> None:
+    first = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"cases/matrix.toml": matrix_toml({"only": "ok"})}, "new table")
+    outcome = run(sim_repo, first, first, harness_rev="HEAD")
+    assert list(verdicts(outcome)) == ["only"]
+    # both sides' own tables at `first` do not define "only": no finding for a new case
+    assert outcome.findings == ()
+
+
+def test_definition_differs_when_harness_changed_a_case(sim_repo: Repo) -> None:
+    base = sim_repo.git("rev-parse", "HEAD")
+    changed = matrix_toml({"a": "ok", "b": "fail-if-bad", "c": "fail-if-bad"})
+    sim_repo.commit({"cases/matrix.toml": changed}, "redefine b")
+    outcome = run(sim_repo, base)
+    assert verdicts(outcome)["b"] == "definition-differs"
+    assert verdicts(outcome)["a"] == "identical"
+    assert Code.DEFINITION_DIFFERS in codes(outcome)
+    assert outcome.exit_code == 3
+    # same table on both sides: the finding does not fire
+    assert Code.DEFINITION_DIFFERS not in codes(run(sim_repo, "HEAD"))
+
+
+def test_dirty_side_detected_in_a_fresh_worktree(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("crlf")
+    repo.commit(
+        {"prog.py": "import sys\nopen(sys.argv[1] + '/r.txt', 'w').write('x')\n",
+         "data.txt": "line\n", ".gitattributes": "*.txt filter=stamp\n",
+         "cases/matrix.toml": f'[[case]]\nid = "a"\nargv = [{json.dumps(PY)}, "prog.py", "{{out}}"]\noutputs = ["r.txt"]\n'},
+    )  # fmt: skip
+    clean = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    assert Code.DIRTY_SIDE not in {f.code for f in clean.findings}
+    # a smudge filter whose output the clean filter does not undo (keyword expansion, a
+    # broken LFS setup) leaves a fresh checkout dirty before anything ran
+    repo.git("config", "filter.stamp.smudge", "sed s/^/X/")
+    repo.git("config", "filter.stamp.clean", "cat")
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    assert outcome.candidate.source_dirty
+    assert "data.txt" in outcome.candidate.dirty_paths
+    assert Code.DIRTY_SIDE in {f.code for f in outcome.findings}
+    assert outcome.exit_code == 3
+
+
+def test_user_checkout_unchanged_after_a_failed_run(sim_repo: Repo) -> None:
+    (sim_repo.path / "wip.txt").write_text("uncommitted work")
+    sim_repo.git("add", "wip.txt")
+    (sim_repo.path / "value.txt").write_text("edited but unstaged\n")
+    before = snapshot(sim_repo.path)
+    bad = sim_repo.git("rev-parse", "HEAD")
+    outcome = run(sim_repo, bad, bad)
+    assert outcome.exit_code in (0, 1, 3)
+    with pytest.raises(Exception):  # noqa: B017 - an unknown revision is a usage error
+        run(sim_repo, "no-such-rev")
+    assert snapshot(sim_repo.path) == before
+
+
+def test_worktrees_are_removed_and_pruned(sim_repo: Repo) -> None:
+    outcome = run(sim_repo, "HEAD")
+    assert outcome.baseline.worktree_removed and outcome.candidate.worktree_removed
+    assert not Path(outcome.baseline.worktree).exists()
+    assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_compare_rerenders_and_detects_altered_evidence(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    base = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"value.txt": "two\n"})
+    out = sim_repo.path.parent / "run1"
+    code = main(
+        ["--quiet", "run", "--repo", str(sim_repo.path), "--baseline", base, "--out", str(out)]
+    )
+    assert code == 1
+    report = out.parent / "verdict.json"
+    assert main(["--quiet", "compare", str(out), "--json", str(report)]) == 1
+    data = json.loads(report.read_text())
+    assert data["schema"] == "fidelity.run/1"
+    assert [c["verdict"] for c in data["comparison"]["cases"]] == ["moved"] * 3
+    (out / "candidate" / "cases" / "a" / "out" / "result.txt").write_text("forged")
+    assert main(["--quiet", "compare", str(out)]) == 3
+    assert "evidence-altered" in capsys.readouterr().out
+
+
+def test_out_dir_that_is_not_empty_is_refused(sim_repo: Repo, tmp_path: Path) -> None:
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / "x").write_text("keep me")
+    code = main(["run", "--repo", str(sim_repo.path), "--baseline", "HEAD", "--out", str(out)])
+    assert code == 2
+    assert (out / "x").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--baseline", "no-such-rev"],
+    ["run", "--baseline", "HEAD", "--cases", "missing.toml"],
+    ["run", "--baseline", "HEAD", "--harness", "no-such"],
+])  # fmt: skip
+def test_usage_errors_exit_2(sim_repo: Repo, argv: list[str]) -> None:
+    assert main([*argv, "--repo", str(sim_repo.path)]) == 2
+
+
+def test_invalid_table_exits_2_naming_file_case_and_path(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    table = sim_repo.path / "cases" / "matrix.toml"
+    table.write_text(table.read_text().replace('outputs = ["result.txt"]', 'output = ["r"]', 1))
+    assert main(["run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]) == 2
+    err = capsys.readouterr().err
+    assert "cases/matrix.toml" in err and "case 'a'" in err and "$.case[0].output" in err
+
+
+def test_run_dir_is_ignored_by_git(sim_repo: Repo) -> None:
+    outcome = run(sim_repo, "HEAD")
+    assert outcome.run_dir.is_relative_to(sim_repo.path / ".fidelity")
+    assert sim_repo.git("status", "--porcelain") == ""
+    shutil.rmtree(sim_repo.path / ".fidelity")
