@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import PY, Repo, matrix_toml, snapshot
+
 from fidelity import gate
 from fidelity.cli import main
-from fidelity.compare import Verdict
 from fidelity.findings import Code
 
 
@@ -146,11 +145,15 @@ def test_definition_differs_when_harness_changed_a_case(sim_repo: Repo) -> None:
 
 def test_dirty_side_detected_in_a_fresh_worktree(make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("crlf")
+    table = f'[[case]]\nid = "a"\nargv = [{json.dumps(PY)}, "prog.py", "{{out}}"]\n'
     repo.commit(
-        {"prog.py": "import sys\nopen(sys.argv[1] + '/r.txt', 'w').write('x')\n",
-         "data.txt": "line\n", ".gitattributes": "*.txt filter=stamp\n",
-         "cases/matrix.toml": f'[[case]]\nid = "a"\nargv = [{json.dumps(PY)}, "prog.py", "{{out}}"]\noutputs = ["r.txt"]\n'},
-    )  # fmt: skip
+        {
+            "prog.py": "import sys\nopen(sys.argv[1] + '/r.txt', 'w').write('x')\n",
+            "data.txt": "line\n",
+            ".gitattributes": "*.txt filter=stamp\n",
+            "cases/matrix.toml": table + 'outputs = ["r.txt"]\n',
+        }
+    )
     clean = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
     assert Code.DIRTY_SIDE not in {f.code for f in clean.findings}
     # a smudge filter whose output the clean filter does not undo (keyword expansion, a
