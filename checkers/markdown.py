@@ -97,6 +97,16 @@ class Parsed:
     tokens: tuple[Token, ...]
     references: frozenset[str]
 
+    @property
+    def line_count(self) -> int:
+        """Physical lines; a final newline does not start another one."""
+        return len(self.lines) - (1 if self.text.endswith("\n") or not self.text else 0)
+
+    def first_col(self, line: int) -> int:
+        """1-based column of the first non-blank character of 1-based ``line``."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text) - len(text.lstrip()) + 1
+
 
 def parse(text: str) -> Parsed:
     """Parse Markdown; line numbers in tokens index into ``lines`` (0-based)."""

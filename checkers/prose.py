@@ -1,0 +1,95 @@
+"""Prose paragraphs: caps on each one and a budget per page, never a cap on the file.
+
+A prose paragraph is a run of paragraph lines with no other line between them, whatever
+holds them: a paragraph, the list items that run on from it (or from each other) and
+block-quote lines fold into one, because a tight bulleted or quoted run reads as one wall.
+A blank line, heading, table, code block or HTML block ends the run. A paragraph that
+opens with emphasis is prose like any other.
+
+Length is visible text: link targets, markup, code spans and inline HTML do not count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markdown_it.token import Token
+
+from checkers.config import PageRules
+from checkers.findings import Code, Finding
+from checkers.markdown import Parsed
+
+
+@dataclass(frozen=True, slots=True)
+class Prose:
+    """One prose paragraph: 1-based first and last line, visible characters."""
+
+    start: int
+    end: int
+    chars: int
+
+
+def visible_length(children: list[Token] | None) -> int:
+    """Characters a reader sees, excluding code spans, inline HTML and link targets."""
+    total = 0
+    for child in children or ():
+        if child.type == "text":
+            total += len(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            total += 1
+        elif child.type == "image":
+            total += visible_length(child.children)
+    return total
+
+
+def prose_paragraphs(parsed: Parsed) -> tuple[Prose, ...]:
+    """Every prose paragraph, contiguous paragraph runs folded into one."""
+    runs: list[Prose] = []
+    tokens = parsed.tokens
+    for i, token in enumerate(tokens):
+        if token.type != "paragraph_open" or not token.map:
+            continue
+        start, stop = token.map
+        inline = tokens[i + 1]
+        chars = visible_length(inline.children)
+        if runs and runs[-1].end == start:
+            last = runs[-1]
+            runs[-1] = Prose(last.start, stop, last.chars + 1 + chars)
+        else:
+            runs.append(Prose(start + 1, stop, chars))
+    return tuple(runs)
+
+
+def check_prose(parsed: Parsed, rules: PageRules, path: str) -> list[Finding]:
+    """FD103 for each paragraph over the cap; FD104 once, at the first over the budget."""
+    findings = []
+    runs = prose_paragraphs(parsed)
+    cap = rules.max_paragraph_chars
+    for run in runs:
+        if cap and run.chars > cap:
+            span = f"line {run.start}" if run.start == run.end else f"lines {run.start}-{run.end}"
+            findings.append(
+                Finding(
+                    path,
+                    run.start,
+                    parsed.first_col(run.start),
+                    Code.PARAGRAPH_TOO_LONG,
+                    f"prose paragraph ({span}) has {run.chars} characters, over "
+                    f"max_paragraph_chars {cap}; split it with a blank line or move the "
+                    "detail into a table row",
+                )
+            )
+    budget = rules.max_prose_paragraphs
+    if budget and len(runs) > budget:
+        first = runs[budget]
+        findings.append(
+            Finding(
+                path,
+                first.start,
+                parsed.first_col(first.start),
+                Code.TOO_MANY_PARAGRAPHS,
+                f"page has {len(runs)} prose paragraphs, over max_prose_paragraphs {budget}; "
+                f"this is paragraph {budget + 1}: fold the surplus into tables or another page",
+            )
+        )
+    return findings
