@@ -45,6 +45,7 @@ class ImportResolution:
     origin: str | None
     inside: bool
     error: str = ""
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,8 +71,9 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
         elif not imp.inside:
             yield Finding(
                 Code.SHADOWED_IMPORT,
-                f"module {imp.module!r} resolves to {imp.origin}, outside the {role} worktree; "
-                "an editable install or PYTHONPATH entry shadows the code under test",
+                f"module {imp.module!r} resolves to {imp.origin}, outside the {role} worktree"
+                + (f" ({imp.note})" if imp.note else "")
+                + "; an editable install or PYTHONPATH entry shadows the code under test",
                 role,
             )
     executed = sum(1 for e in side.cases.values() if e.status.executed)

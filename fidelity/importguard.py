@@ -11,26 +11,40 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from fidelity import proc
 from fidelity.evidence import ImportResolution
 
 _PROBE = """
-import importlib.util, json, sys
-found = {}
-for name in sys.argv[1:]:
+import importlib, importlib.util, json, sys
+
+def where(name):
     try:
         spec = importlib.util.find_spec(name)
     except Exception as exc:
-        found[name] = {"origin": None, "locations": [], "error": f"{type(exc).__name__}: {exc}"}
-        continue
+        return {"origin": None, "locations": [], "error": f"{type(exc).__name__}: {exc}"}
     if spec is None:
-        found[name] = {"origin": None, "locations": [], "error": "no module of that name"}
-        continue
+        return {"origin": None, "locations": [], "error": "no module of that name"}
     origin = spec.origin if spec.has_location else None
-    found[name] = {"origin": origin, "locations": list(spec.submodule_search_locations or []),
-                   "error": ""}
-print(json.dumps(found))
+    return {"origin": origin, "locations": list(spec.submodule_search_locations or []),
+            "error": ""}
+
+def forget(name):
+    top = name.split(".")[0]
+    for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
+        del sys.modules[key]
+    importlib.invalidate_caches()
+
+names = sys.argv[1:]
+cwd_entry = sys.path.pop(0) if sys.path and sys.path[0] == "" else None
+bare = {}
+for name in names:
+    bare[name] = where(name)
+    forget(name)
+if cwd_entry is not None:
+    sys.path.insert(0, cwd_entry)
+print(json.dumps({name: {"cwd": where(name), "bare": bare[name]} for name in names}))
 """
 
 
@@ -38,17 +52,33 @@ def _inside(path: str, root: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(root)
 
 
+def _places(found: Mapping[str, Any]) -> list[str]:
+    return [found["origin"]] if found["origin"] else list(found["locations"])
+
+
 def classify(
-    module: str, origin: str | None, locations: Sequence[str], error: str, root: Path
+    module: str, cwd: Mapping[str, Any], bare: Mapping[str, Any], root: Path
 ) -> ImportResolution:
-    """Pure: a module is inside when its file, or every namespace location, is under root."""
-    if error:
-        return ImportResolution(module, None, False, error)
-    places = [origin] if origin else list(locations)
+    """Pure: inside when the module's file (or every namespace location) is under root.
+
+    `cwd` is the resolution with the working directory first on sys.path (as for
+    `python -m`); `bare` without it (as for a script in a subdirectory, or a subprocess
+    started elsewhere). An editable install of another checkout shows up in either.
+    """
+    if cwd["error"]:
+        return ImportResolution(module, None, False, cwd["error"])
+    places = _places(cwd)
     if not places:
         return ImportResolution(module, None, False, "resolved to no file (built-in or frozen)")
-    inside = all(_inside(p, root) for p in places)
-    return ImportResolution(module, places[0], inside)
+    if not all(_inside(p, root) for p in places):
+        return ImportResolution(module, places[0], False)
+    elsewhere = [p for p in _places(bare) if not _inside(p, root)] if not bare["error"] else []
+    if elsewhere:
+        return ImportResolution(
+            module, elsewhere[0], False,
+            note="resolves inside only while the worktree root is the first sys.path entry",
+        )  # fmt: skip
+    return ImportResolution(module, places[0], True)
 
 
 def resolve(
@@ -66,7 +96,4 @@ def resolve(
             for m in modules
         )
     found = json.loads(result.stdout)
-    return tuple(
-        classify(m, found[m]["origin"], found[m]["locations"], found[m]["error"], root)
-        for m in modules
-    )
+    return tuple(classify(m, found[m]["cwd"], found[m]["bare"], root) for m in modules)

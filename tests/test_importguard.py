@@ -1,0 +1,137 @@
+"""The editable-install trap, built for real: pip installs another checkout in editable mode.
+
+Without the guard both sides import the other checkout, so a changed candidate compares
+identical; the guard turns that false pass into a shadowed-import finding (exit 3).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo
+from fidelity import gate
+from fidelity.findings import Code
+from fidelity.importguard import classify
+
+PYPROJECT = """[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+[project]
+name = "{name}"
+version = "0.1"
+"""
+
+
+def editable_venv(tmp: Path, name: str, layout: str) -> Path:
+    """A venv holding an editable install of a checkout outside every worktree."""
+    other = tmp / f"other-{name}"
+    pkg = other / "src" / name if layout == "src" else other / name
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text('VALUE = "other checkout"\n')
+    (other / "pyproject.toml").write_text(PYPROJECT.format(name=name))
+    venv = tmp / f"venv-{name}"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True)  # fmt: skip
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+         "--no-index", "-e", str(other)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return python
+
+
+def table(python: Path, name: str, argv: list[str], env: str = "") -> str:
+    return "\n".join([
+        "[matrix]",
+        f"python = {json.dumps(str(python))}",
+        f'import_check = ["{name}"]',
+        env,
+        "[[case]]",
+        'id = "value"',
+        f"argv = {json.dumps([str(python), *argv])}",
+        'outputs = ["v.txt"]',
+    ])  # fmt: skip
+
+
+WRITE = "import {name}, sys; open(sys.argv[1] + '/v.txt', 'w').write({name}.VALUE)"
+
+
+@pytest.fixture(scope="module")
+def src_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return editable_venv(tmp_path_factory.mktemp("trap"), "pkgsrc", "src")
+
+
+def test_src_layout_editable_install_shadows_both_sides(src_venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    argv = ["-c", WRITE.format(name="pkgsrc"), "{out}"]
+    files = {"cases/matrix.toml": table(src_venv, "pkgsrc", argv)}
+    base = repo.commit({**files, "src/pkgsrc/__init__.py": 'VALUE = "base"\n'})
+    repo.commit({"src/pkgsrc/__init__.py": 'VALUE = "changed"\n'})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    # the trap: both sides ran the other checkout, so the change looks like nothing moved
+    assert [str(r.verdict) for r in outcome.comparison.cases] == ["identical"]
+    shadowed = [f for f in outcome.findings if f.code is Code.SHADOWED_IMPORT]
+    assert {f.side for f in shadowed} == {"baseline", "candidate"}
+    assert "other-pkgsrc" in shadowed[0].message
+    assert outcome.exit_code == 3
+
+
+def test_pythonpath_to_the_worktree_clears_the_src_layout_trap(src_venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    argv = ["-c", WRITE.format(name="pkgsrc"), "{out}"]
+    env = '[matrix.env]\nPYTHONPATH = "{worktree}/src"'
+    files = {"cases/matrix.toml": table(src_venv, "pkgsrc", argv, env)}
+    base = repo.commit({**files, "src/pkgsrc/__init__.py": 'VALUE = "base"\n'})
+    repo.commit({"src/pkgsrc/__init__.py": 'VALUE = "changed"\n'})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert outcome.findings == ()
+    assert [str(r.verdict) for r in outcome.comparison.cases] == ["moved"]
+    assert outcome.exit_code == 1
+
+
+def test_flat_layout_finder_shadows_a_script_run_from_a_subdirectory(
+    make_repo, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    python = editable_venv(tmp_path, "pkgflat", "flat")
+    repo: Repo = make_repo("user")
+    script = "import sys\n" + WRITE.format(name="pkgflat").replace("; ", "\n") + "\n"
+    files = {
+        "cases/matrix.toml": table(python, "pkgflat", ["tools/run.py", "{out}"]),
+        "tools/run.py": script,
+        "pkgflat/__init__.py": 'VALUE = "base"\n',
+    }
+    base = repo.commit(files)
+    repo.commit({"pkgflat/__init__.py": 'VALUE = "changed"\n'})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert [str(r.verdict) for r in outcome.comparison.cases] == ["identical"]
+    shadowed = [f for f in outcome.findings if f.code is Code.SHADOWED_IMPORT]
+    assert len(shadowed) == 2
+    assert "first sys.path entry" in shadowed[0].message
+    assert outcome.exit_code == 3
+
+
+def test_unresolvable_module_is_a_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    argv = ["-c", "import sys; open(sys.argv[1] + '/v.txt', 'w').write('x')", "{out}"]
+    repo.commit({"cases/matrix.toml": table(Path(sys.executable), "no_such_pkg_zz", argv)})
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    assert Code.UNRESOLVED_IMPORT in {f.code for f in outcome.findings}
+    assert outcome.exit_code == 3
+
+
+def test_classify_is_inside_only_when_every_place_is(tmp_path: Path) -> None:
+    root = tmp_path / "wt"
+    (root / "pkg").mkdir(parents=True)
+    ok = {"origin": str(root / "pkg" / "__init__.py"), "locations": [], "error": ""}
+    ns = {"origin": None, "locations": [str(root / "pkg"), "/elsewhere/pkg"], "error": ""}
+    missing = {"origin": None, "locations": [], "error": "no module of that name"}
+    assert classify("pkg", ok, ok, root.resolve()).inside
+    assert classify("pkg", ok, missing, root.resolve()).inside
+    assert not classify("pkg", ns, ns, root.resolve()).inside
+    assert classify("pkg", missing, missing, root.resolve()).error
