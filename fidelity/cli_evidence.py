@@ -32,7 +32,7 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
     for row in rows:
         table.add_row(*row)
     console.print(table)
-    console.print(summary, markup=False)
+    console.print(summary, markup=False, soft_wrap=True)
 
 
 def markdown(title: str, report: Report, summary: str) -> str:
@@ -58,10 +58,11 @@ def emit(
     return report.exit_code()
 
 
-def _outputs(parser: argparse.ArgumentParser) -> None:
+def _outputs(parser: argparse.ArgumentParser, repo: bool = True) -> None:
     parser.add_argument("--json", metavar="PATH", help="also write the report as JSON")
     parser.add_argument("--markdown", metavar="PATH", help="also write the report as Markdown")
-    parser.add_argument("--repo", metavar="DIR", default=".", help="the repository (default: .)")
+    if repo:
+        parser.add_argument("--repo", metavar="DIR", default=".", help="the repository")
 
 
 def _repo(args: argparse.Namespace) -> Path:
@@ -151,6 +152,92 @@ def _register_trailers(sub: Any) -> None:
     p.set_defaults(handler=_trailers)
 
 
+# --- ab ---
+
+
+def _command(text: str | None, cwd: str | None, shell: bool) -> Any:
+    import shlex
+
+    from fidelity.ab_runner import Command
+    from fidelity.errors import UsageError
+
+    if text is None:
+        return None
+    try:
+        argv: tuple[str, ...] | str = text if shell else tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UsageError(
+            f"cannot split command {text!r}: {exc}; quote it, or pass --shell"
+        ) from None
+    if not argv:
+        raise UsageError("an empty command cannot be timed")
+    return Command(argv, Path(cwd) if cwd else None)
+
+
+def _ab(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import ab_runner
+    from fidelity.ab_verdict import Arm, Expect
+    from fidelity.errors import UsageError
+
+    expect = Expect(args.expect)
+    if args.measurements:
+        if args.a or args.b or args.control:
+            raise UsageError("give either --from FILE or --a/--b commands, not both")
+        reps = ab_runner.load(Path(args.measurements))
+        report = ab_runner.judged(reps, "", expect=expect, order="recorded")
+        return emit(console, args, f"A/B from {args.measurements}", report, report.summary())
+    if not (args.a and args.b):
+        raise UsageError("name both arms: --a CMD --b CMD (or judge recorded --from FILE)")
+    if args.reps < ab_runner.MIN_REPS or args.warmup < 0:
+        raise UsageError(f"--reps must be at least {ab_runner.MIN_REPS}, --warmup at least 0")
+    arms = {Arm.A: _command(args.a, args.cwd_a, args.shell),
+            Arm.B: _command(args.b, args.cwd_b, args.shell)}  # fmt: skip
+    control = None
+    if args.control:
+        control = {Arm.A: _command(args.control, args.cwd_a, args.shell),
+                   Arm.B: _command(args.control, args.cwd_b, args.shell)}  # fmt: skip
+    order = ab_runner.Order(args.order)
+    plan = ab_runner.schedule(args.reps, args.warmup, order)
+    console.print(f"{len(plan)} runs, {args.warmup} warm-up(s) per arm, {order.upper()} order")
+    reps, failure = ab_runner.measure(arms, control, plan, args.timeout)
+    shown = {"a": arms[Arm.A].show(), "b": arms[Arm.B].show()}
+    if control:
+        shown["control"] = control[Arm.A].show()
+    report = ab_runner.judged(reps, failure, expect=expect, order=str(order), commands=shown)
+    return emit(console, args, "A/B timing", report, report.summary())
+
+
+def _register_ab(sub: Any) -> None:
+    p = sub.add_parser(
+        "ab",
+        help="A/B timing verdict: established, not-separable or inconclusive",
+        description="Runs the arms order-alternated with uncounted warm-ups and judges the "
+        "min-max bands; or judges recorded measurements (--from). Exit 0 when the difference "
+        "is established (the expected way), 1 when not, 3 when a run failed or too few "
+        "repetitions were recorded.",
+    )
+    p.add_argument("--a", metavar="CMD", help="the baseline arm's command")
+    p.add_argument("--b", metavar="CMD", help="the candidate arm's command")
+    p.add_argument("--control", metavar="CMD", help="shared work the change does not touch")
+    p.add_argument("--from", dest="measurements", metavar="FILE", help="recorded CSV or JSON")
+    p.add_argument("--reps", type=int, default=5, help="counted repetitions per arm (default 5)")
+    p.add_argument("--warmup", type=int, default=1, help="uncounted runs per arm (default 1)")
+    p.add_argument("--order", choices=["abba", "abab"], default="abba")
+    p.add_argument(
+        "--expect",
+        choices=["differ", "faster", "slower"],
+        default="differ",
+        help="what B should be relative to A (default: any established difference)",
+    )
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run (default 600)")
+    p.add_argument("--cwd-a", metavar="DIR", help="run arm A (and its control) here")
+    p.add_argument("--cwd-b", metavar="DIR", help="run arm B (and its control) here")
+    p.add_argument("--shell", action="store_true", help="run the commands under a shell")
+    _outputs(p, repo=False)
+    p.set_defaults(handler=_ab)
+
+
 def register(sub: Any) -> None:
     _register_landed(sub)
     _register_trailers(sub)
+    _register_ab(sub)

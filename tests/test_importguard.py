@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import Repo
+
 from fidelity import gate
 from fidelity.findings import Code
 from fidelity.importguard import classify
