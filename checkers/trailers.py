@@ -275,7 +275,8 @@ def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
     if not sep or tip.startswith("."):
         raise UsageError(f"--range {spec!r}: give it as A..B (two revisions), e.g. main..HEAD")
     base_sha, tip_sha = git.rev_parse(repo, base or "HEAD"), git.rev_parse(repo, tip or "HEAD")
-    checked, findings = [], []
+    checked: list[Checked] = []
+    findings: list[Finding] = []
     for sha, _ in git.log_commits(repo, [f"{base_sha}..{tip_sha}"], no_merges=True):
         message = git.commit_message(repo, sha)
         one = _one(repo, sha[:12], message)
