@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def make_console(quiet: bool) -> Console:
     if quiet:
         return Console(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
-    return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
