@@ -26,6 +26,10 @@ class Report(Protocol):
 def render(console: Console, title: str, report: Report, summary: str) -> None:
     """The report as a rich table followed by its one-line summary."""
     columns, rows = report.table()
+    if not rows:
+        console.print(f"{title}: no rows", markup=False)
+        console.print(summary, markup=False, soft_wrap=True)
+        return
     table = Table(title=title, title_justify="left")
     for column in columns:
         table.add_column(column, overflow="fold")
@@ -237,7 +241,68 @@ def _register_ab(sub: Any) -> None:
     p.set_defaults(handler=_ab)
 
 
+# --- stale ---
+
+
+def _relpath(repo: Path, record: str) -> str:
+    from fidelity.errors import UsageError
+
+    root = repo.resolve()
+    path = Path(record).resolve()  # relative to the working directory when inside the repo
+    if not path.is_relative_to(root) and not Path(record).is_absolute():
+        path = (root / record).resolve()  # else relative to --repo
+    if not path.is_relative_to(root):
+        raise UsageError(f"record {record} is outside the repository {repo}")
+    return path.relative_to(root).as_posix()
+
+
+def _stale(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import config, stale
+
+    repo = _repo(args)
+    section = config.load(repo).get("records", [])
+    configured = stale.specs_from_config(section, str(repo / "pyproject.toml"))
+    overrides = {
+        "key": args.key,
+        "commit_column": args.commit_column,
+        "watch": tuple(args.watch) if args.watch else None,
+        "stale_after": args.stale_after,
+    }
+    wanted = [_relpath(repo, r) for r in args.records]
+    report = stale.check(repo, args.ref, stale.select(configured, wanted, overrides))
+    title = f"stale rows against {args.ref}"
+    if args.allow_empty and not report.checks:
+        note = f"nothing to check: no rows in {', '.join(report.records)}; exit 0 only because "
+        emit(console, args, title, report, note + "--allow-empty was given")
+        return 0
+    return emit(console, args, title, report, report.summary())
+
+
+def _register_stale(sub: Any) -> None:
+    p = sub.add_parser(
+        "stale",
+        help="which record rows were measured on unlanded commits or have gone stale?",
+        description="Checks [[tool.fidelity.records]] (or the RECORD files named). Exit 0 when "
+        "every row is fresh, 1 when a row is stale, unlanded, unknown or has no commit, 2 for "
+        "bad config, 3 when there is no row to check or the clone is shallow.",
+    )
+    p.add_argument("records", nargs="*", metavar="RECORD", help="default: every configured one")
+    p.add_argument("--ref", default="HEAD", help="the reference branch (default HEAD)")
+    p.add_argument("--stale-after", type=int, help="override the configured threshold")
+    p.add_argument("--watch", action="append", metavar="PATH", help="override watched paths")
+    p.add_argument("--key", help="override the key column's header")
+    p.add_argument("--commit-column", help="override the commit column's header")
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 instead of 3 when the records hold no rows yet (says so)",
+    )
+    _outputs(p)
+    p.set_defaults(handler=_stale)
+
+
 def register(sub: Any) -> None:
+    _register_stale(sub)
     _register_landed(sub)
     _register_trailers(sub)
     _register_ab(sub)

@@ -22,7 +22,7 @@ from fidelity.errors import UsageError
 
 def reps(a: list[float], b: list[float], ca: list[float] | None = None,
          cb: list[float] | None = None) -> list[Repetition]:  # fmt: skip
-    out = []
+    out: list[Repetition] = []
     for arm, times, ctl in ((Arm.A, a, ca), (Arm.B, b, cb)):
         for i, t in enumerate(times):
             out.append(Repetition(len(out), arm, t, ctl[i] if ctl else None))

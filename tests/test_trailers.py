@@ -179,4 +179,4 @@ def test_keys_compare_case_insensitively() -> None:
         "m", "s\n\nassisted-by: x\n", [("assisted-by", "x")], rules, _Nothing()
     )
     assert found == ()
-    assert Code.MISSING == "FD701"
+    assert str(Code.MISSING) == "FD701"
