@@ -25,6 +25,13 @@ class Heading:
     col: int
 
 
+def _column(parsed: Parsed, line: int, markup: str, text: str) -> int:
+    """Column of the ATX marker or, for setext headings, of the text, past any container."""
+    source = parsed.lines[line - 1]
+    found = source.find(markup if markup.startswith("#") else text[:1])
+    return found + 1 if found >= 0 else parsed.first_col(line)
+
+
 def headings(parsed: Parsed) -> tuple[Heading, ...]:
     """Every heading in document order (headings inside containers included)."""
     found = []
@@ -33,7 +40,9 @@ def headings(parsed: Parsed) -> tuple[Heading, ...]:
         if token.type == "heading_open" and token.map:
             line = token.map[0] + 1
             text = tokens[i + 1].content.strip()
-            found.append(Heading(int(token.tag[1]), text, line, parsed.first_col(line)))
+            found.append(
+                Heading(int(token.tag[1]), text, line, _column(parsed, line, token.markup, text))
+            )
     return tuple(found)
 
 
