@@ -220,6 +220,7 @@ class TrailerReport:
     checked: tuple[Checked, ...]
     findings: tuple[Finding, ...]
     size: tuple[int, int] | None = None  # (files, lines) when the size rule ran
+    source: str = ""  # the range or message file checked
 
     def exit_code(self) -> int:
         """1 on any finding; 3 when no message was checked (an empty range proves nothing)."""
@@ -227,8 +228,15 @@ class TrailerReport:
             return 3
         return 1 if self.findings else 0
 
+    def summary(self) -> str:
+        if not self.checked:
+            return f"nothing checked: {self.source} holds no non-merge commits (exit 3)"
+        size = f"; {self.size[0]} files, {self.size[1]} lines changed" if self.size else ""
+        return f"{len(self.findings)} findings in {len(self.checked)} messages{size}"
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "source": self.source,
             "checked": [
                 {"where": c.where, "subject": c.subject, "trailers": [list(t) for t in c.trailers]}
                 for c in self.checked
@@ -259,11 +267,17 @@ def _one(repo: Path, where: str, message: bytes) -> Checked:
 
 def check_file(repo: Path, path: Path, rules: Rules) -> TrailerReport:
     """The commit-msg hook: the message being written, against HEAD and the index."""
-    message = path.read_bytes()
+    from fidelity.errors import UsageError
+
+    try:
+        message = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read message file {path}: {exc.strerror}") from None
     checked = _one(repo, str(path), message)
     text = message.decode(errors="replace")
     probe = GitProbe(repo, None)
-    return TrailerReport((checked,), check_message(str(path), text, checked.trailers, rules, probe))
+    findings = check_message(str(path), text, checked.trailers, rules, probe)
+    return TrailerReport((checked,), findings, source=str(path))
 
 
 def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
@@ -286,4 +300,4 @@ def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
     size = git.diff_size(repo, base_sha, tip_sha) if rules.sized and checked else None
     if size is not None:
         findings += check_size(spec, *size, rules)
-    return TrailerReport(tuple(checked), tuple(findings), size)
+    return TrailerReport(tuple(checked), tuple(findings), size, spec)

@@ -26,16 +26,15 @@ class Report(Protocol):
 def render(console: Console, title: str, report: Report, summary: str) -> None:
     """The report as a rich table followed by its one-line summary."""
     columns, rows = report.table()
-    if not rows:
+    if rows:
+        table = Table(title=title, title_justify="left")
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:
         console.print(f"{title}: no rows", markup=False)
-        console.print(summary, markup=False, soft_wrap=True)
-        return
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
     console.print(summary, markup=False, soft_wrap=True)
 
 
@@ -55,11 +54,13 @@ def emit(
 ) -> int:
     """Render to the terminal and to any --json/--markdown paths; return the exit code."""
     render(console, title, report, summary)
+    code = report.exit_code()
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        data = {**report.to_json(), "summary": summary, "exit_code": code}
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(markdown(title, report, summary))
-    return report.exit_code()
+    return code
 
 
 def _outputs(parser: argparse.ArgumentParser, repo: bool = True) -> None:
@@ -85,14 +86,7 @@ def _landed(args: argparse.Namespace, console: Console) -> int:
     if not args.commit and not args.symbol:
         raise UsageError("nothing to check: name at least one --commit SHA or --symbol NAME")
     report = landed.check(_repo(args), args.ref, args.commit, args.symbol)
-    failing = sum(not c.holds for c in report.commits) + sum(not s.holds for s in report.symbols)
-    total = len(report.commits) + len(report.symbols)
-    summary = (
-        f"all {total} claims hold on {args.ref} ({report.ref_sha[:12]})"
-        if not failing
-        else f"{failing} of {total} claims do not hold on {args.ref} ({report.ref_sha[:12]})"
-    )
-    return emit(console, args, f"landed on {args.ref}", report, summary)
+    return emit(console, args, f"landed on {args.ref}", report, report.summary())
 
 
 def _register_landed(sub: Any) -> None:
@@ -133,12 +127,7 @@ def _trailers(args: argparse.Namespace, console: Console) -> int:
         report = trailers.check_range(repo, args.range, rules)
     for finding in report.findings:
         console.print(finding.render(), markup=False, soft_wrap=True)
-    summary = (
-        f"{len(report.findings)} findings in {len(report.checked)} messages"
-        if report.checked
-        else f"nothing checked: {args.range} holds no commits (exit 3)"
-    )
-    return emit(console, args, "commit trailers", report, summary)
+    return emit(console, args, "commit trailers", report, report.summary())
 
 
 def _register_trailers(sub: Any) -> None:

@@ -81,6 +81,14 @@ class LandedReport:
             return 2
         return 0 if self.holds else 1
 
+    def summary(self) -> str:
+        total = len(self.commits) + len(self.symbols)
+        failing = sum(not c.holds for c in (*self.commits, *self.symbols))
+        where = f"{self.ref} ({self.ref_sha[:12]})"
+        if failing:
+            return f"{failing} of {total} claims do not hold on {where}"
+        return f"all {total} claims hold on {where}"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ref": self.ref,

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
-from fidelity import cli_evidence, config, stale
+from fidelity import cli, cli_evidence, config, stale
 from fidelity.errors import UntrustedError, UsageError
 from fidelity.stale import RecordSpec, RowStatus
 
@@ -183,3 +185,22 @@ def test_the_projects_own_record_has_the_configured_columns() -> None:
     for spec in specs:
         rows = stale.read_rows((ROOT / spec.path).read_text(encoding="utf-8"), spec)
         assert all(row.path == spec.path for row in rows)
+
+
+@settings(derandomize=True, max_examples=100)
+@given(sha=st.text("0123456789abcdef", min_size=7, max_size=40))
+def test_commit_cell_decoration_is_removed(sha: str) -> None:
+    for cell in (sha, f"`{sha}`", f"[{sha}](https://x.invalid/{sha})", f"**`{sha}`**"):
+        assert stale.plain(cell) == sha
+
+
+def test_shallow_exit_code_through_main(repo: GitRepo, tmp_path: Path) -> None:
+    measure_then(repo, n_src=1)
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo.path}", str(shallow)],
+        check=True,
+        env=repo.env(),
+    )
+    assert cli.main(["stale", "--repo", str(shallow)]) == 3
+    assert cli.main(["stale", "--repo", str(repo.path)]) == 0
