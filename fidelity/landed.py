@@ -83,7 +83,7 @@ class LandedReport:
 
     def summary(self) -> str:
         total = len(self.commits) + len(self.symbols)
-        failing = sum(not c.holds for c in (*self.commits, *self.symbols))
+        failing = sum(not c.holds for c in self.commits) + sum(not s.holds for s in self.symbols)
         where = f"{self.ref} ({self.ref_sha[:12]})"
         if failing:
             return f"{failing} of {total} claims do not hold on {where}"
