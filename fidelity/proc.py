@@ -42,8 +42,11 @@ _live_lock = threading.Lock()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the child's whole group, reap it and close its pipes."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired, ValueError, OSError):
+        proc.communicate(timeout=5)
     proc.wait()
 
 

@@ -133,6 +133,10 @@ def prepare(out: Path | None, repo: Path, label: str) -> Path:
         if not ignore.exists():
             ignore.write_text("# fidelity's run directories; never committed\n*\n")
         out = root / "runs" / label
+        n = 1
+        while out.exists():
+            n += 1
+            out = root / "runs" / f"{label}-{n}"
     if out.exists() and any(out.iterdir()):
         raise UsageError(
             f"run directory {out} already exists and is not empty; choose another --out"

@@ -1,0 +1,59 @@
+"""Ctrl-C during a run: children killed, worktrees removed, the user's checkout untouched."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import PY, Repo, snapshot
+
+
+def wait_for(path: Path, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists() or not path.read_text():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} never appeared")
+        time.sleep(0.05)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_ctrl_c_cleans_up_and_leaves_the_checkout_unchanged(sim_repo: Repo, tmp_path: Path) -> None:
+    mark = tmp_path / "case.pid"
+    sleeper = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    table = f'[[case]]\nid = "slow"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(sleeper)}]\n'
+    sim_repo.commit({"cases/matrix.toml": table})
+    (sim_repo.path / "wip.txt").write_text("uncommitted")
+    before = snapshot(sim_repo.path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fidelity", "--quiet", "run", "--baseline", "HEAD",
+         "--repo", str(sim_repo.path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_for(mark)
+        worktrees = sim_repo.git("worktree", "list", "--porcelain")
+        assert worktrees.count("worktree ") == 2, "the side's worktree exists while it runs"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert b"interrupted" in err
+    case_pid = int(mark.read_text())
+    deadline = time.monotonic() + 10
+    while alive(case_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(case_pid), "the running case was not killed"
+    assert snapshot(sim_repo.path) == before
