@@ -1,0 +1,40 @@
+"""`fidelity demo` as a user runs it: a real subprocess, a real repository, both verdicts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_git
+
+
+def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
+    where = tmp_path / "demo"
+    result = subprocess.run(
+        [sys.executable, "-m", "fidelity", "--quiet", "demo", "--dir", str(where)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "HOLDS: all 10 declared cases identical (exit 0)" in out
+    assert "MOVED: 3 moved, 0 failed of 10 (exit 1)" in out
+    for case in ("dp2-online", "dp2-online-r2", "dp4-online"):
+        assert f"{case} " in out
+    assert "as expected" in out
+    log = run_git(where, "log", "--format=%s")
+    assert log.splitlines() == ["fix: keep DP lane rotation across calls",
+                                "refactor: extract _slot", "baseline"]  # fmt: skip
+    assert run_git(where, "status", "--porcelain") == ""
+    assert run_git(where, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_demo_refuses_a_non_empty_dir(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    result = subprocess.run(
+        [sys.executable, "-m", "fidelity", "demo", "--dir", str(tmp_path)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "not empty" in result.stderr
+    assert (tmp_path / "keep.txt").read_text() == "mine"
