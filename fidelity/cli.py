@@ -9,6 +9,7 @@ below them sees argparse. Heavy imports (pandas, the runner) happen inside handl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -42,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for command in sub.choices.values():  # `fidelity run -q` works as well as `fidelity -q run`
+        with contextlib.suppress(argparse.ArgumentError):
+            command.add_argument(
+                "-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                help="plain output for CI logs",
+            )  # fmt: skip
     return parser
 
 

@@ -77,14 +77,14 @@ def _cases_path(args: argparse.Namespace, repo: Path) -> str:
 
 
 @contextmanager
-def progress_for(console: Console, quiet: bool, total: int) -> Iterator[Callable[..., None] | None]:
+def progress_for(console: Console, quiet: bool) -> Iterator[Callable[..., None] | None]:
     if quiet or not console.is_terminal:
         yield None
         return
     from rich.progress import Progress
 
     with Progress(console=console, transient=True) as bar:
-        task = bar.add_task("running cases", total=total)
+        task = bar.add_task("running cases", total=None)
 
         def advance(role: str, case_id: str, status: object) -> None:
             bar.update(task, advance=1, description=f"{role}: {case_id} {status}")
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 
     repo = git.toplevel(args.repo)
     cases = _cases_path(args, repo)
-    with progress_for(console, args.quiet, 0) as progress:
+    with progress_for(console, args.quiet) as progress:
         outcome = gate.run(
             repo, args.baseline, args.candidate, cases, args.harness, args.out, args.jobs, progress
         )
