@@ -1,0 +1,63 @@
+"""JUnit XML for CI systems: one <testcase> per judged item, failures carrying the why.
+
+Written with the standard library's ElementTree, so every name and message is escaped.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class JUnitCase:
+    name: str
+    classname: str
+    time_s: float = 0.0
+    failure: str | None = None  # the evidence says no
+    error: str | None = None  # could not be judged (untrusted, crashed, missing)
+    skipped: str | None = None
+    output: str = ""
+
+
+def to_xml(
+    suite: str, cases: Sequence[JUnitCase], properties: dict[str, str] | None = None
+) -> bytes:
+    """One <testsuite> inside <testsuites>, with counts that match its test cases."""
+    failures = sum(1 for c in cases if c.failure is not None)
+    errors = sum(1 for c in cases if c.error is not None)
+    skipped = sum(1 for c in cases if c.skipped is not None)
+    total_time = sum(c.time_s for c in cases)
+    root = ET.Element("testsuites")
+    node = ET.SubElement(
+        root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
+        errors=str(errors), skipped=str(skipped), time=f"{total_time:.3f}",
+    )  # fmt: skip
+    if properties:
+        props = ET.SubElement(node, "properties")
+        for key, value in properties.items():
+            ET.SubElement(props, "property", name=key, value=value)
+    for case in cases:
+        item = ET.SubElement(
+            node, "testcase", name=case.name, classname=case.classname, time=f"{case.time_s:.3f}"
+        )
+        for tag, text in (
+            ("failure", case.failure),
+            ("error", case.error),
+            ("skipped", case.skipped),
+        ):
+            if text is not None:
+                ET.SubElement(item, tag, message=text.splitlines()[0] if text else tag).text = text
+        if case.output:
+            ET.SubElement(item, "system-out").text = case.output
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def write(
+    path: Path, suite: str, cases: Sequence[JUnitCase], properties: dict[str, str] | None = None
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(to_xml(suite, cases, properties))
