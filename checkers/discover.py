@@ -31,8 +31,7 @@ def _name(path: Path, base: Path) -> str:
 
 def _page(path: Path, root: Path, cwd: Path) -> Page:
     path = path.resolve()
-    display = _name(path, cwd) if path.is_relative_to(cwd) else str(path)
-    return Page(_name(path, root), display)
+    return Page(_name(path, root), _name(path, cwd))
 
 
 def _markdown_under(folder: Path) -> list[Path]:

@@ -65,11 +65,8 @@ def load_cases(path: Path) -> list[Case]:
     return cases
 
 
-CASES = [
-    pytest.param(case, id=f"{path.stem}: {case.name}")
-    for path in sorted(DATA.glob("*.txt"))
-    for case in load_cases(path)
-]
+ALL = [(path.stem, case) for path in sorted(DATA.glob("*.txt")) for case in load_cases(path)]
+CASES = [pytest.param(case, id=f"{stem}: {case.name}") for stem, case in ALL]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -83,6 +80,6 @@ def test_case(case: Case, tmp_path: Path) -> None:
 
 
 def test_every_rule_family_has_a_case_file_that_goes_red() -> None:
-    codes = {line.split(": ")[1].split()[0] for p in CASES for line in p.values[0].expect}
+    codes = {line.split(": ")[1].split()[0] for _, case in ALL for line in case.expect}
     families = {code[:3] for code in codes}
     assert families == {"FD1", "FD2", "FD3", "FD4", "FD5", "FD6"}

@@ -1,0 +1,122 @@
+"""Properties of the checkers over generated Markdown: no crash, faithful parse, real lines."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from checkers.check import Page, check_text
+from checkers.config import PageRules
+from checkers.fences import code_blocks
+from checkers.markdown import normalize, parse, parser
+from checkers.site import Site
+from checkers.tables import tables_in
+
+PREFIXES = ["", "", "", "- ", "> ", "  ", "    ", "1. ", "> - ", "   "]
+BODIES = [
+    "```", "~~~", "````", "```py", "~~~ x", "``` ", "| a | b |", "|---|---|", "| 1 \\| 2 | 3 |",
+    "| x |", "a | b", "--|--", "# h", "## 2024-01-01", "### Attempt 2", "Setup", "## Setup", "",
+    "", "text [x](#y) and [x](gone.md)", "![i](p.png) `co|de`", "[x][y] [x][]", "[y]: z.md",
+    "**b** long prose text", "<a id='q'>", "---", "===", "\\[a\\]\\[b\\]", "\t|", "\r", "\0",
+    "| k | v |\n|---|---|\n| a | 1 |", "| k | v |\n| - | :-: |\n| a \\| b |\n| c | d | e |",
+    "```\ncode\n```", "~~~~\n~~~\n~~~~~", "````\nx\n```", "```\nx\n```py", "> ```\n> a\n> ```",
+    "- ```\n  x\n  ```", "- ```\n  x\n- y", "> | a | b |\n> |---|---|\n> | c |",
+]  # fmt: skip
+
+line = st.tuples(st.sampled_from(PREFIXES), st.one_of(st.sampled_from(BODIES), st.text(max_size=6)))
+markdownish = st.lists(line, max_size=30).map(lambda ls: "\n".join(p + b for p, b in ls))
+any_text = st.one_of(markdownish, st.text(max_size=200))
+PROFILE = settings(
+    derandomize=True,
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+TIGHT = PageRules(
+    max_row_chars=5,
+    max_cell_chars=2,
+    max_paragraph_chars=5,
+    max_prose_paragraphs=1,
+    canonical_sections=("Setup",),
+)
+
+
+def plain() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    root = tmp_path_factory.mktemp("site")
+    (root / "z.md").write_text("# Z\n")
+    return Site(root)
+
+
+@PROFILE
+@given(text=any_text)
+def test_never_raises_and_every_line_points_into_the_file(text: str, site: Site) -> None:
+    for rules in (PageRules(), TIGHT):
+        findings = check_text(text, Page("page.md", "page.md"), rules, site)
+        lines = max(1, parse(text).line_count)
+        for finding in findings:
+            assert 1 <= finding.line <= lines, finding
+            assert finding.col >= 1, finding
+
+
+@PROFILE
+@given(text=any_text)
+def test_wrapped_rules_do_not_change_the_parse(text: str) -> None:
+    assert parser().render(normalize(text)) == plain().render(normalize(text))
+
+
+@PROFILE
+@given(text=any_text)
+def test_excluded_code_regions_are_exactly_markdown_its(text: str) -> None:
+    ours = [(b.start, b.end, b.kind) for b in code_blocks(parse(text))]
+    theirs = [
+        (t.map[0] + 1, t.map[1], t.type)
+        for t in plain().parse(normalize(text))
+        if t.type in ("fence", "code_block") and t.map
+    ]
+    assert ours == theirs
+
+
+def _content_lines(content: str) -> int:
+    return content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+
+
+@PROFILE
+@given(text=any_text)
+@example(text="````\nx\n```")
+@example(text="```\nx\n    ```")
+@example(text="```\nabc")
+@example(text="- ```\n  x\n  ```")
+def test_fence_closure_matches_the_line_arithmetic(text: str) -> None:
+    """A closed fence spans its content lines plus opener and closer, an unclosed one not."""
+    for token in parse(text).tokens:
+        if token.type == "fence" and token.map:
+            span = token.map[1] - token.map[0]
+            assert token.meta["closed"] == (span == _content_lines(token.content) + 2)
+
+
+@PROFILE
+@given(text=any_text)
+def test_cells_as_written_agree_with_markdown_it_after_padding(text: str) -> None:
+    theirs: list[list[str]] = []
+    row: list[str] | None = None
+    for token in plain().parse(normalize(text)):
+        if token.type == "tr_open":
+            row = []
+            theirs.append(row)
+        elif token.type == "inline" and row is not None:
+            row.append(token.content)
+        elif token.type == "tr_close":
+            row = None
+    ours = []
+    for table in tables_in(parse(text)):
+        width = table.header.cell_count
+        for r in (table.header, *table.rows):
+            ours.append([*r.texts[:width], *[""] * (width - r.cell_count)])
+    assert ours == theirs
