@@ -32,14 +32,14 @@ class Case:
     compare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def definition(self) -> dict[str, Any]:
-        """What decides the evidence a case produces; timeout and tags are not part of it."""
+        """What decides the evidence a case produces; timeout, tags and the comparison spec
+        (which judges evidence but does not produce it) are not part of it."""
         return {
             "argv": self.argv if isinstance(self.argv, str) else list(self.argv),
             "shell": self.shell,
             "outputs": list(self.outputs),
             "cache_env": self.cache_env,
             "env": dict(sorted(self.env.items())),
-            "compare": {k: dict(sorted(v.items())) for k, v in sorted(self.compare.items())},
         }
 
     def definition_sha(self) -> str:

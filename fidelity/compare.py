@@ -11,11 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fidelity.evidence import CaseEvidence, SideEvidence
+from fidelity.valuecmp import OutputDiff
+
+Explanations = Mapping[str, Sequence[OutputDiff]]  # case id -> explained changed outputs
 
 
 class Verdict(enum.StrEnum):
     IDENTICAL = "identical"
     MOVED = "moved"
+    WITHIN_TOLERANCE = "within-tolerance"
     BASELINE_FAILED = "baseline-failed"
     CANDIDATE_ONLY_FAILED = "candidate-only-failed"
     BOTH_FAILED = "both-failed"
@@ -25,6 +29,7 @@ class Verdict(enum.StrEnum):
 
 
 FAILURES = frozenset({Verdict.BASELINE_FAILED, Verdict.CANDIDATE_ONLY_FAILED, Verdict.BOTH_FAILED})
+COMPARED = frozenset({Verdict.IDENTICAL, Verdict.WITHIN_TOLERANCE, Verdict.MOVED})
 SWAPPED = {
     Verdict.BASELINE_FAILED: Verdict.CANDIDATE_ONLY_FAILED,
     Verdict.CANDIDATE_ONLY_FAILED: Verdict.BASELINE_FAILED,
@@ -54,6 +59,7 @@ class CaseResult:
     outputs: FileDelta = FileDelta()
     cache: FileDelta = FileDelta()
     detail: str = ""
+    explained: tuple[OutputDiff, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,7 @@ class Summary:
     executed_candidate: int
     compared: int
     identical: int
+    within_tolerance: int
     moved: int
     failures: int
     missing_evidence: int
@@ -137,6 +144,7 @@ def compare_case(
     base: CaseEvidence | None,
     cand: CaseEvidence | None,
     own: Sequence[tuple[str, Mapping[str, str] | None]] = (),
+    explained: Sequence[OutputDiff] = (),
 ) -> CaseResult:
     """Classify one declared case; `own` holds each side's own-table definitions, if read."""
     if base is None or cand is None or not base.status.executed or not cand.status.executed:
@@ -160,25 +168,50 @@ def compare_case(
         return CaseResult(case_id, Verdict.MISSING_EVIDENCE, detail="; ".join(missing))
     outputs = file_delta(base.outputs, cand.outputs)
     cache = file_delta(base.cache, cand.cache)
-    if outputs or cache:
-        what = [
-            f"{n} {label}" for n, label in ((outputs.count, "output"), (cache.count, "cache")) if n
-        ]
+    if not outputs and not cache:
+        return CaseResult(case_id, Verdict.IDENTICAL, outputs, cache)
+    return _moved(case_id, outputs, cache, explained)
+
+
+def _moved(
+    case_id: str, outputs: FileDelta, cache: FileDelta, explained: Sequence[OutputDiff]
+) -> CaseResult:
+    """Moved, unless every changed output is explained as within its declared tolerance."""
+    by_path = {e.path: e for e in explained if e.path in outputs.changed}
+    tolerated = (
+        not cache
+        and not outputs.added
+        and not outputs.missing
+        and all(p in by_path and by_path[p].within_tolerance for p in outputs.changed)
+    )
+    if tolerated:
+        detail = "; ".join(f"{p}: {by_path[p].summary}" for p in outputs.changed)
         return CaseResult(
-            case_id, Verdict.MOVED, outputs, cache, detail=", ".join(what) + " files differ"
+            case_id, Verdict.WITHIN_TOLERANCE, outputs, cache, detail, tuple(by_path.values())
         )
-    return CaseResult(case_id, Verdict.IDENTICAL, outputs, cache)
+    what = [f"{n} {label}" for n, label in ((outputs.count, "output"), (cache.count, "cache")) if n]
+    return CaseResult(
+        case_id, Verdict.MOVED, outputs, cache, ", ".join(what) + " files differ",
+        tuple(by_path.values()),
+    )  # fmt: skip
 
 
 def compare(
-    declared: Sequence[tuple[str, str]], baseline: SideEvidence, candidate: SideEvidence
+    declared: Sequence[tuple[str, str]],
+    baseline: SideEvidence,
+    candidate: SideEvidence,
+    explanations: Explanations | None = None,
 ) -> Comparison:
     """Compare two sides over the declared (case id, harness definition sha) pairs."""
     own = (("baseline", baseline.own_definitions), ("candidate", candidate.own_definitions))
+    explanations = explanations or {}
     results = tuple(
-        compare_case(cid, sha, baseline.cases.get(cid), candidate.cases.get(cid), own)
+        compare_case(
+            cid, sha, baseline.cases.get(cid), candidate.cases.get(cid), own,
+            explanations.get(cid, ()),
+        )
         for cid, sha in declared
-    )
+    )  # fmt: skip
     return Comparison(results, summarize(results, declared, baseline, candidate))
 
 
@@ -196,13 +229,14 @@ def summarize(
     def count(*verdicts: Verdict) -> int:
         return sum(1 for r in results if r.verdict in verdicts)
 
-    compared = [r for r in results if r.verdict in (Verdict.IDENTICAL, Verdict.MOVED)]
+    compared = [r for r in results if r.verdict in COMPARED]
     return Summary(
         declared=len(ids),
         executed_baseline=executed(baseline),
         executed_candidate=executed(candidate),
         compared=len(compared),
         identical=count(Verdict.IDENTICAL),
+        within_tolerance=count(Verdict.WITHIN_TOLERANCE),
         moved=count(Verdict.MOVED),
         failures=count(*FAILURES),
         missing_evidence=count(Verdict.MISSING_EVIDENCE),

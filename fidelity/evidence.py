@@ -65,6 +65,7 @@ class SideEvidence:
     dirty_paths: tuple[str, ...] = ()
     own_definitions: Mapping[str, str] | None = None  # case id -> definition sha, own table
     own_table_note: str = ""
+    own_compare: Mapping[str, Mapping[str, Any]] | None = None  # case id -> output -> spec
     imports: tuple[ImportResolution, ...] = ()
     setup: tuple[SetupStep, ...] = ()
     cases: Mapping[str, CaseEvidence] = field(default_factory=dict)

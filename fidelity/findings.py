@@ -7,11 +7,12 @@ whatever the comparison says, and is printed above the verdict.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from fidelity.compare import Comparison, Verdict
 from fidelity.evidence import SideEvidence
+from fidelity.widening import Specs, case_widenings
 
 
 class Code(enum.StrEnum):
@@ -27,6 +28,7 @@ class Code(enum.StrEnum):
     CACHE_NOT_EMPTY = "cache-not-empty"
     WORKTREE_NOT_REMOVED = "worktree-not-removed"
     EVIDENCE_ALTERED = "evidence-altered"
+    TOLERANCE_WIDENED = "tolerance-widened"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +100,30 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
         )
 
 
+def _widenings(specs: Mapping[str, Specs], baseline: SideEvidence) -> Iterator[Finding]:
+    own = baseline.own_compare
+    if own is None:
+        return
+    for case_id, case_specs in specs.items():
+        if case_id in own:
+            for reason in case_widenings(case_specs, own[case_id]):
+                yield Finding(
+                    Code.TOLERANCE_WIDENED,
+                    f"{reason} since the baseline's own table; a gate must not be widened "
+                    "to let a change through (land the wider tolerance first, on its own)",
+                    case_id=case_id,
+                )
+
+
 def provenance(
-    harness: Harness, baseline: SideEvidence, candidate: SideEvidence, comparison: Comparison
+    harness: Harness,
+    baseline: SideEvidence,
+    candidate: SideEvidence,
+    comparison: Comparison,
+    specs: Mapping[str, Specs] | None = None,
 ) -> tuple[Finding, ...]:
     """Every finding for a run, harness first, then sides, then per-case evidence."""
-    found: list[Finding] = []
+    found: list[Finding] = list(_widenings(specs or {}, baseline))
     if harness.table_dirty:
         found.append(
             Finding(
@@ -137,5 +158,6 @@ def exit_code(comparison: Comparison, findings: tuple[Finding, ...]) -> int:
         return 3
     if summary.moved or summary.failures:
         return 1
-    assert summary.identical == summary.declared > 0, "a gate cannot hold without comparing"
+    held = summary.identical + summary.within_tolerance
+    assert held == summary.declared > 0, "a gate cannot hold without comparing"
     return 0

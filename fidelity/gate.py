@@ -15,6 +15,7 @@ from fidelity.casetable import Matrix
 from fidelity.compare import Comparison, compare
 from fidelity.errors import UsageError
 from fidelity.evidence import SideEvidence
+from fidelity.explain import explanations
 from fidelity.findings import Code, Finding, Harness, exit_code, provenance
 from fidelity.runner import Progress, SidePlan, hash_tree, run_side
 
@@ -92,8 +93,9 @@ def run(
     run_dir = rundir.prepare(out, repo, f"{stamp}-{plans[0].sha[:7]}-{plans[1].sha[:7]}")
     base, cand = (run_side(repo, p, matrix, rel, run_dir, jobs, progress) for p in plans)
     declared = tuple((c.id, c.definition_sha()) for c in matrix.cases)
-    comparison = compare(declared, base, cand)
-    findings = provenance(harness, base, cand, comparison)
+    specs = {c.id: c.compare for c in matrix.cases}
+    comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs))
+    findings = provenance(harness, base, cand, comparison, specs)
     code = exit_code(comparison, findings)
     data = rundir.manifest(
         harness, matrix, base, cand, comparison, findings, code,
@@ -127,8 +129,11 @@ def altered_evidence(run_dir: Path, side: SideEvidence) -> list[Finding]:
 def recompare(run_dir: Path) -> Outcome:
     """Re-render the verdict from a run directory alone, re-checking its evidence files."""
     record = rundir.read(run_dir)
-    comparison = compare(record.declared, record.baseline, record.candidate)
-    findings = provenance(record.harness, record.baseline, record.candidate, comparison)
+    explained = explanations(run_dir, record.baseline, record.candidate, record.specs)
+    comparison = compare(record.declared, record.baseline, record.candidate, explained)
+    findings = provenance(
+        record.harness, record.baseline, record.candidate, comparison, record.specs
+    )
     findings += tuple(
         altered_evidence(run_dir, record.baseline) + altered_evidence(run_dir, record.candidate)
     )

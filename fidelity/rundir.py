@@ -17,6 +17,7 @@ from fidelity.compare import Comparison
 from fidelity.errors import UntrustedError, UsageError
 from fidelity.evidence import SideEvidence, side_from_json, side_to_json
 from fidelity.findings import Finding, Harness
+from fidelity.widening import Specs
 
 SCHEMA_ID = "fidelity.run/1"
 MANIFEST = "run.json"
@@ -30,6 +31,8 @@ class RunRecord:
     declared: tuple[tuple[str, str], ...]  # (case id, harness definition sha)
     baseline: SideEvidence
     candidate: SideEvidence
+    specs: Mapping[str, Specs]  # case id -> output glob -> comparison spec
+    tags: Mapping[str, tuple[str, ...]]  # case id -> tags, to resolve tag: selectors
     raw: Mapping[str, Any]
 
 
@@ -115,11 +118,14 @@ def read(run_dir: Path) -> RunRecord:
     harness = Harness(**{**h, "dirty_paths": tuple(h["dirty_paths"])})
     declared = tuple((c["id"], c["definition_sha"]) for c in data["matrix"]["cases"])
     sides = data["sides"]
+    cases = data["matrix"]["cases"]
     return RunRecord(
         harness,
         declared,
         side_from_json(sides["baseline"]),
         side_from_json(sides["candidate"]),
+        {c["id"]: c.get("compare", {}) for c in cases},
+        {c["id"]: tuple(c.get("tags", ())) for c in cases},
         data,
     )
 

@@ -139,16 +139,15 @@ def run_setup(matrix: Matrix, wt: Path, side_dir: Path) -> tuple[SetupStep, ...]
     return tuple(steps)
 
 
-def own_definitions(repo: Path, sha: str, table_path: str) -> tuple[dict[str, str] | None, str]:
-    """The side's own case table, as case id -> definition sha, with a note when unusable."""
+def own_table(repo: Path, sha: str, table_path: str) -> tuple[Matrix | None, str]:
+    """The side's own case table, or None with a note saying why it cannot be used."""
     data = git.show_file(repo, sha, table_path)
     if data is None:
         return None, f"no {table_path} at this revision"
     try:
-        own = casetable.parse(data, f"{sha[:12]}:{table_path}")
+        return casetable.parse(data, f"{sha[:12]}:{table_path}"), ""
     except casetable.CaseTableError as exc:
         return None, f"its own {table_path} is invalid ({len(exc.problems)} problems)"
-    return {c.id: c.definition_sha() for c in own.cases}, ""
 
 
 def run_cases(
@@ -191,7 +190,7 @@ def run_side(
     """Check the side out, verify it is clean, run setup, the import guard and the cases."""
     side_dir = run_dir / plan.role
     side_dir.mkdir(parents=True, exist_ok=True)
-    own, note = own_definitions(repo, plan.sha, table_path)
+    own, note = own_table(repo, plan.sha, table_path)
     with worktree.detached(repo, plan.sha, plan.role) as checkout:
         wt = checkout.path
         git.refresh_index(wt)
@@ -210,8 +209,9 @@ def run_side(
             sha=plan.sha,
             source_dirty=bool(dirty),
             dirty_paths=tuple(dirty),
-            own_definitions=own,
+            own_definitions={c.id: c.definition_sha() for c in own.cases} if own else None,
             own_table_note=note,
+            own_compare={c.id: c.compare for c in own.cases} if own else None,
             imports=imports,
             setup=setup,
             cases=cases,

@@ -1,0 +1,54 @@
+"""Has the harness loosened a comparison since the baseline's own table?
+
+A gate must not be widened silently to let one change through: a larger rtol/atol, a newly
+ignored column, or a value-aware comparator where bytes were compared before all let more
+differences pass, and each is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Spec = Mapping[str, Any]
+Specs = Mapping[str, Spec]  # output glob -> comparison spec
+TOLERANT_KINDS = frozenset({"csv", "tsv", "json"})
+
+
+def _tolerances(spec: Spec) -> dict[tuple[str, str], float]:
+    found = {("*", name): float(spec.get(name, 0.0)) for name in ("rtol", "atol")}
+    for column, own in spec.get("columns", {}).items():
+        for name in ("rtol", "atol"):
+            found[(column, name)] = float(own.get(name, spec.get(name, 0.0)))
+    return found
+
+
+def widened(output: str, harness: Spec | None, own: Spec | None) -> list[str]:
+    """Reasons the harness spec lets more through than the baseline's own spec; [] if none."""
+    if harness is None:
+        return []
+    kind = harness.get("kind", "bytes")
+    if own is None or own.get("kind", "bytes") not in TOLERANT_KINDS:
+        return [f"{output}: now compared as {kind}, was bytes"] if kind in TOLERANT_KINDS else []
+    reasons = []
+    new_ignored = sorted(set(harness.get("ignore", [])) - set(own.get("ignore", [])))
+    if new_ignored:
+        reasons.append(f"{output}: now ignores {', '.join(new_ignored)}")
+    was = _tolerances(own)
+    for (column, name), value in sorted(_tolerances(harness).items()):
+        before = was.get((column, name), was[("*", name)])
+        if value > before:
+            where = "" if column == "*" else f" for column {column}"
+            reasons.append(f"{output}: {name}{where} widened from {before:g} to {value:g}")
+    if list(harness.get("key", [])) != list(own.get("key", [])):
+        reasons.append(
+            f"{output}: key changed from {own.get('key', [])} to {harness.get('key', [])}"
+        )
+    return reasons
+
+
+def case_widenings(harness: Specs, own: Specs | None) -> list[str]:
+    """Every widening of one case's comparison specs; nothing when the side had no table."""
+    if own is None:
+        return []
+    return [r for output, spec in harness.items() for r in widened(output, spec, own.get(output))]
