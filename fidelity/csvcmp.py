@@ -46,7 +46,7 @@ def _key_problems(base: pd.DataFrame, cand: pd.DataFrame, key: Sequence[str]) ->
         absent = [k for k in key if k not in frame.columns]
         if absent:
             problems.append(f"{role} lacks key column {', '.join(absent)}")
-        elif frame.duplicated(list(key)).any():
+        elif key and frame.duplicated(list(key)).any():
             problems.append(f"{role} has duplicate keys")
     return problems
 

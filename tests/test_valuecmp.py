@@ -1,0 +1,132 @@
+"""Value-aware comparators: keys, ignored columns, tolerances, reordered/added/dropped rows."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fidelity.valuecmp import Tolerance, explain
+from fidelity.widening import case_widenings, widened
+
+BASE = b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n3,30.0,c,7\n"
+
+
+def csv(spec: dict, cand: bytes, base: bytes = BASE):  # type: ignore[no-untyped-def, type-arg]
+    return explain("m.csv", base, cand, {"kind": "csv", **spec})
+
+
+def test_reordered_rows_with_a_key_are_within_tolerance_not_identical() -> None:
+    d = csv({"key": ["id"]}, b"id,lat,name,wall\n3,30.0,c,7\n1,10.0,a,5\n2,20.0,b,6\n")
+    assert d.within_tolerance
+    assert "row order" in d.summary
+
+
+def test_reordered_rows_without_a_key_move() -> None:
+    d = csv({}, b"id,lat,name,wall\n3,30.0,c,7\n1,10.0,a,5\n2,20.0,b,6\n")
+    assert not d.within_tolerance
+    assert "row 1" in d.keys
+
+
+def test_ignored_column_does_not_move() -> None:
+    cand = BASE.replace(b",5\n", b",99\n")
+    assert not csv({"key": ["id"]}, cand).within_tolerance
+    assert csv({"key": ["id"], "ignore": ["wall"]}, cand).within_tolerance
+
+
+def test_tolerance_boundary_global_and_per_column() -> None:
+    cand = BASE.replace(b"20.0", b"20.2")
+    assert not csv({"key": ["id"], "atol": 0.19}, cand).within_tolerance
+    assert csv({"key": ["id"], "atol": 0.2000001}, cand).within_tolerance
+    assert csv({"key": ["id"], "rtol": 0.01}, cand).within_tolerance
+    assert not csv({"key": ["id"], "rtol": 0.0099}, cand).within_tolerance
+    per_column = {"key": ["id"], "columns": {"lat": {"atol": 0.5}}}
+    assert csv(per_column, cand).within_tolerance
+    assert not csv({"key": ["id"], "columns": {"name": {"atol": 0.5}}}, cand).within_tolerance
+
+
+def test_moved_values_name_columns_keys_and_the_largest_differences() -> None:
+    cand = BASE.replace(b"20.0", b"25.0").replace(b"30.0", b"31.0").replace(b",a,", b",z,")
+    d = csv({"key": ["id"], "top": 2}, cand)
+    assert not d.within_tolerance
+    assert set(d.columns) == {"lat", "name"}
+    assert set(d.keys) == {"1", "2", "3"}
+    assert d.largest[0].where == "1 / name"  # non-numeric first: no size to rank it by
+    assert d.largest[1].where == "2 / lat" and d.largest[1].abs_diff == 5.0
+    assert len(d.largest) == 2
+
+
+def test_added_and_dropped_rows_and_columns() -> None:
+    cand = b"id,lat,name,wall,extra\n1,10.0,a,5,x\n2,20.0,b,6,y\n4,40.0,d,8,z\n"
+    d = csv({"key": ["id"]}, cand)
+    assert d.rows_added == ("4",) and d.rows_dropped == ("3",)
+    assert "column extra added" in d.summary and "1 rows added" in d.summary
+    assert not d.within_tolerance
+    shorter = csv({}, b"id,lat,name,wall\n1,10.0,a,5\n")
+    assert shorter.rows_dropped == ("row 2", "row 3")
+
+
+def test_composite_keys_and_duplicate_keys() -> None:
+    base = b"a,b,v\n1,x,1\n1,y,2\n"
+    cand = b"a,b,v\n1,y,2\n1,x,1.5\n"
+    d = explain("m.csv", base, cand, {"kind": "csv", "key": ["a", "b"]})
+    assert d.keys == ("a=1, b=x",)
+    dup = explain("m.csv", base, b"a,b,v\n1,x,1\n1,x,2\n", {"kind": "csv", "key": ["a", "b"]})
+    assert "duplicate keys" in dup.summary and not dup.within_tolerance
+    missing = explain("m.csv", base, cand, {"kind": "csv", "key": ["nope"]})
+    assert "lacks key column nope" in missing.summary
+
+
+def test_tsv() -> None:
+    d = explain(
+        "m.tsv", b"k\tv\n1\t1.0\n", b"k\tv\n1\t1.001\n", {"kind": "tsv", "key": ["k"], "rtol": 0.01}
+    )
+    assert d.within_tolerance
+
+
+def test_json_paths_and_tolerance() -> None:
+    base = b'{"a": 1.0, "b": [1, 2], "c": {"d": "x"}, "t": 5}'
+    cand = b'{"a": 1.05, "b": [1], "c": {"d": "y"}, "t": 9}'
+    d = explain("r.json", base, cand, {"kind": "json", "atol": 0.1, "ignore": ["$.t"]})
+    assert set(d.keys) == {"$.b[1]", "$.c.d"}
+    assert not d.within_tolerance
+    ok = explain("r.json", b'{"a": 1.0}', b'{"a": 1.05}', {"kind": "json", "atol": 0.1})
+    assert ok.within_tolerance
+    assert not explain("r.json", b"{", b"{}", {"kind": "json"}).within_tolerance
+
+
+def test_text_diff_is_bounded() -> None:
+    base = "".join(f"line {i}\n" for i in range(200)).encode()
+    cand = base.replace(b"line 1", b"LINE 1")
+    d = explain("log.txt", base, cand, {"kind": "text", "top": 10})
+    assert not d.within_tolerance
+    assert len(d.diff) == 11 and d.diff[-1].startswith("... ")
+
+
+@given(
+    st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.floats(0, 1), st.floats(0, 10), st.floats(0, 10)
+)
+def test_loosening_a_tolerance_never_adds_a_move(
+    b: float, c: float, rtol: float, atol: float, more: float
+) -> None:
+    if Tolerance(rtol, atol).holds(b, c):
+        assert Tolerance(rtol + more, atol + more).holds(b, c)
+
+
+@given(st.permutations(range(6)))
+def test_row_order_does_not_matter_once_a_key_is_set(order: list[int]) -> None:
+    rows = [f"{i},{i * 1.5},{chr(97 + i)}\n" for i in range(6)]
+    base = ("id,v,s\n" + "".join(rows)).encode()
+    cand = ("id,v,s\n" + "".join(rows[i] for i in order)).encode()
+    assert explain("m.csv", base, cand, {"kind": "csv", "key": ["id"]}).within_tolerance
+
+
+def test_widening_is_named_and_narrowing_is_not() -> None:
+    own = {"kind": "csv", "key": ["id"], "rtol": 0.01, "ignore": ["wall"]}
+    assert widened("m.csv", {**own, "rtol": 0.001}, own) == []
+    assert widened("m.csv", own, own) == []
+    assert widened("m.csv", {**own, "rtol": 0.1}, own) == ["m.csv: rtol widened from 0.01 to 0.1"]
+    assert "now ignores name" in widened("m.csv", {**own, "ignore": ["wall", "name"]}, own)[0]
+    per_column = {**own, "columns": {"lat": {"atol": 1}}}
+    assert widened("m.csv", per_column, own) == ["m.csv: atol for column lat widened from 0 to 1"]
+    assert widened("m.csv", own, None) == ["m.csv: now compared as csv, was bytes"]
+    assert case_widenings({"m.csv": own}, None) == []
