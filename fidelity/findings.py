@@ -29,6 +29,9 @@ class Code(enum.StrEnum):
     WORKTREE_NOT_REMOVED = "worktree-not-removed"
     EVIDENCE_ALTERED = "evidence-altered"
     TOLERANCE_WIDENED = "tolerance-widened"
+    PREDICTION_UNCOMMITTED = "prediction-uncommitted"
+    PREDICTION_DIFFERS = "prediction-differs"
+    PREDICTION_NOT_STATED = "prediction-not-stated"
 
 
 @dataclass(frozen=True, slots=True)

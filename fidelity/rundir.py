@@ -89,8 +89,9 @@ def plain(data: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def write(run_dir: Path, data: Mapping[str, Any]) -> Path:
+def write(run_dir: Path, data: Mapping[str, Any]) -> dict[str, Any]:
     """Validate and write run.json atomically (a crash leaves the old file or none)."""
+    data = plain(data)
     problems = schema.errors("run", data)
     if problems:
         raise UntrustedError(f"internal error: run.json does not match its schema: {problems[:3]}")
@@ -98,7 +99,7 @@ def write(run_dir: Path, data: Mapping[str, Any]) -> Path:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
     tmp.replace(path)
-    return path
+    return data
 
 
 def read(run_dir: Path) -> RunRecord:
