@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checkers.links import MARKDOWN_SUFFIXES
-from checkers.markdown import Parsed, parse
+from checkers.markdown import Parsed, parse_headings
 from checkers.slugs import anchors
 
 
@@ -36,7 +36,11 @@ class Site:
             path = self.root / rel
             if path.suffix.lower() in MARKDOWN_SUFFIXES and path.is_file():
                 text = path.read_text(encoding="utf-8", errors="replace")
-                self._anchors[rel] = anchors(parse(text))
+                self._anchors[rel] = anchors(parse_headings(text))
             else:
                 self._anchors[rel] = None
         return self._anchors[rel]
+
+    def anchor_files(self) -> tuple[str, ...]:
+        """Files whose anchors were read or remembered so far (for reports and benchmarks)."""
+        return tuple(self._anchors)

@@ -30,9 +30,7 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-from checkers.markdown import Parsed, parse
-
-_TRIM = " \t\n\r\f\v"
+from checkers.markdown import TRIM, Parsed, parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +92,7 @@ class Table:
 
 
 def split_cells(source: str, col: int) -> tuple[Cell, ...]:
-    """Split a row's text into cells like markdown-it's ``escapedSplit``; ``col`` is 1-based."""
+    """Split a trimmed row into cells like markdown-it's ``escapedSplit``; ``col`` is 1-based."""
     pieces: list[tuple[str, int]] = []
     current: list[str] = []
     start = 0
@@ -109,14 +107,14 @@ def split_cells(source: str, col: int) -> tuple[Cell, ...]:
             current.append(ch)
         escaped = ch == "\\"
     pieces.append(("".join(current), start))
-    if pieces and not pieces[0][0].strip(_TRIM):
+    if pieces and not pieces[0][0]:
         pieces.pop(0)
-    if pieces and not pieces[-1][0].strip(_TRIM):
+    if pieces and not pieces[-1][0]:
         pieces.pop()
     cells = []
     for raw, offset in pieces:
-        lead = len(raw) - len(raw.lstrip(_TRIM))
-        cells.append(Cell(raw.strip(_TRIM), col + offset + lead))
+        lead = len(raw) - len(raw.lstrip(TRIM))
+        cells.append(Cell(raw.strip(TRIM), col + offset + lead))
     return tuple(cells)
 
 

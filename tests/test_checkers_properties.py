@@ -10,8 +10,9 @@ from markdown_it import MarkdownIt
 from checkers.check import Page, check_text
 from checkers.config import PageRules
 from checkers.fences import code_blocks
-from checkers.markdown import normalize, parse, parser
+from checkers.markdown import normalize, parse, parse_headings, parser
 from checkers.site import Site
+from checkers.slugs import anchors
 from checkers.tables import tables_in
 
 PREFIXES = ["", "", "", "- ", "> ", "  ", "    ", "1. ", "> - ", "   "]
@@ -22,7 +23,7 @@ BODIES = [
     "**b** long prose text", "<a id='q'>", "---", "===", "\\[a\\]\\[b\\]", "\t|", "\r", "\0",
     "| k | v |\n|---|---|\n| a | 1 |", "| k | v |\n| - | :-: |\n| a \\| b |\n| c | d | e |",
     "```\ncode\n```", "~~~~\n~~~\n~~~~~", "````\nx\n```", "```\nx\n```py", "> ```\n> a\n> ```",
-    "- ```\n  x\n  ```", "- ```\n  x\n- y", "> | a | b |\n> |---|---|\n> | c |",
+    "- ```\n  x\n  ```", "- ```\n  x\n- y", "# A *b* `c`", "| \x1c |\x85", "\u00a0|\u2003", "\x1c", "Title\n===", "## x <a id='k'>", "> | a | b |\n> |---|---|\n> | c |",
 ]  # fmt: skip
 
 line = st.tuples(st.sampled_from(PREFIXES), st.one_of(st.sampled_from(BODIES), st.text(max_size=6)))
@@ -103,6 +104,7 @@ def test_fence_closure_matches_the_line_arithmetic(text: str) -> None:
 
 @PROFILE
 @given(text=any_text)
+@example(text="| a | b |\n|---|---|\n| x |\x1c\n|\u00a0| y |\x85\n| \u2003 |\u2028")
 def test_cells_as_written_agree_with_markdown_it_after_padding(text: str) -> None:
     theirs: list[list[str]] = []
     row: list[str] | None = None
@@ -120,3 +122,13 @@ def test_cells_as_written_agree_with_markdown_it_after_padding(text: str) -> Non
         for r in (table.header, *table.rows):
             ours.append([*r.texts[:width], *[""] * (width - r.cell_count)])
     assert ours == theirs
+
+
+@PROFILE
+@given(text=any_text)
+@example(text="| a |\n---\n")
+@example(text="| a |\n|---|\n| b |\nfoo\n---\n")
+@example(text="| a |\n|---|\n## h\n> | a |\n> |---|\n> x\n---\n")
+@example(text="- | a |\n  |---|\n  x\n ---\nTitle\n===")
+def test_the_cheap_parse_for_link_targets_finds_the_same_anchors(text: str) -> None:
+    assert anchors(parse_headings(text)) == anchors(parse(text))
