@@ -1,8 +1,9 @@
 """Links and images: relative targets must exist, `#fragment`s must land on an anchor.
 
-Only what markdown-it parses as a link counts, so anything in a code block or code span is
-ignored by construction. Reference-style links are checked at their use site (markdown-it
-resolves them there and keeps no line for the definition). URLs with a scheme (``https:``,
+Only what markdown-it parses as a link, or an ``<a href>``/``<img src>``/``<source src>`` in
+raw HTML, counts, so anything in a code block or code span is ignored by construction.
+Reference-style links are checked at their use site (markdown-it resolves them there and
+keeps no line for the definition). URLs with a scheme (``https:``,
 ``mailto:``) or a host (``//``) are never fetched. Hrefs are percent-decoded before they are
 compared with the filesystem or with slugs. A path is tried against the page's directory,
 then each of the page's ``link_bases`` (root-relative); ``/path`` is root-relative.
@@ -11,6 +12,7 @@ then each of the page's ``link_bases`` (root-relative); ``/path`` is root-relati
 from __future__ import annotations
 
 import difflib
+import html
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +24,10 @@ from checkers.findings import Code, Finding
 from checkers.markdown import Parsed
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_HTML_TARGET = re.compile(
+    r"""<(?:a|img|source)\b[^>]*?\s(href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""",
+    re.IGNORECASE,
+)
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
@@ -47,6 +53,14 @@ def _breaks(children: list[Token] | None) -> int:
     return sum(1 for c in children or () if c.type in ("softbreak", "hardbreak"))
 
 
+def _html_links(raw: str) -> Iterator[tuple[int, str, str]]:
+    """(line offset, target, kind) for ``<a href>``, ``<img src>``, ``<source src>`` in HTML."""
+    for match in _HTML_TARGET.finditer(raw):
+        value = next(g for g in match.groups()[1:] if g is not None)
+        kind = "image" if match.group(1).lower() == "src" else "link"
+        yield raw.count("\n", 0, match.start()), html.unescape(value), kind
+
+
 def _inline_links(token: Token) -> Iterator[tuple[int, str, str]]:
     """(line offset, href, kind) for each link and image of an inline token."""
     offset = 0
@@ -58,6 +72,9 @@ def _inline_links(token: Token) -> Iterator[tuple[int, str, str]]:
         elif child.type == "image":
             yield offset, str(child.attrs.get("src", "")), "image"
             offset += _breaks(child.children)
+        elif child.type == "html_inline":
+            for extra, target, kind in _html_links(child.content):
+                yield offset + extra, target, kind
 
 
 def _column(text: str, href: str, cursor: int) -> int:
@@ -71,13 +88,14 @@ def _column(text: str, href: str, cursor: int) -> int:
 
 
 def links(parsed: Parsed) -> tuple[Link, ...]:
-    """Every link and image outside code, in document order."""
+    """Every link and image outside code (Markdown or raw HTML), in document order."""
     found = []
     cursors: dict[int, int] = {}
     for token in parsed.tokens:
-        if token.type != "inline" or not token.map:
+        if not token.map or token.type not in ("inline", "html_block"):
             continue
-        for offset, href, kind in _inline_links(token):
+        inline = token.type == "inline"
+        for offset, href, kind in _inline_links(token) if inline else _html_links(token.content):
             line = token.map[0] + offset
             text = parsed.lines[line] if line < len(parsed.lines) else ""
             col = _column(text, href, cursors.get(line, 0))
