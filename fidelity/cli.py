@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "fidelity.cli_matrix",
     "checkers.cli",
     "fidelity.cli_evidence",
+    "fidelity.cli_controls",
 )
 
 

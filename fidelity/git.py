@@ -319,3 +319,76 @@ def diff_patch_id(repo: Path, base: str, tip: str) -> str | None:
         return None
     out = git(repo, "patch-id", "--stable", stdin=diff).decode().split()
     return out[0] if out else None
+
+
+# --- controls (worktrees with edits, trees from two revisions) ---
+
+_TEMP_IDENTITY = ("-c", "user.name=fidelity", "-c", "user.email=fidelity@fidelity.invalid")
+
+
+def _git_index(cwd: Path | str, index: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """Run git with GIT_INDEX_FILE pointing at a temporary index, never the user's."""
+    env = clean_env()
+    env["GIT_INDEX_FILE"] = str(index)
+    result = proc.run(["git", *_HARDENING, *args], cwd=cwd, env=env, timeout_s=GIT_TIMEOUT_S,
+                      stdin=stdin)  # fmt: skip
+    if result.status is not proc.ProcStatus.OK:
+        msg = result.stderr.decode(errors="replace").strip() or result.error
+        raise GitError(f"git {' '.join(args)} failed in {cwd}: {msg}")
+    return result.stdout
+
+
+def _commit_tree(repo: Path, tree: str, parent: str, message: str) -> str:
+    """An unreferenced commit (garbage once unused) so a worktree can check the tree out."""
+    out = git(repo, *_TEMP_IDENTITY, "commit-tree", tree, "-p", parent, "-m", message)
+    return out.decode().strip()
+
+
+def snapshot_uncommitted(repo: Path, parent: str, scratch: Path) -> str:
+    """A commit of the work tree as it is (tracked and untracked, not ignored), on parent.
+
+    Built in a copy of the index under scratch, so the user's index file is never written.
+    """
+    index = scratch / "index"
+    source = Path(repo, git(repo, "rev-parse", "--git-path", "index").decode().strip())
+    if source.is_file():
+        index.write_bytes(source.read_bytes())
+    _git_index(repo, index, "add", "-A", "--", ":/")
+    tree = _git_index(repo, index, "write-tree").decode().strip()
+    return _commit_tree(repo, tree, parent, "fidelity: uncommitted changes")
+
+
+def _under(path: bytes, prefixes: Sequence[str]) -> bool:
+    name = path.decode(errors="surrogateescape")
+    return any(name == p or name.startswith(p + "/") for p in prefixes)
+
+
+def overlay_commit(repo: Path, base: str, overlay: str, paths: Sequence[str], scratch: Path) -> str:
+    """A commit of base's tree with everything under paths taken from overlay instead."""
+    prefixes = [p.strip("/") for p in paths]
+    entries = []
+    for sha, keep_inside in ((base, False), (overlay, True)):
+        out = git(repo, "ls-tree", "-r", "-z", "--full-tree", sha)
+        for entry in out.split(b"\0"):
+            if entry and _under(entry.partition(b"\t")[2], prefixes) is keep_inside:
+                entries.append(entry + b"\0")
+    index = scratch / "overlay-index"
+    _git_index(repo, index, "update-index", "-z", "--index-info", stdin=b"".join(entries))
+    tree = _git_index(repo, index, "write-tree").decode().strip()
+    return _commit_tree(repo, tree, base, f"fidelity: {', '.join(prefixes)} from {overlay[:12]}")
+
+
+def apply_patch(worktree: Path, patch: bytes) -> str:
+    """Apply a unified diff to one of our own worktrees; '' on success, else git's reason."""
+    result = proc.run(["git", *_HARDENING, "apply", "--whitespace=nowarn", "-"], cwd=worktree,
+                      env=clean_env(), timeout_s=GIT_TIMEOUT_S, stdin=patch)  # fmt: skip
+    if result.status is proc.ProcStatus.OK:
+        return ""
+    return result.stderr.decode(errors="replace").strip() or result.error or "git apply failed"
+
+
+def changed_files(repo: Path, base: str, tip: str) -> list[str]:
+    """Paths the change from the merge base of base and tip to tip touches."""
+    out = git(repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+              f"{base}...{tip}", "--")  # fmt: skip
+    return sorted(p.decode(errors="surrogateescape") for p in out.split(b"\0") if p)

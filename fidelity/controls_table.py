@@ -1,0 +1,168 @@
+"""Control tables: TOML files of named one-edit trees, validated against the shipped schema.
+
+Errors follow the case table's pattern (`casetable`): every problem is listed, located by
+file, control id and JSON path, and the whole table is refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fidelity import schema
+from fidelity.errors import UsageError
+
+DEFAULT_COMMAND = ("python", "-m", "pytest", "-q")
+DEFAULT_TIMEOUT_S = 600.0
+NOOP_ID = "(no-op)"
+
+
+class Match(enum.StrEnum):
+    EXACT = "exact"  # the failing set equals caught_by
+    INCLUDES = "includes"  # the failing set holds every test of caught_by (and maybe more)
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace `find` (which must occur exactly once) in `file`, or apply `patch`."""
+
+    file: str
+    find: str | None = None
+    replace: str | None = None
+    patch: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    id: str
+    why: str
+    edits: tuple[Edit, ...]
+    command: tuple[str, ...]
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    caught_by: tuple[str, ...] = ()
+    match: Match = Match.EXACT
+    survives: bool = False
+    residue: str = ""
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(e.file for e in self.edits))
+
+
+@dataclass(frozen=True, slots=True)
+class ControlTable:
+    source: str
+    sha256: str
+    controls: tuple[Control, ...]
+    command: tuple[str, ...] = DEFAULT_COMMAND
+    import_check: tuple[str, ...] = ()
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def noop(self) -> Control:
+        """The built-in control whose edit changes nothing: it must survive."""
+        return Control(
+            id=NOOP_ID,
+            why="an edit that changes nothing must survive, or state leaks between controls",
+            edits=(),
+            command=self.command,
+            timeout_s=self.timeout_s,
+            survives=True,
+            residue="built in",
+        )
+
+
+class ControlTableError(UsageError):
+    """An invalid control table; the message lists every problem, each located."""
+
+    def __init__(self, source: str, problems: Sequence[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"invalid control table {source}:\n{lines}")
+
+
+_ONE_OF = {
+    "edit": "give either find + replace, or patch (not both)",
+    "control": "give either caught_by (with an optional match), or survives = true with a residue",
+}
+
+
+def _label(raw: Mapping[str, Any], path: Sequence[str | int]) -> str:
+    if len(path) >= 2 and path[0] == "control" and isinstance(path[1], int):
+        controls = raw.get("control", [])
+        if path[1] < len(controls) and isinstance(controls[path[1]], dict):
+            control_id = controls[path[1]].get("id")
+            if isinstance(control_id, str):
+                return f"control {control_id!r} "
+        return f"control #{path[1] + 1} "
+    return ""
+
+
+def _locate(raw: Mapping[str, Any], path: Sequence[str | int], msg: str) -> str:
+    if "is not valid under any of the given schemas" in msg or "is valid under each" in msg:
+        kind = "edit" if len(path) >= 2 and path[-2] == "edit" else "control"
+        msg = _ONE_OF[kind]
+    return f"{_label(raw, path)}at {schema.json_path(path)}: {msg}"
+
+
+def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for i, control in enumerate(raw["control"]):
+        if control["id"] in seen:
+            first = seen[control["id"]] + 1
+            problems.append(
+                _locate(raw, ("control", i, "id"), f"duplicate id; first used by control #{first}")
+            )
+        seen.setdefault(control["id"], i)
+    return problems
+
+
+def parse(data: bytes, source: str) -> ControlTable:
+    """Parse and validate a control table; ControlTableError lists every problem found."""
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ControlTableError(source, [f"not UTF-8: {exc}"]) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ControlTableError(source, [f"invalid TOML: {exc}"]) from exc
+    problems = [_locate(raw, path, msg) for path, msg in schema.errors("controls", raw)]
+    if not problems:
+        problems = _semantic_problems(raw)
+    if problems:
+        raise ControlTableError(source, problems)
+    return _build(raw, source, hashlib.sha256(data).hexdigest())
+
+
+def _build(raw: Mapping[str, Any], source: str, sha: str) -> ControlTable:
+    head = raw.get("controls", {})
+    command = tuple(head.get("command", DEFAULT_COMMAND))
+    timeout = float(head.get("timeout_s", DEFAULT_TIMEOUT_S))
+    controls = tuple(
+        Control(
+            id=c["id"],
+            why=c["why"],
+            edits=tuple(Edit(**e) for e in c["edit"]),
+            command=tuple(c.get("command", command)),
+            timeout_s=float(c.get("timeout_s", timeout)),
+            caught_by=tuple(c.get("caught_by", ())),
+            match=Match(c.get("match", "exact")),
+            survives=bool(c.get("survives", False)),
+            residue=c.get("residue", ""),
+        )
+        for c in raw["control"]
+    )
+    return ControlTable(
+        source=source,
+        sha256=sha,
+        controls=controls,
+        command=command,
+        import_check=tuple(head.get("import_check", ())),
+        timeout_s=timeout,
+        env=dict(head.get("env", {})),
+    )
