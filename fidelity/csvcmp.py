@@ -99,13 +99,15 @@ def compare_csv(
         )
     out = [d for d in diffs if not d.within]
     within = [d for d in diffs if d.within]
+    keys = tuple(dict.fromkeys(d.where.rsplit(" / ", 1)[0] for d in out))
     return OutputDiff(
         path=path,
         kind=kind,
         within_tolerance=not out and not extra,
         summary=_summary(out, within, extra),
         columns=tuple(dict.fromkeys(d.where.rsplit(" / ", 1)[1] for d in out)),
-        keys=tuple(dict.fromkeys(d.where.rsplit(" / ", 1)[0] for d in out))[:SHOWN_KEYS],
+        keys=keys[:SHOWN_KEYS],
+        keys_total=len(keys),
         rows_added=tuple(added[:SHOWN_KEYS]),
         rows_dropped=tuple(dropped[:SHOWN_KEYS]),
         largest=_largest(diffs, int(spec.get("top", DEFAULT_TOP))),

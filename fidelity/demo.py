@@ -16,7 +16,6 @@ from pathlib import Path
 from rich.console import Console
 
 from fidelity import gate, git, render
-from fidelity.compare import Verdict
 from fidelity.errors import UsageError
 
 EXPECTED_MOVES = frozenset({"dp2-online", "dp2-online-r2", "dp4-online"})
@@ -63,33 +62,40 @@ def materialise(dest: Path) -> dict[str, str]:
     }
 
 
+def _gate(console: Console, repo: Path, title: str, base: str, cand: str, harness: str,
+          expect: str | None = None) -> gate.Outcome:  # fmt: skip
+    console.rule(title)
+    outcome = gate.run(repo, base, cand, "cases/matrix.toml", harness_rev=harness, jobs=2,
+                       expect=expect)  # fmt: skip
+    render.outcome(console, outcome)
+    return outcome
+
+
 def main(console: Console, where: Path | None, quiet: bool) -> int:
-    """Run both gates; 0 when the refactor moved nothing and the fix moved exactly its cases."""
+    """Run the gates; 0 when each verdict is the one the demo exists to show."""
     tmp = None
     if where is None:
         tmp = Path(tempfile.mkdtemp(prefix="fidelity-demo-"))
         where = tmp / "tinysim"
     try:
-        commits = materialise(where)
+        c = materialise(where)
         console.print(f"demo repository: {where} (baseline, refactor, fix)", markup=False)
-        console.rule("1. refactor vs baseline: nothing may move")
-        refactor = gate.run(where, commits["baseline"], commits["refactor"], "cases/matrix.toml",
-                            harness_rev=commits["fix"], jobs=2)  # fmt: skip
-        render.outcome(console, refactor)
-        console.rule("2. fix vs refactor: only the online multi-lane cases may move")
-        fix = gate.run(where, commits["refactor"], commits["fix"], "cases/matrix.toml",
-                       harness_rev=commits["fix"], jobs=2)  # fmt: skip
-        render.outcome(console, fix)
-        moved = {r.case_id for r in fix.comparison.by_verdict(Verdict.MOVED)}
-        held = refactor.exit_code == 0 and fix.exit_code == 1 and moved == EXPECTED_MOVES
+        refactor = _gate(console, where, "1. refactor vs baseline: nothing may move",
+                         c["baseline"], c["refactor"], c["fix"])  # fmt: skip
+        fix = _gate(console, where, "2. fix vs refactor, predicted: the online multi-lane cases",
+                    c["refactor"], c["fix"], c["fix"], "cases/predict-fix.toml")  # fmt: skip
+        wrong = _gate(console, where, "3. the same fix, against a deliberately wrong prediction",
+                      c["refactor"], c["fix"], c["fix"], "cases/predict-wrong.toml")  # fmt: skip
+        shown = {
+            "refactor gate holds (exit 0)": refactor.exit_code == 0,
+            "fix prediction HELD (exit 0)": fix.exit_code == 0 and fix.judged is not None
+            and set(fix.judged.moved) == EXPECTED_MOVES,
+            "wrong prediction FALSIFIED (exit 1)": wrong.exit_code == 1,
+        }  # fmt: skip
         console.rule("demo")
-        console.print(
-            f"refactor gate exit {refactor.exit_code}; fix gate exit {fix.exit_code}, moved "
-            f"{', '.join(sorted(moved)) or 'nothing'}: "
-            + ("as expected" if held else f"NOT as expected ({', '.join(sorted(EXPECTED_MOVES))})"),
-            markup=False,
-        )
-        return 0 if held else 1
+        for claim, held in shown.items():
+            console.print(f"{'ok  ' if held else 'FAIL'} {claim}", markup=False)
+        return 0 if all(shown.values()) else 1
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -36,7 +36,8 @@ class OutputDiff:
     within_tolerance: bool
     summary: str
     columns: tuple[str, ...] = ()  # columns with values out of tolerance
-    keys: tuple[str, ...] = ()  # row keys (or JSON paths) out of tolerance
+    keys: tuple[str, ...] = ()  # row keys (or JSON paths) out of tolerance, the first few
+    keys_total: int = 0  # how many keys (or paths) are out of tolerance in all
     rows_added: tuple[str, ...] = ()
     rows_dropped: tuple[str, ...] = ()
     largest: tuple[Difference, ...] = ()
@@ -152,6 +153,7 @@ def compare_json(
     return OutputDiff(
         path, "json", not out, _summary(out, [d for d in diffs if d.within], []),
         keys=tuple(d.where for d in out)[:50],
+        keys_total=len(out),
         largest=_largest(diffs, int(spec.get("top", DEFAULT_TOP))),
     )  # fmt: skip
 

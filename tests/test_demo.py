@@ -18,10 +18,13 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "HOLDS: all 10 declared cases identical (exit 0)" in out
-    assert "MOVED: 3 moved, 0 failed of 10 (exit 1)" in out
+    assert "HELD: the moved set equals the prediction (3 cases) (exit 0)" in out
+    assert "FALSIFIED: 2 unexpected, 0 missed, 0 failed (exit 1)" in out
+    assert "unexpected (moved, not predicted): dp2-online-r2, dp4-online" in out
     for case in ("dp2-online", "dp2-online-r2", "dp4-online"):
         assert f"{case} " in out
-    assert "as expected" in out
+    assert "columns lane" in out  # the CSV comparator says where the move is
+    assert out.count("ok   ") == 3 and "FAIL" not in out
     log = run_git(where, "log", "--format=%s")
     assert log.splitlines() == ["fix: keep DP lane rotation across calls",
                                 "refactor: extract _slot", "baseline"]  # fmt: skip
