@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,8 +77,3 @@ def check_pages(
     for rel, found in raw.items():
         findings.extend(ratchets.apply(rel, found, current, config.ratchets))
     return Result(tuple(sorted(findings)), pages, tuple(lowered))
-
-
-def counts(result: Result) -> Counter[str]:
-    """Findings per code, for summaries."""
-    return Counter(str(f.code) for f in result.findings)

@@ -29,7 +29,7 @@ def run(
     update_ratchets: bool = False,
 ) -> int:
     """Check pages and render; ``json_path`` ``-`` writes JSON to stdout instead of text."""
-    from fidelity.errors import UntrustedError, UsageError
+    from fidelity.errors import UntrustedError, UsageError  # checkers import without fidelity
 
     root = (root or discover.find_root(cwd)).resolve()
     try:

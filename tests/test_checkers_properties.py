@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from checkers.check import Page, check_text
-from checkers.config import PageRules
+from checkers.config import KeyedTable, PageRules
 from checkers.fences import code_blocks
 from checkers.markdown import normalize, parse, parse_headings, parser
 from checkers.site import Site
@@ -41,6 +41,8 @@ TIGHT = PageRules(
     max_paragraph_chars=5,
     max_prose_paragraphs=1,
     canonical_sections=("Setup",),
+    keyed_tables=(KeyedTable("a"), KeyedTable("k", heading="h")),
+    link_bases=("docs", "../up"),
 )
 
 
