@@ -36,17 +36,33 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     run.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="cases run at once per side"
     )
-    run.add_argument("--json", type=Path, metavar="PATH", help="also write the verdict as JSON")
-    run.add_argument("--all", action="store_true", help="list identical cases too")
+    run.add_argument(
+        "--expect",
+        metavar="FILE",
+        help="the predicted move set, read from the harness like the table; the verdict is "
+        "HELD only when exactly the predicted cases move",
+    )
+    _reports(run)
     run.set_defaults(handler=_run)
 
     compare = sub.add_parser(
         "compare", help="re-render the verdict of a run directory, re-checking its evidence"
     )
     compare.add_argument("run_dir", type=Path, metavar="RUN_DIR")
-    compare.add_argument("--json", type=Path, metavar="PATH")
-    compare.add_argument("--all", action="store_true", help="list identical cases too")
+    _reports(compare)
     compare.set_defaults(handler=_compare)
+
+    verify = sub.add_parser(
+        "verify",
+        help="judge a stored run against its prediction",
+        description="Judge a run directory against the prediction recorded before the run, "
+        "or against --expect FILE; a prediction that differs from the recorded one, or that "
+        "was never recorded, is a provenance finding (exit 3), not a pass.",
+    )
+    verify.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    verify.add_argument("--expect", type=Path, metavar="FILE", help="the prediction to judge by")
+    _reports(verify)
+    verify.set_defaults(handler=_verify)
 
     cases = sub.add_parser("cases", help="validate or list a case table")
     cases_sub = cases.add_subparsers(dest="cases_command", metavar="ACTION", required=True)
@@ -65,6 +81,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--dir", type=Path, metavar="DIR", help="where to build it (default: a temp dir)"
     )
     demo.set_defaults(handler=_demo)
+
+
+def _reports(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the verdict as JSON")
+    parser.add_argument(
+        "--markdown", type=Path, metavar="PATH",
+        help="write a summary for a PR comment or $GITHUB_STEP_SUMMARY (kept under 1 MiB)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--junit", type=Path, metavar="PATH", help="write JUnit XML, one test per case"
+    )
+    parser.add_argument("--all", action="store_true", help="list identical cases too")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -93,41 +121,48 @@ def progress_for(console: Console, quiet: bool) -> Iterator[Callable[..., None] 
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import gate, render
+    from fidelity import gate
 
     repo = git.toplevel(args.repo)
     cases = _cases_path(args, repo)
     with progress_for(console, args.quiet) as progress:
         outcome = gate.run(
-            repo, args.baseline, args.candidate, cases, args.harness, args.out, args.jobs, progress
-        )
+            repo, args.baseline, args.candidate, cases, args.harness, args.out, args.jobs,
+            progress, args.expect,
+        )  # fmt: skip
+    return _show(outcome, args, console)
+
+
+def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
+    """Render to the terminal and write every report asked for; return the exit code."""
+    from fidelity import render, report_junit, report_matrix
+
     render.outcome(console, outcome, args.all)
     if args.json:
-        _copy_json(outcome.run_dir / "run.json", args.json)
-    return outcome.exit_code
+        _write(args.json, json.dumps(report_matrix.json_report(outcome), indent=2) + "\n")
+    if args.markdown:
+        _write(args.markdown, report_matrix.markdown(outcome))
+    if args.junit:
+        report_junit.write(args.junit, "fidelity", report_matrix.junit_cases(outcome))
+    code: int = outcome.exit_code
+    return code
 
 
-def _copy_json(source: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(source.read_text())
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 def _compare(args: argparse.Namespace, console: Console) -> int:
-    from dataclasses import asdict
+    from fidelity import gate
 
-    from fidelity import gate, render, rundir
+    return _show(gate.recompare(args.run_dir), args, console)
 
-    outcome = gate.recompare(args.run_dir)
-    render.outcome(console, outcome, args.all)
-    if args.json:
-        data: dict[str, Any] = dict(rundir.read(args.run_dir).raw)
-        data["comparison"] = asdict(outcome.comparison)
-        data["findings"] = [asdict(f) for f in outcome.findings]
-        data["exit_code"] = outcome.exit_code
-        data = rundir.plain(data)
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=2) + "\n")
-    return outcome.exit_code
+
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import gate
+
+    return _show(gate.verify(args.run_dir, args.expect), args, console)
 
 
 def _cases_validate(args: argparse.Namespace, console: Console) -> int:
