@@ -236,3 +236,41 @@ def test_run_dir_is_ignored_by_git(sim_repo: Repo) -> None:
     assert outcome.run_dir.is_relative_to(sim_repo.path / ".fidelity")
     assert sim_repo.git("status", "--porcelain") == ""
     shutil.rmtree(sim_repo.path / ".fidelity")
+
+
+def csv_table(spec: str) -> str:
+    copy = "import shutil, sys; shutil.copy('m.csv', sys.argv[1])"
+    return (
+        f'[[case]]\nid = "m"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(copy)}, "{{out}}"]\n'
+        f'outputs = ["m.csv"]\n\n[case.compare."m.csv"]\nkind = "csv"\nkey = ["id"]\n{spec}\n'
+    )
+
+
+def test_difference_inside_tolerance_is_reported_apart_and_holds(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("tol")
+    base = repo.commit(
+        {"m.csv": "id,v\n1,1.000\n2,2.000\n", "cases/matrix.toml": csv_table("atol = 0.01")}
+    )
+    repo.commit({"m.csv": "id,v\n2,2.005\n1,1.000\n"})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert verdicts(outcome) == {"m": "within-tolerance"}
+    assert outcome.comparison.summary.within_tolerance == 1
+    assert outcome.exit_code == 0
+    repo.commit({"m.csv": "id,v\n2,2.5\n1,1.000\n"})
+    moved = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert verdicts(moved) == {"m": "moved"}
+    assert moved.comparison.cases[0].explained[0].keys == ("2",)
+
+
+def test_widened_tolerance_is_flagged_and_narrowed_is_not(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("widen")
+    base = repo.commit({"m.csv": "id,v\n1,1.0\n", "cases/matrix.toml": csv_table("atol = 0.01")})
+    repo.commit({"m.csv": "id,v\n1,1.4\n", "cases/matrix.toml": csv_table("atol = 0.5")})
+    widened = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert verdicts(widened) == {"m": "within-tolerance"}
+    assert Code.TOLERANCE_WIDENED in codes(widened)
+    assert widened.exit_code == 3
+    repo.commit({"cases/matrix.toml": csv_table("atol = 0.001")})
+    narrowed = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert Code.TOLERANCE_WIDENED not in codes(narrowed)
+    assert verdicts(narrowed) == {"m": "moved"}
