@@ -75,9 +75,14 @@ class RowCheck:
             return f"the {self.row.key!r} row records no commit; re-measure and record it"
         if self.status is RowStatus.UNLANDED:
             return "measured on a commit that is not an ancestor of the ref; re-measure on it"
-        shown = "; ".join(f"{sha[:10]} {subject}" for sha, subject in self.newest)
-        verdict = "regrid owed" if self.status is RowStatus.STALE else "within limit"
-        return f"{verdict}; newest: {shown}" if shown else verdict
+        if self.status is not RowStatus.STALE:
+            return "within limit"
+        shown = "; ".join(f"{sha[:10]} {_short(subject)}" for sha, subject in self.newest)
+        return f"regrid owed; newest: {shown}" if shown else "regrid owed"
+
+
+def _short(subject: str, width: int = 48) -> str:
+    return subject if len(subject) <= width else subject[: width - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
