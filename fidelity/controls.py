@@ -24,6 +24,7 @@ from fidelity.controls_verdict import (
     ControlResult,
     Report,
     RunStatus,
+    TreeRun,
     judge,
     select_in_diff,
     unknown_tests,
@@ -98,11 +99,14 @@ def run(
     with tree_under_test(repo, rev, with_uncommitted) as sha:
         shown = f"{rev}+{UNCOMMITTED}" if with_uncommitted else rev
         chosen = select(repo, table, sha, only, in_diff)
+        if not chosen:  # nothing to judge: the gate says so rather than running the suite
+            skipped = TreeRun(RunStatus.UNVIABLE, detail="not run: no control selected")
+            return Report(shown, sha, table.source, skipped, None, (), 0)
         noop = table.noop()
         baseline = run_tree(repo, sha, noop, table)
         if progress:
             progress("unmodified", "tree", str(baseline.status))
-        if baseline.status is not RunStatus.PASSED or not chosen:
+        if baseline.status is not RunStatus.PASSED:
             return Report(shown, sha, table.source, baseline, None, (), len(chosen))
         early = {}
         for c in chosen:

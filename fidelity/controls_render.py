@@ -42,11 +42,11 @@ def detail(r: ControlResult) -> str:
 def trust_problem(report: Report) -> str:
     """Why the report cannot be trusted, or ''."""
     b = report.baseline
+    if not report.selected:
+        return "no control selected: nothing was judged"
     if not report.sound:
         failing = f"; failing: {', '.join(sorted(b.failing))}" if b.failing else ""
         return f"the unmodified tree does not pass ({b.status}: {b.detail}{failing})"
-    if not report.selected:
-        return "no control selected: nothing was judged"
     if report.noop is not None and report.leaks:
         n = report.noop
         return (
@@ -69,8 +69,10 @@ def summary(report: Report) -> str:
 
 def table(report: Report) -> Table:
     out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("control", "verdict", "failing subset", "detail"):
-        out.add_column(column, overflow="fold")
+    out.add_column("control", overflow="fold", ratio=2)
+    out.add_column("verdict", no_wrap=True)
+    out.add_column("failing subset", overflow="fold", ratio=4)
+    out.add_column("detail", overflow="fold", ratio=3)
     for r in report.results:
         out.add_row(r.id, Text(str(r.verdict), STYLE[r.verdict]), _tests(r.failing), detail(r))
     return out
@@ -86,6 +88,13 @@ def report(console: Console, result: Report) -> None:
         console.print(Text(f"The evidence cannot be trusted: {problem}", "bold red"))
     if result.results:
         console.print(table(result))
+    if result.noop is not None:
+        b, n = result.baseline, result.noop
+        console.print(
+            f"unmodified tree: {b.status}, {len(b.tests)} tests in {b.duration_s:.2f} s; "
+            f"no-op control: {'survived' if n.verdict is Verdict.RESIDUE_HELD else n.verdict}",
+            markup=False, highlight=False,
+        )  # fmt: skip
     for group in identical_subsets(result.results):
         console.print(Text(f"! identical failing subsets, they do not discriminate: "
                            f"{', '.join(group)}", "yellow"))  # fmt: skip

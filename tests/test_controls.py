@@ -1,0 +1,318 @@
+"""Mutation controls end to end: real repositories, real pytest runs, every verdict.
+
+Each control runs the small project's tests in its own worktree; the user's checkout
+(work tree, index, HEAD, worktree list) is compared byte for byte before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import PY, Repo, snapshot
+
+from fidelity import controls
+from fidelity.cli import main
+from fidelity.controls_verdict import Report, RunStatus, Verdict
+
+CALC = """def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+
+
+def neg(a):
+    return -a
+"""
+
+TESTS = """from calc import add, mul, neg
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+
+
+def test_both():
+    assert add(1, 1) == mul(1, 2)
+
+
+def test_neg():
+    assert neg(2) == -2
+"""
+
+T = "tests/test_calc.py::"
+NEG_PATCH = """--- a/calc/__init__.py
++++ b/calc/__init__.py
+@@ -8,2 +8,2 @@
+ def neg(a):
+-    return -a
++    return a
+"""
+
+
+def header(import_check: str = '["calc"]') -> str:
+    command = json.dumps([PY, "-m", "pytest", "-q"])
+    return f"[controls]\ncommand = {command}\nimport_check = {import_check}\ntimeout_s = 60\n"
+
+
+def control(cid: str, edit: str, expect: str, extra: str = "") -> str:
+    return f'\n[[control]]\nid = "{cid}"\nwhy = "w"\nedit = [{edit}]\n{expect}\n{extra}'
+
+
+def fr(find: str, replace: str, file: str = "calc/__init__.py") -> str:
+    return f"{{ file = {json.dumps(file)}, find = {json.dumps(find)}, replace = {json.dumps(replace)} }}"
+
+
+def caught(*tests: str, match: str = "exact") -> str:
+    return f"caught_by = {json.dumps([T + t for t in tests])}\nmatch = {json.dumps(match)}"
+
+
+RESIDUE = 'survives = true\nresidue = "neg of negatives untested"'
+SLOW = "__import__('time').sleep(30) or a + b"
+KILL = "__import__('os').kill(__import__('os').getpid(), 9)"
+
+EVERY_VERDICT = header() + "".join([
+    control("add-minus", fr("a + b", "a - b"), caught("test_add", "test_both")),
+    control("mul-plus", fr("a * b", "a + b"), caught("test_mul")),
+    control("mul-plus-includes", fr("a * b", "a + b"), caught("test_mul", match="includes")),
+    control("neg-abs", fr("return -a", "return -abs(a)"), caught("test_neg")),
+    control("neg-abs-residue", fr("return -a", "return -abs(a)"), RESIDUE),
+    control("neg-identity", fr("return -a", "return a"), RESIDUE),
+    control("neg-patch", f"{{ file = \"calc/__init__.py\", patch = {json.dumps(NEG_PATCH)} }}",
+            caught("test_neg")),
+    control("bad-patch", '{ file = "calc/__init__.py", patch = "--- a/calc/__init__.py\\n+++ b/calc/__init__.py\\n@@ -1,1 +1,1 @@\\n-nothing here\\n+x\\n" }',
+            caught("test_add")),
+    control("find-missing", fr("a / b", "a // b"), caught("test_add")),
+    control("find-ambiguous", fr("return", "return  "), caught("test_add")),
+    control("syntax-error", fr("def add(a, b):", "def add(a, b)"), caught("test_add")),
+    control("unknown-test", fr("a + b", "a - b"), caught("test_nope")),
+    control("slow", fr("a + b", SLOW), caught("test_add"), "timeout_s = 2"),
+    control("killed", fr("return a * b", f"return {KILL}"), caught("test_mul")),
+])  # fmt: skip
+
+EXPECTED = {
+    "add-minus": Verdict.CAUGHT,
+    "mul-plus": Verdict.CAUGHT_DIFFERENTLY,
+    "mul-plus-includes": Verdict.CAUGHT,
+    "neg-abs": Verdict.SURVIVED,
+    "neg-abs-residue": Verdict.RESIDUE_HELD,
+    "neg-identity": Verdict.RESIDUE_CLOSED,
+    "neg-patch": Verdict.CAUGHT,
+    "bad-patch": Verdict.UNVIABLE,
+    "find-missing": Verdict.UNVIABLE,
+    "find-ambiguous": Verdict.UNVIABLE,
+    "syntax-error": Verdict.UNVIABLE,
+    "unknown-test": Verdict.UNVIABLE,
+    "slow": Verdict.TIMEOUT,
+    "killed": Verdict.CRASHED,
+}
+
+
+def project(repo: Repo, table: str, tests: str = TESTS) -> str:
+    return repo.commit({
+        "calc/__init__.py": CALC,
+        "tests/test_calc.py": tests,
+        "cases/controls.toml": table,
+        ".gitignore": "__pycache__/\n",
+    })  # fmt: skip
+
+
+def dirty(repo: Repo) -> None:
+    """Uncommitted work the run must leave exactly as it was: staged, unstaged, untracked."""
+    repo.write({"notes.txt": "staged\n"})
+    repo.git("add", "notes.txt")
+    repo.write({"notes.txt": "staged, then edited\n", "wip.py": "x = 1\n"})
+
+
+@pytest.fixture(scope="module")
+def every_verdict(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Report, dict, dict]:  # type: ignore[type-arg]
+    repo = Repo(tmp_path_factory.mktemp("every") / "repo")
+    project(repo, EVERY_VERDICT)
+    dirty(repo)
+    before = snapshot(repo.path)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    return repo, report, before, snapshot(repo.path)
+
+
+def test_every_verdict_from_real_runs(every_verdict) -> None:  # type: ignore[no-untyped-def]
+    _, report, _, _ = every_verdict
+    assert report.baseline.status is RunStatus.PASSED
+    assert {r.id: r.verdict for r in report.results} == EXPECTED
+    assert report.noop is not None and report.noop.verdict is Verdict.RESIDUE_HELD
+    assert report.exit_code() == 1
+
+
+def test_full_failing_subsets_and_reasons(every_verdict) -> None:  # type: ignore[no-untyped-def]
+    _, report, _, _ = every_verdict
+    by_id = {r.id: r for r in report.results}
+    assert by_id["mul-plus"].failing == (T + "test_both", T + "test_mul")
+    assert by_id["mul-plus"].expected == (T + "test_mul",)
+    assert "occurs 3 times" in by_id["find-ambiguous"].detail
+    assert "does not occur" in by_id["find-missing"].detail
+    assert "does not apply" in by_id["bad-patch"].detail
+    assert "collection error" in by_id["syntax-error"].detail
+    assert "test_nope" in by_id["unknown-test"].detail
+    assert "signal 9" in by_id["killed"].detail
+    for crashed in ("slow", "killed"):
+        assert by_id[crashed].failing == (), "a crash or timeout is never scored as a catch"
+
+
+def test_checkout_untouched_after_the_run(every_verdict) -> None:  # type: ignore[no-untyped-def]
+    repo, _, before, after = every_verdict
+    assert after == before
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_unsound_harness_judges_nothing(make_repo: Callable[[str], Repo]) -> None:
+    repo = make_repo("unsound")
+    broken = TESTS.replace("== 5", "== 6")
+    project(repo, header() + control("add-minus", fr("a + b", "a - b"), caught("test_add")), broken)
+    dirty(repo)
+    before = snapshot(repo.path)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    assert report.exit_code() == 3
+    assert report.results == () and report.noop is None
+    assert report.baseline.failing == frozenset({T + "test_add"})
+    assert snapshot(repo.path) == before, "also after a failure"
+
+
+def test_leaking_harness_is_untrusted(make_repo: Callable[[str], Repo], tmp_path: Path) -> None:
+    """A control that leaves state outside its tree makes the no-op (run last) fail: exit 3."""
+    repo = make_repo("leak")
+    flag = tmp_path / "poisoned"
+    tests = (
+        TESTS
+        + f"\n\ndef test_clean():\n    assert not __import__('os').path.exists({str(flag)!r})\n"
+    )
+    poison = f"open({str(flag)!r}, 'w').close() or a + b"
+    project(repo, header() + control("poison", fr("a + b", poison), caught("test_clean")), tests)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert [r.verdict for r in report.results] == [Verdict.CAUGHT]
+    assert report.noop is not None and report.noop.verdict is Verdict.RESIDUE_CLOSED
+    assert report.exit_code() == 3
+
+
+def test_with_uncommitted_runs_the_work_tree_and_keeps_the_index(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("wip")
+    table = header() + control(
+        "neg-abs", fr("return -a", "return -abs(a)"), caught("test_neg_negative")
+    )
+    project(repo, table)
+    # the test that catches neg-abs exists only in the work tree, not committed, not staged
+    repo.write(
+        {"tests/test_calc.py": TESTS + "\n\ndef test_neg_negative():\n    assert neg(-2) == 2\n"}
+    )
+    repo.write({"notes.txt": "staged\n"})
+    repo.git("add", "notes.txt")
+    before = snapshot(repo.path)
+    committed = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    assert [r.verdict for r in committed.results] == [Verdict.UNVIABLE]  # test not at HEAD
+    wip = controls.run(repo.path, controls.load(repo.path), jobs=2, with_uncommitted=True)
+    assert [r.verdict for r in wip.results] == [Verdict.CAUGHT]
+    assert wip.rev == "HEAD+uncommitted"
+    assert snapshot(repo.path) == before
+
+
+def test_only_and_in_diff_select_controls(make_repo: Callable[[str], Repo]) -> None:
+    repo = make_repo("select")
+    table = header() + control("add-minus", fr("a + b", "a - b"), caught("test_add", "test_both"))
+    table += control("other-file", fr("x = 1", "x = 2", "other.py"), RESIDUE)
+    base = project(repo, table)
+    repo.commit({"other.py": "x = 1\n"})
+    assert [
+        c.id
+        for c in controls.select(
+            repo.path, controls.load(repo.path), repo.git("rev-parse", "HEAD"), (), base
+        )
+    ] == ["other-file"]
+    report = controls.run(repo.path, controls.load(repo.path), only=["add-minus"], jobs=1)
+    assert [r.id for r in report.results] == ["add-minus"] and report.exit_code() == 0
+    none = controls.run(repo.path, controls.load(repo.path), in_diff="HEAD", jobs=1)
+    assert none.results == () and none.exit_code() == 3, "never exit 0 without judging"
+
+
+def test_cli_run_writes_every_format(
+    make_repo: Callable[[str], Repo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo("cli")
+    project(repo, header() + control("add-minus", fr("a + b", "a - b"), caught("test_add", "test_both"))
+            + control("neg-abs", fr("return -a", "return -abs(a)"), caught("test_neg")))  # fmt: skip
+    out = tmp_path / "out"
+    code = main(["--quiet", "controls", "run", "--repo", str(repo.path), "--jobs", "2",
+                 "--json", str(out / "c.json"), "--markdown", str(out / "c.md"),
+                 "--junit", str(out / "c.xml")])  # fmt: skip
+    text = capsys.readouterr().out
+    assert code == 1
+    assert "MISSED: 1 of 2 controls did not: 1 caught, 1 survived (exit 1)" in text
+    data = json.loads((out / "c.json").read_text())
+    assert data["exit_code"] == 1 and [c["verdict"] for c in data["controls"]] == [
+        "caught",
+        "survived",
+    ]
+    assert "| neg-abs | survived |" in (out / "c.md").read_text()
+    xml = (out / "c.xml").read_text()
+    assert 'tests="2" failures="1" errors="0"' in xml
+
+
+def test_cli_unknown_only_and_bad_table_are_usage_errors(
+    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo("usage")
+    project(repo, header() + control("a", fr("a + b", "a - b"), caught("test_add")))
+    assert main(["controls", "run", "--repo", str(repo.path), "--only", "zz"]) == 2
+    assert "unknown control id zz; known: a" in capsys.readouterr().err
+    repo.commit(
+        {"cases/controls.toml": header() + control("a", fr("x", "y"), caught("t"), "colour = 1")}
+    )
+    assert main(["controls", "list", "--repo", str(repo.path)]) == 2
+    err = capsys.readouterr().err.replace("\n", "")  # the error console wraps at 80 columns
+    assert (
+        "controls.toml" in err and "control 'a' at $.control[0].colour: unknown key 'colour'" in err
+    )
+
+
+def test_cli_list(make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo("list")
+    project(repo, header() + control("add-minus", fr("a + b", "a - b"), caught("test_add")))
+    assert main(["--quiet", "controls", "list", "--repo", str(repo.path)]) == 0
+    out = capsys.readouterr().out
+    assert "add-minus" in out and "calc/__init__.py" in out
+
+
+def test_ctrl_c_kills_the_control_and_leaves_the_checkout(
+    make_repo: Callable[[str], Repo], tmp_path: Path
+) -> None:
+    from test_interrupt import alive, wait_for
+
+    repo = make_repo("ctrlc")
+    mark = tmp_path / "pid"
+    sleeper = f"open({str(mark)!r}, 'w').write(str(__import__('os').getpid())) or __import__('time').sleep(120) or a + b"
+    project(repo, header() + control("sleepy", fr("a + b", sleeper), caught("test_add")))
+    dirty(repo)
+    before = snapshot(repo.path)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "fidelity", "--quiet", "controls", "run", "--repo", str(repo.path), "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        wait_for(mark)
+        assert repo.git("worktree", "list", "--porcelain").count("worktree ") >= 2
+        child.send_signal(2)
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 130, err
+    assert not alive(int(mark.read_text())), "the running test command was not killed"
+    assert snapshot(repo.path) == before

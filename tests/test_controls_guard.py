@@ -1,0 +1,102 @@
+"""The editable-install trap under mutation controls, built for real with pip.
+
+A venv holds an editable install of the same package from another checkout. Without the
+guard the tests import that checkout, so a control's edit to the tree under test changes
+nothing and the control wrongly survives; with the guard the run fails loudly (exit 3).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+
+import pytest
+from conftest import Repo
+from test_importguard import editable_venv
+
+from fidelity import controls, pytest_guard
+from fidelity.controls_verdict import RunStatus, Verdict
+
+PKG = "def value():\n    return 1\n"
+TEST = "from pkgsrc import value\n\n\ndef test_value():\n    assert value() == 1\n"
+
+
+def table(python: Path, import_check: list[str]) -> str:
+    command = json.dumps([str(python), "-m", "pytest", "-q"])
+    return f"""[controls]
+command = {command}
+import_check = {json.dumps(import_check)}
+
+[[control]]
+id = "value-two"
+why = "value must be 1"
+edit = [{{ file = "src/pkgsrc/__init__.py", find = "return 1", replace = "return 2" }}]
+caught_by = ["tests/test_value.py::test_value"]
+"""
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    python = editable_venv(tmp_path_factory.mktemp("trap"), "pkgsrc", "src")
+    other = python.parent.parent.parent / "other-pkgsrc" / "src" / "pkgsrc" / "__init__.py"
+    other.write_text(PKG)  # the other checkout passes the same tests
+    return python
+
+
+def user_repo(make_repo: Callable[[str], Repo], python: Path, guard: list[str]) -> Repo:
+    repo = make_repo("user")
+    repo.commit({"src/pkgsrc/__init__.py": PKG, "tests/test_value.py": TEST,
+                 "cases/controls.toml": table(python, guard)})  # fmt: skip
+    return repo
+
+
+def test_without_the_guard_the_control_wrongly_survives(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = user_repo(make_repo, venv, [])
+    report = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    assert report.baseline.status is RunStatus.PASSED
+    assert [r.verdict for r in report.results] == [Verdict.SURVIVED]  # the trap
+
+
+def test_with_the_guard_the_run_fails_loudly(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = user_repo(make_repo, venv, ["pkgsrc"])
+    report = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    assert report.exit_code() == 3
+    assert report.results == ()
+    assert "fidelity import guard: pkgsrc resolves to" in report.baseline.detail
+    assert "other-pkgsrc" in report.baseline.detail
+
+
+def test_guarded_and_importable_the_control_is_caught(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = user_repo(make_repo, venv, ["pkgsrc"])
+    repo.commit({"pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'})
+    report = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    assert [r.verdict for r in report.results] == [Verdict.CAUGHT]
+    assert report.exit_code() == 0
+
+
+class ElsewhereFinder:
+    """A meta-path finder serving `guarded_pkg` from outside the root, as an editable one does."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if name != "guarded_pkg":
+            return None
+        spec = ModuleSpec(name, None, origin="/elsewhere/guarded_pkg/__init__.py")
+        spec.has_location = True
+        return spec
+
+
+def test_shadowing_finders_are_removed(tmp_path: Path) -> None:
+    sys.meta_path.insert(0, ElsewhereFinder)  # type: ignore[arg-type]
+    try:
+        removed = pytest_guard.remove_shadowing_finders(["guarded_pkg", "json"], str(tmp_path))
+        assert removed == ["ElsewhereFinder (guarded_pkg)"]
+        assert ElsewhereFinder not in sys.meta_path
+    finally:
+        if ElsewhereFinder in sys.meta_path:
+            sys.meta_path.remove(ElsewhereFinder)  # type: ignore[arg-type]
+    found = pytest_guard.problems(["json"], str(tmp_path), final=True)
+    assert found and "outside the tree under test" in found[0]
