@@ -78,7 +78,7 @@ def canonical(test_id: str) -> str:
     return ".".join(names) + bracket + params
 
 
-def test_id(classname: str, name: str, file: str | None) -> str:
+def node_id(classname: str, name: str, file: str | None) -> str:
     """The node id when the file is known; `classname::name` otherwise."""
     if not classname:  # a collection error names the module in `name`
         return file or name
@@ -113,7 +113,7 @@ def parse_bytes(data: bytes, source: str) -> list[TestResult]:
     found = []
     for case in root.iter("testcase"):
         outcome, message = _outcome(case)
-        tid = test_id(case.get("classname", ""), case.get("name", ""), case.get("file"))
+        tid = node_id(case.get("classname", ""), case.get("name", ""), case.get("file"))
         found.append(TestResult(tid, outcome, message))
     return found
 
