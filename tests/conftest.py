@@ -140,3 +140,20 @@ def sim_repo(make_repo: Callable[[str], Repo]) -> Repo:
         "baseline",
     )
     return repo
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    """Run one evidence command's handler with an injected 100-column console."""
+    import argparse
+    import io
+
+    from rich.console import Console
+
+    from fidelity import cli_evidence
+
+    parser = argparse.ArgumentParser()
+    cli_evidence.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    out = io.StringIO()
+    code: int = args.handler(args, Console(file=out, width=100, color_system=None))
+    return code, out.getvalue()

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
-import io
 import json
 import math
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich.console import Console
 
-from fidelity import ab_runner, cli_evidence
+from fidelity import ab_runner
 from fidelity.ab_runner import Order
 from fidelity.ab_verdict import Arm, Expect, Repetition, Verdict, judge, swap
 from fidelity.errors import UsageError
@@ -27,15 +25,6 @@ def reps(a: list[float], b: list[float], ca: list[float] | None = None,
         for i, t in enumerate(times):
             out.append(Repetition(len(out), arm, t, ctl[i] if ctl else None))
     return out
-
-
-def run_cli(argv: list[str]) -> tuple[int, str]:
-    parser = argparse.ArgumentParser()
-    cli_evidence.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    out = io.StringIO()
-    code: int = args.handler(args, Console(file=out, width=100, color_system=None))
-    return code, out.getvalue()
 
 
 # --- the pure verdict ---

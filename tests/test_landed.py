@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
-import io
 import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from gitrepo import GitRepo
-from rich.console import Console
 
-from fidelity import cli_evidence, landed
+from fidelity import landed
 from fidelity.errors import UsageError
 from fidelity.landed import CommitStatus
 
@@ -21,15 +19,6 @@ def repo(tmp_path: Path) -> GitRepo:
     r = GitRepo(tmp_path / "repo")
     r.commit("root", {"src/a.py": "x = 1\n"})
     return r
-
-
-def run_cli(argv: list[str]) -> tuple[int, str]:
-    parser = argparse.ArgumentParser()
-    cli_evidence.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    out = io.StringIO()
-    code: int = args.handler(args, Console(file=out, width=100, color_system=None))
-    return code, out.getvalue()
 
 
 def test_ancestor_commit_landed(repo: GitRepo) -> None:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from gitrepo import GitRepo
-from rich.console import Console
 
 from checkers import trailers
 from checkers.trailers import Code
-from fidelity import cli_evidence
 from fidelity.errors import UsageError
 
 CONFIG = """\
@@ -31,15 +28,6 @@ def repo(tmp_path: Path) -> GitRepo:
     r = GitRepo(tmp_path / "repo")
     r.commit("root\n\nAssisted-by: Claude\n", {"pyproject.toml": CONFIG, "records/x.md": "# x\n"})
     return r
-
-
-def run_cli(argv: list[str]) -> tuple[int, str]:
-    parser = argparse.ArgumentParser()
-    cli_evidence.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    out = io.StringIO()
-    code: int = args.handler(args, Console(file=out, width=100, color_system=None))
-    return code, out.getvalue()
 
 
 def hook(repo: GitRepo, message: str) -> tuple[int, str]:
