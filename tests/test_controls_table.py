@@ -1,0 +1,107 @@
+"""Control tables: every problem located by file, control id and JSON path; bad commands."""
+
+from __future__ import annotations
+
+import pytest
+
+from fidelity import controls_run
+from fidelity.controls_table import NOOP_ID, ControlTableError, Edit, Match, parse
+from fidelity.errors import UsageError
+
+GOOD = b"""
+[controls]
+import_check = ["calc"]
+
+[[control]]
+id = "add-minus"
+why = "add must add"
+edit = [{ file = "calc.py", find = "a + b", replace = "a - b" }]
+caught_by = ["tests/test_calc.py::test_add"]
+match = "includes"
+
+[[control]]
+id = "residue"
+why = "known"
+edit = [{ file = "calc.py", patch = "--- a/calc.py" }]
+survives = true
+residue = "not tested"
+timeout_s = 5
+"""
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(ControlTableError) as info:
+        parse(text.encode(), "cases/controls.toml")
+    assert str(info.value).startswith("invalid control table cases/controls.toml:")
+    return info.value.problems
+
+
+def test_a_good_table_and_its_defaults() -> None:
+    table = parse(GOOD, "c.toml")
+    first, second = table.controls
+    assert first.command == ("python", "-m", "pytest", "-q") and first.match is Match.INCLUDES
+    assert first.edits == (Edit("calc.py", "a + b", "a - b"),)
+    assert second.survives and second.timeout_s == 5 and second.edits[0].patch
+    assert table.noop().id == NOOP_ID and table.noop().survives and table.noop().edits == ()
+
+
+def control(body: str, cid: str = "x") -> str:
+    return f'[[control]]\nid = "{cid}"\nwhy = "w"\n{body}\n'
+
+
+EDIT = 'edit = [{ file = "a.py", find = "1", replace = "2" }]'
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (EDIT + '\ncaught_by = ["t"]\ncolour = 1',
+         "control 'x' at $.control[0].colour: unknown key 'colour'"),
+        ('edit = [{ file = "a.py", find = "1", replace = "2", patch = "p" }]\ncaught_by = ["t"]',
+         "control 'x' at $.control[0].edit[0]: give either find + replace, or patch (not both)"),
+        ('edit = [{ file = "a.py", find = "1" }]\ncaught_by = ["t"]',
+         "control 'x' at $.control[0].edit[0]: give either find + replace, or patch (not both)"),
+        (EDIT, "control 'x' at $.control[0]: give either caught_by (with an optional match), "
+               "or survives = true with a residue"),
+        (EDIT + '\ncaught_by = ["t"]\nsurvives = true\nresidue = "r"',
+         "control 'x' at $.control[0]: give either caught_by"),
+        (EDIT + '\ncaught_by = ["t"]\nmatch = "some"',
+         "control 'x' at $.control[0].match: 'some' is not one of ['exact', 'includes']"),
+        ('edit = [{ file = "/etc/passwd", find = "1", replace = "2" }]\ncaught_by = ["t"]',
+         "control 'x' at $.control[0].edit[0].file: '/etc/passwd' does not match"),
+    ],
+)  # fmt: skip
+def test_each_problem_is_located(body: str, expected: str) -> None:
+    found = problems(control(body))
+    assert any(p.startswith(expected) for p in found), found
+
+
+def test_duplicate_ids_and_unknown_head_keys() -> None:
+    dup = control(EDIT + '\ncaught_by = ["t"]') * 2
+    assert problems(dup) == [
+        "control 'x' at $.control[1].id: duplicate id; first used by control #1"
+    ]
+    head = '[controls]\nimport_checks = ["a"]\n' + control(EDIT + '\ncaught_by = ["t"]')
+    assert problems(head)[0].startswith("at $.controls.import_checks: unknown key 'import_checks'")
+    assert problems("[[control]]\nid = 3")[0].startswith("control #1 at $.control[0]")
+    assert problems("not toml [")[0].startswith("invalid TOML")
+
+
+def test_commands_the_runner_cannot_read_are_usage_errors() -> None:
+    controls_run.check_command(["python", "-m", "pytest"], ["calc"], "t")
+    controls_run.check_command(["make", "test", "JUNIT={junit}"], [], "t")
+    with pytest.raises(UsageError, match="is not pytest; put {junit}"):
+        controls_run.check_command(["make", "test"], [], "t")
+    with pytest.raises(UsageError, match="import_check needs a pytest command"):
+        controls_run.check_command(["make", "JUNIT={junit}"], ["calc"], "t")
+
+
+def test_pytest_gets_junit_family_and_the_guard(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    argv = controls_run.argv_for(
+        ["python", "-m", "pytest", "-q"], tmp_path / "j.xml", tmp_path, True
+    )
+    assert argv[:4] == ["python", "-m", "pytest", "-q"]
+    assert "junit_family=xunit1" in argv and "fidelity.pytest_guard" in argv
+    assert argv[-1] == f"--junitxml={tmp_path / 'j.xml'}"
+    other = controls_run.argv_for(["run", "--out={junit}"], tmp_path / "j.xml", tmp_path, False)
+    assert other == ["run", f"--out={tmp_path / 'j.xml'}"]
