@@ -1,0 +1,95 @@
+"""The pure verdict core: properties over generated runs and controls."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fidelity.controls_table import Control, Edit, Match
+from fidelity.controls_verdict import (
+    ControlResult,
+    RunStatus,
+    TreeRun,
+    Verdict,
+    classify,
+    identical_subsets,
+    judge,
+    matches,
+    select_in_diff,
+)
+from fidelity.junit_read import Outcome, Suite, TestResult
+from fidelity.proc import ProcStatus
+
+TESTS = [f"tests/test_m.py::t{i}" for i in range(6)]
+subsets = st.frozensets(st.sampled_from(TESTS))
+
+
+@st.composite
+def controls(draw: st.DrawFn) -> Control:
+    survives = draw(st.booleans())
+    expected = () if survives else tuple(sorted(draw(subsets.filter(bool))))
+    return Control("c", "w", (), ("pytest",), caught_by=expected, match=draw(st.sampled_from(Match)),
+                   survives=survives, residue="r" if survives else "")  # fmt: skip
+
+
+runs = st.builds(
+    TreeRun,
+    status=st.sampled_from(RunStatus),
+    failing=subsets,
+    tests=st.just(frozenset(TESTS)),
+)
+
+
+@given(controls(), runs)
+def test_only_a_completed_failing_run_can_be_a_catch(control: Control, run: TreeRun) -> None:
+    result = judge(control, run)
+    if result.verdict in (Verdict.CAUGHT, Verdict.CAUGHT_DIFFERENTLY, Verdict.RESIDUE_CLOSED):
+        assert run.status in (RunStatus.FAILED, RunStatus.PASSED) and run.failing
+    if run.status in (RunStatus.TIMEOUT, RunStatus.CRASHED, RunStatus.UNVIABLE):
+        assert not result.met
+    if control.survives:
+        assert result.verdict not in (Verdict.CAUGHT, Verdict.SURVIVED)
+
+
+@given(subsets, subsets)
+def test_exact_implies_includes(expected: frozenset[str], failing: frozenset[str]) -> None:
+    if matches(expected, failing, Match.EXACT):
+        assert matches(expected, failing, Match.INCLUDES)
+    assert matches(expected, expected | failing, Match.INCLUDES)
+
+
+@given(st.lists(subsets, min_size=1, max_size=5))
+def test_identical_subsets_group_exactly_the_equal_sets(sets: list[frozenset[str]]) -> None:
+    results = [
+        ControlResult(f"c{i}", Verdict.CAUGHT, (), tuple(sorted(s))) for i, s in enumerate(sets)
+    ]
+    groups = identical_subsets(results)
+    for group in groups:
+        assert len({sets[int(cid[1:])] for cid in group}) == 1
+    flagged = {cid for g in groups for cid in g}
+    for i, s in enumerate(sets):
+        duplicated = s and sum(1 for t in sets if t == s) > 1
+        assert (f"c{i}" in flagged) == bool(duplicated)
+
+
+def suite(**outcomes: Outcome) -> Suite:
+    return Suite({k: TestResult(k, v) for k, v in outcomes.items()})
+
+
+def test_classify_never_reads_a_crash_or_timeout_as_failing_tests() -> None:
+    failed = suite(a=Outcome.FAILED, b=Outcome.PASSED)
+    assert classify(ProcStatus.TIMEOUT, None, failed).status is RunStatus.TIMEOUT
+    assert classify(ProcStatus.CRASHED, -11, failed).failing == frozenset()
+    assert classify(ProcStatus.FAILED, 1, failed).failing == {"a"}
+    assert classify(ProcStatus.FAILED, 2, suite(m=Outcome.COLLECTION)).status is RunStatus.UNVIABLE
+    assert classify(ProcStatus.FAILED, 4, suite(a=Outcome.PASSED)).status is RunStatus.UNVIABLE
+    assert classify(ProcStatus.OK, 0, suite()).status is RunStatus.UNVIABLE, "no test ran"
+    assert classify(ProcStatus.FAILED, 1, None, "boom").detail == "no JUnit report (exit 1): boom"
+
+
+def test_in_diff_selects_by_edited_file_or_expected_test_file() -> None:
+    a = Control("a", "w", (), ("pytest",), caught_by=("tests/test_a.py::t",))
+    b = Control("b", "w", (Edit("src/b.py", "x", "y"),), ("pytest",), survives=True, residue="r")
+    assert select_in_diff([a, b], ["tests/test_a.py"]) == (a,)
+    assert select_in_diff([a, b], ["src/b.py", "README.md"]) == (b,)
+    assert select_in_diff([a, b], ["docs/x.md"]) == ()
