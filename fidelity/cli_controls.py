@@ -20,6 +20,14 @@ def _outputs(p: argparse.ArgumentParser, junit: bool = True) -> None:
         p.add_argument("--junit", type=Path, metavar="PATH", help="one JUnit case per control")
 
 
+def _action(actions: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A nested action's parser; `-q` works after it too (`fidelity controls run -q`)."""
+    p: argparse.ArgumentParser = actions.add_parser(name, **kwargs)
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="plain output for CI logs")  # fmt: skip
+    return p
+
+
 def _table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--controls", metavar="FILE", help="control table (default from config)")
     p.add_argument("--repo", type=Path, default=Path("."), help="repository (default: .)")
@@ -33,7 +41,7 @@ def _register_controls(sub: Any) -> None:
         "table or revision, 3 when the unmodified tree does not pass (the harness is unsound).",
     )
     actions = p.add_subparsers(dest="controls_command", metavar="ACTION", required=True)
-    run = actions.add_parser("run", help="run the controls, each in its own clean worktree")
+    run = _action(actions, "run", help="run the controls, each in its own clean worktree")
     _table_args(run)
     run.add_argument("--rev", default="HEAD", help="the tree under test (default HEAD)")
     run.add_argument(
@@ -50,10 +58,11 @@ def _register_controls(sub: Any) -> None:
     )
     _outputs(run)
     run.set_defaults(handler=_run)
-    listing = actions.add_parser("list", help="list the controls of a table")
+    listing = _action(actions, "list", help="list the controls of a table")
     _table_args(listing)
     listing.set_defaults(handler=_list)
-    neg = actions.add_parser(
+    neg = _action(
+        actions,
         "negative",
         help="run the new tests against the pre-fix source: a fix's tests must fail there",
         description="Source paths from OLD, everything else from NEW. Exit 0 when a test the "
@@ -89,13 +98,13 @@ def _register_failset(sub: Any) -> None:
         "new collection error, 3 when the reports hold no test.",
     )
     actions = p.add_subparsers(dest="failset_command", metavar="ACTION", required=True)
-    record = actions.add_parser("record", help="store the failing set of JUnit reports")
+    record = _action(actions, "record", help="store the failing set of JUnit reports")
     _runs_arg(record)
     record.add_argument("--out", type=Path, default=Path("records/failset.json"))
     record.add_argument("--command", default="", help="the test command, for provenance")
     record.add_argument("--repo", type=Path, default=Path("."), help="for the revision")
     record.set_defaults(handler=_record)
-    diff = actions.add_parser("diff", help="compare JUnit reports with a recorded baseline")
+    diff = _action(actions, "diff", help="compare JUnit reports with a recorded baseline")
     diff.add_argument("--baseline", required=True, type=Path, metavar="FILE")
     _runs_arg(diff)
     _outputs(diff, junit=False)
@@ -121,7 +130,10 @@ def _write(path: Path | None, text: str) -> None:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity import controls, controls_render, report_junit
+    from fidelity.errors import UsageError
 
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
     repo = git.toplevel(args.repo)
     table = controls.load(repo, args.controls)
     with _progress(console, args.quiet) as progress:
@@ -161,7 +173,7 @@ def _negative(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli_evidence import emit
 
     repo = git.toplevel(args.repo)
-    table = controls.load(repo, args.controls)
+    table = controls.load(repo, args.controls, missing_ok=True)
     report = controls_negative.run(repo, table, args.source_from, args.tests_from, args.paths)
     title = f"negative control: tests from {args.tests_from}, {' '.join(args.paths)} from " + (
         args.source_from

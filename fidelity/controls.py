@@ -40,9 +40,14 @@ def table_path(repo: Path, given: str | None) -> Path:
     return repo / (given or config.setting(repo, "controls", config.DEFAULT_CONTROLS))
 
 
-def load(repo: Path, given: str | None = None) -> ControlTable:
-    """The control table from the checkout; UsageError when it is missing or invalid."""
+def load(repo: Path, given: str | None = None, *, missing_ok: bool = False) -> ControlTable:
+    """The control table from the checkout; UsageError when it is missing or invalid.
+
+    With missing_ok (the negative control needs only the command), no table means defaults.
+    """
     path = table_path(repo, given)
+    if missing_ok and given is None and not path.is_file():
+        return ControlTable(source="(defaults)", sha256="", controls=())
     if not path.is_file():
         raise UsageError(
             f"no control table at {path}; write one (see DESIGN.md) or pass --controls"
