@@ -38,6 +38,12 @@ def is_pytest(argv: Sequence[str]) -> bool:
 
 def check_command(command: Sequence[str], import_check: Sequence[str], where: str) -> None:
     """UsageError when the runner could not read the command's results or guard its imports."""
+    stops = [a for a in command if a in ("-x", "--exitfirst") or a.startswith("--maxfail")]
+    if stops:
+        raise UsageError(
+            f"{where}: {stops[0]} stops at the first failure; a control needs the full failing "
+            "subset, so drop it from the command"
+        )
     if is_pytest(command):
         return
     if not any("{junit}" in a for a in command):

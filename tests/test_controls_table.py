@@ -92,6 +92,8 @@ def test_commands_the_runner_cannot_read_are_usage_errors() -> None:
     controls_run.check_command(["make", "test", "JUNIT={junit}"], [], "t")
     with pytest.raises(UsageError, match="is not pytest; put {junit}"):
         controls_run.check_command(["make", "test"], [], "t")
+    with pytest.raises(UsageError, match="-x stops at the first failure"):
+        controls_run.check_command(["pytest", "-x"], [], "t")
     with pytest.raises(UsageError, match="import_check needs a pytest command"):
         controls_run.check_command(["make", "JUNIT={junit}"], ["calc"], "t")
 
