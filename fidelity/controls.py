@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -25,6 +26,7 @@ from fidelity.controls_verdict import (
     Report,
     RunStatus,
     TreeRun,
+    combine,
     judge,
     select_in_diff,
     unknown_tests,
@@ -95,6 +97,19 @@ def _judged(repo: Path, sha: str, control: Control, table: ControlTable) -> Cont
     return judge(control, run_tree(repo, sha, control, table))
 
 
+def _unmodified(
+    repo: Path, sha: str, table: ControlTable, chosen: Sequence[Control], jobs: int
+) -> TreeRun:
+    """The unmodified tree under the table's command and every other command a control uses."""
+    noop = table.noop()
+    commands = list(dict.fromkeys(c.command for c in (noop, *chosen)))
+    tasks: list[Callable[[], TreeRun]] = [
+        functools.partial(run_tree, repo, sha, replace(noop, command=c), table) for c in commands
+    ]
+    runs = parallel(tasks, jobs)
+    return combine([(" ".join(c), r) for c, r in zip(commands, runs, strict=True)])
+
+
 def run(
     repo: Path, table: ControlTable, rev: str = "HEAD", *, with_uncommitted: bool = False,
     jobs: int = 1, only: Sequence[str] = (), in_diff: str | None = None,
@@ -108,7 +123,7 @@ def run(
             skipped = TreeRun(RunStatus.UNVIABLE, detail="not run: no control selected")
             return Report(shown, sha, table.source, skipped, None, (), 0)
         noop = table.noop()
-        baseline = run_tree(repo, sha, noop, table)
+        baseline = _unmodified(repo, sha, table, chosen, jobs)
         if progress:
             progress("unmodified", "tree", str(baseline.status))
         if baseline.status is not RunStatus.PASSED:
@@ -120,7 +135,9 @@ def run(
                 early[c.id] = unviable(c, f"expects tests the unmodified tree did not run: "
                                           f"{', '.join(unknown)}")  # fmt: skip
         runnable = [c for c in chosen if c.id not in early] + [noop]
-        tasks = [functools.partial(_judged, repo, sha, c, table) for c in runnable]
+        tasks: list[Callable[[], ControlResult]] = [
+            functools.partial(_judged, repo, sha, c, table) for c in runnable
+        ]
         shown_done = (lambda r: progress("control", r.id, str(r.verdict))) if progress else None
         done = {r.id: r for r in parallel(tasks, jobs, shown_done)}
         results = tuple(early.get(c.id) or done[c.id] for c in chosen)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fidelity.controls_table import Control, Match
 from fidelity.junit_read import Suite, canonical
@@ -68,6 +68,20 @@ def classify(
     if not tests:
         return TreeRun(RunStatus.UNVIABLE, detail="no test ran", exit_code=returncode)
     return TreeRun(RunStatus.PASSED, tests=tests, exit_code=returncode)
+
+
+def combine(runs: Sequence[tuple[str, TreeRun]]) -> TreeRun:
+    """The unmodified tree under every distinct command: it passes only if each run passed."""
+    failing = frozenset().union(*(r.failing for _, r in runs))
+    tests = frozenset().union(*(r.tests for _, r in runs))
+    duration = round(sum(r.duration_s for _, r in runs), 4)
+    bad = [(command, r) for command, r in runs if r.status is not RunStatus.PASSED]
+    if not bad:
+        return TreeRun(RunStatus.PASSED, tests=tests, duration_s=duration)
+    command, first = bad[0]
+    where = f" (command: {command})" if len(runs) > 1 else ""
+    return replace(first, failing=failing, tests=tests, detail=first.detail + where,
+                   duration_s=duration)  # fmt: skip
 
 
 class Verdict(enum.StrEnum):

@@ -12,6 +12,7 @@ from fidelity.controls_verdict import (
     TreeRun,
     Verdict,
     classify,
+    combine,
     identical_subsets,
     judge,
     matches,
@@ -93,3 +94,12 @@ def test_in_diff_selects_by_edited_file_or_expected_test_file() -> None:
     assert select_in_diff([a, b], ["tests/test_a.py"]) == (a,)
     assert select_in_diff([a, b], ["src/b.py", "README.md"]) == (b,)
     assert select_in_diff([a, b], ["docs/x.md"]) == ()
+
+
+def test_the_unmodified_tree_passes_only_under_every_command() -> None:
+    ok = TreeRun(RunStatus.PASSED, tests=frozenset({"a"}), duration_s=1.0)
+    bad = TreeRun(RunStatus.FAILED, failing=frozenset({"b"}), tests=frozenset({"b"}))
+    assert combine([("pytest", ok)]).status is RunStatus.PASSED
+    both = combine([("pytest", ok), ("pytest -k b", bad)])
+    assert both.status is RunStatus.FAILED and both.failing == {"b"}
+    assert both.tests == {"a", "b"} and both.detail == " (command: pytest -k b)"
