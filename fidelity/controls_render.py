@@ -45,8 +45,8 @@ def trust_problem(report: Report) -> str:
     if not report.selected:
         return "no control selected: nothing was judged"
     if not report.sound:
-        failing = f"; failing: {', '.join(sorted(b.failing))}" if b.failing else ""
-        return f"the unmodified tree does not pass ({b.status}: {b.detail}{failing})"
+        why = "; ".join(x for x in (b.detail.strip(), ", ".join(sorted(b.failing))) if x)
+        return f"the unmodified tree does not pass ({b.status}: {why})"
     if report.noop is not None and report.leaks:
         n = report.noop
         return (
@@ -84,7 +84,7 @@ def report(console: Console, result: Report) -> None:
         markup=False, highlight=False,
     )  # fmt: skip
     problem = trust_problem(result)
-    if problem:
+    if problem and result.results:  # above the table, so it is never read as a pass
         console.print(Text(f"The evidence cannot be trusted: {problem}", "bold red"))
     if result.results:
         console.print(table(result))
