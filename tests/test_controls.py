@@ -17,7 +17,7 @@ from conftest import PY, Repo, snapshot
 
 from fidelity import controls
 from fidelity.cli import main
-from fidelity.controls_verdict import Report, RunStatus, Verdict
+from fidelity.controls_verdict import Report, RunStatus, Verdict, identical_subsets
 
 CALC = """def add(a, b):
     return a + b
@@ -165,6 +165,10 @@ def test_full_failing_subsets_and_reasons(every_verdict) -> None:  # type: ignor
     assert "signal 9" in by_id["killed"].detail
     for crashed in ("slow", "killed"):
         assert by_id[crashed].failing == (), "a crash or timeout is never scored as a catch"
+    assert identical_subsets(report.results) == [
+        ("mul-plus", "mul-plus-includes"),
+        ("neg-identity", "neg-patch"),
+    ], "controls that fail the same tests do not discriminate"
 
 
 def test_checkout_untouched_after_the_run(every_verdict) -> None:  # type: ignore[no-untyped-def]
