@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from fidelity import gate, git, render
+from fidelity.controls import run_demo_controls
 from fidelity.errors import UsageError
 
 EXPECTED_MOVES = frozenset({"dp2-online", "dp2-online-r2", "dp4-online"})
@@ -46,7 +47,7 @@ def materialise(dest: Path) -> dict[str, str]:
     files = resources.files("fidelity").joinpath("demo_files")
     dest.mkdir(parents=True, exist_ok=True)
     git.git(dest, "init", "-q", "-b", "main")
-    for name in ("tinysim", "cases"):
+    for name in ("tinysim", "cases", "tests"):
         _copy(files.joinpath(name), dest / name)
     (dest / "README.md").write_bytes(files.joinpath("README.md").read_bytes())
     (dest / ".gitignore").write_bytes(files.joinpath("gitignore").read_bytes())
@@ -72,7 +73,7 @@ def _gate(console: Console, repo: Path, title: str, base: str, cand: str, harnes
 
 
 def main(console: Console, where: Path | None, quiet: bool) -> int:
-    """Run the gates; 0 when each verdict is the one the demo exists to show."""
+    """Run the gates and the controls; 0 when each verdict is the one the demo exists to show."""
     tmp = None
     if where is None:
         tmp = Path(tempfile.mkdtemp(prefix="fidelity-demo-"))
@@ -91,6 +92,7 @@ def main(console: Console, where: Path | None, quiet: bool) -> int:
             "fix prediction HELD (exit 0)": fix.exit_code == 0 and fix.judged is not None
             and set(fix.judged.moved) == EXPECTED_MOVES,
             "wrong prediction FALSIFIED (exit 1)": wrong.exit_code == 1,
+            "every control met its expectation (exit 0)": run_demo_controls(console, where) == 0,
         }  # fmt: skip
         console.rule("demo")
         for claim, held in shown.items():

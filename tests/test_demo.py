@@ -24,7 +24,8 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
     for case in ("dp2-online", "dp2-online-r2", "dp4-online"):
         assert f"{case} " in out
     assert "columns lane" in out  # the CSV comparator says where the move is
-    assert out.count("ok   ") == 3 and "FAIL" not in out
+    assert "HOLDS: all 6 controls met their expectation: 5 caught, 1 residue-held (exit 0)" in out
+    assert out.count("ok   ") == 4 and "FAIL" not in out
     log = run_git(where, "log", "--format=%s")
     assert log.splitlines() == ["fix: keep DP lane rotation across calls",
                                 "refactor: extract _slot", "baseline"]  # fmt: skip
