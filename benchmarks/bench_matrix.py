@@ -36,13 +36,15 @@ CASE = (
 def build(where: Path, cases: int) -> Path:
     repo = where / "repo"
     (repo / "cases").mkdir(parents=True)
-    lines = ['[matrix]\nname = "bench"\nimport_check = ["json"]\n']
+    lines = ['[matrix]\nname = "bench"\nimport_check = ["benchpkg"]\n']
     for i in range(cases):
         lines.append(
             f'[[case]]\nid = "c{i}"\nargv = [{json.dumps(sys.executable)}, "-c", '
             f'{json.dumps(CASE)}, "{{out}}"]\noutputs = ["r.txt"]\ncache_env = "CACHE"\n'
         )
     (repo / "cases" / "matrix.toml").write_text("\n".join(lines))
+    (repo / "benchpkg").mkdir()
+    (repo / "benchpkg" / "__init__.py").write_text("")
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x.invalid",
            "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x.invalid"}  # fmt: skip
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "bench"]):
