@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -78,17 +77,13 @@ class CaseTableError(UsageError):
 
 def parse(data: bytes, source: str) -> Matrix:
     """Parse and validate a case table; CaseTableError lists every problem found."""
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CaseTableError(source, [f"not UTF-8: {exc}"]) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise CaseTableError(source, [f"invalid TOML: {exc}"]) from exc
-    problems = [_locate(raw, path, msg) for path, msg in schema.errors("matrix", raw)]
-    if not problems:
-        problems = _semantic_problems(raw)
-    if problems:
-        raise CaseTableError(source, problems)
+    raw = schema.load_toml(
+        data,
+        "matrix",
+        lambda problems: CaseTableError(source, problems),
+        _locate,
+        _semantic_problems,
+    )
     return _build(raw, source, hashlib.sha256(data).hexdigest())
 
 

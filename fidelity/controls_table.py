@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,17 +124,13 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
 
 def parse(data: bytes, source: str) -> ControlTable:
     """Parse and validate a control table; ControlTableError lists every problem found."""
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ControlTableError(source, [f"not UTF-8: {exc}"]) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ControlTableError(source, [f"invalid TOML: {exc}"]) from exc
-    problems = [_locate(raw, path, msg) for path, msg in schema.errors("controls", raw)]
-    if not problems:
-        problems = _semantic_problems(raw)
-    if problems:
-        raise ControlTableError(source, problems)
+    raw = schema.load_toml(
+        data,
+        "controls",
+        lambda problems: ControlTableError(source, problems),
+        _locate,
+        _semantic_problems,
+    )
     return _build(raw, source, hashlib.sha256(data).hexdigest())
 
 

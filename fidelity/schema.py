@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Sequence
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -56,3 +57,32 @@ def _message(error: jsonschema.ValidationError) -> str:
     if error.validator == "oneOf" and error.schema.get("oneOf", [{}])[0].get("type") == "array":
         return "must be a list of strings (argv) or a non-empty string (run with shell = true)"
     return str(error.message)
+
+
+Locate = Callable[[Mapping[str, Any], Sequence[str | int], str], str]
+
+
+def load_toml(
+    data: bytes,
+    name: str,
+    fail: Callable[[list[str]], Exception],
+    locate: Locate,
+    semantic: Callable[[Mapping[str, Any]], list[str]],
+) -> dict[str, Any]:
+    """Parse a TOML table and check it against schema `name`, then by `semantic`.
+
+    Every problem is collected and raised at once through `fail`, each located by `locate`
+    (file, entry id, JSON path), so that one run names everything that needs fixing.
+    """
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise fail([f"not UTF-8: {exc}"]) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise fail([f"invalid TOML: {exc}"]) from exc
+    problems = [locate(raw, path, msg) for path, msg in errors(name, raw)]
+    if not problems:
+        problems = semantic(raw)
+    if problems:
+        raise fail(problems)
+    return raw
