@@ -140,6 +140,11 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
             why = glob_problem(pattern)
             if why:
                 problems.append(_locate(raw, (*here, "outputs", j), f"glob {pattern!r} {why}"))
+        if not case.get("outputs") and not case.get("cache_env"):
+            problems.append(
+                _locate(raw, here, "declares no evidence: give `outputs` globs or a `cache_env`; "
+                        "a case with nothing to compare could never move")
+            )  # fmt: skip
         for name in case.get("compare", {}):
             if name not in case.get("outputs", []):
                 problems.append(

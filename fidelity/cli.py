@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -59,21 +61,47 @@ def make_console(quiet: bool) -> Console:
     return Console(highlight=False, soft_wrap=True)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a cancelled CI job), unwound like Ctrl-C so that cleanup runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     console = make_console(args.quiet)
     err = Console(stderr=True, highlight=False, no_color=args.quiet)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         code: int = args.handler(args, console)
         return code
     except FidelityError as exc:
         err.print(f"fidelity {args.command}: {exc}", markup=False)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         proc.kill_all()
         err.print("fidelity: interrupted; child processes killed and worktrees removed")
-        return 130
+        return 128 + exc.signum if isinstance(exc, Terminated) else 130
+    except Exception:  # a crash is not "the evidence says no": it is untrusted
+        proc.kill_all()
+        err.print_exception()
+        err.print(
+            f"fidelity {args.command}: internal error (above). The evidence cannot be trusted; "
+            "please report it with the command line."
+        )
+        return 3
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

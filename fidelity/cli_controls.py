@@ -101,7 +101,9 @@ def _register_failset(sub: Any) -> None:
     record = _action(actions, "record", help="store the failing set of JUnit reports")
     _runs_arg(record)
     record.add_argument("--out", type=Path, default=Path("records/failset.json"))
-    record.add_argument("--command", default="", help="the test command, for provenance")
+    record.add_argument(
+        "--command", dest="test_command", default="", help="the test command, for provenance"
+    )
     record.add_argument("--repo", type=Path, default=Path("."), help="for the revision")
     record.set_defaults(handler=_record)
     diff = _action(actions, "diff", help="compare JUnit reports with a recorded baseline")
@@ -188,7 +190,7 @@ def _runs(args: argparse.Namespace) -> list[list[Path]]:
 def _record(args: argparse.Namespace, console: Console) -> int:
     from fidelity import failset
 
-    record = failset.record(_runs(args), args.command, args.repo)
+    record = failset.record(_runs(args), args.test_command, args.repo)
     failset.save(record, args.out)
     console.print(failset.record_line(record, args.out), markup=False, soft_wrap=True)
     return 0 if record.counts.get("tests") else 3

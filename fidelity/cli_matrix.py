@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from fidelity import config, git
+from fidelity.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -34,7 +34,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--out", type=Path, metavar="DIR", help="run directory (default .fidelity/runs/...)"
     )
     run.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="cases run at once per side"
+        "--jobs",
+        type=int,
+        default=1,
+        help="cases run at once per side (default 1: they share the side's worktree, so only "
+        "raise it when cases write nothing but {out} and {cache})",
     )
     run.add_argument(
         "--expect",
@@ -173,8 +177,6 @@ def _cases_validate(args: argparse.Namespace, console: Console) -> int:
         repo = git.toplevel(args.repo)
         path = repo / config.setting(repo, "cases", config.DEFAULT_CASES)
     if not path.is_file():
-        from fidelity.errors import UsageError
-
         raise UsageError(f"no case table at {path}")
     matrix = casetable.parse(path.read_bytes(), str(path))
     console.print(f"{path}: valid, {len(matrix.cases)} cases", markup=False, highlight=False)
@@ -189,6 +191,8 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
 
     repo = git.toplevel(args.repo)
     path = repo / _cases_path(args, repo)
+    if not path.is_file():
+        raise UsageError(f"no case table at {path}")
     matrix = casetable.parse(path.read_bytes(), str(path))
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{path} ({len(matrix.cases)} cases)")
     for column in ("id", "tags", "outputs", "command"):

@@ -164,6 +164,8 @@ def compare_case(
         for role, ev in (("baseline", base), ("candidate", cand))
         for glob in ev.missing_outputs
     ]
+    if not missing and not (base.outputs or cand.outputs or base.cache or cand.cache):
+        missing = ["no output or cache file on either side: nothing to compare"]
     if missing:
         return CaseResult(case_id, Verdict.MISSING_EVIDENCE, detail="; ".join(missing))
     outputs = file_delta(base.outputs, cand.outputs)

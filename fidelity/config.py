@@ -21,9 +21,10 @@ def load(repo: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from exc
-    section = data.get("tool", {}).get("fidelity", {})
+    tool = data.get("tool", {})
+    section = tool.get("fidelity", {}) if isinstance(tool, dict) else None
     if not isinstance(section, dict):
-        raise UsageError(f"{path}: [tool.fidelity] must be a table")
+        raise UsageError(f"{path}: [tool] and [tool.fidelity] must be tables")
     return section
 
 

@@ -8,7 +8,6 @@ reads. The JUnit file lives beside the worktree and goes with it.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,9 +35,25 @@ def is_pytest(argv: Sequence[str]) -> bool:
     return any(Path(a).name in ("pytest", "py.test") for a in argv)
 
 
+_VALUED = frozenset("kmpcoWrn")  # pytest short options whose value may follow in the same arg
+
+
+def _stops_early(arg: str) -> bool:
+    """`-x`, also combined (`-xq`), `--exitfirst`, `--maxfail=N`, `--sw`/`--stepwise`."""
+    if arg in ("--exitfirst", "--sw", "--stepwise") or arg.startswith("--maxfail"):
+        return True
+    if arg.startswith("-") and not arg.startswith("--"):
+        for letter in arg[1:]:
+            if letter == "x":
+                return True
+            if letter in _VALUED or not letter.isalpha():
+                return False
+    return False
+
+
 def check_command(command: Sequence[str], import_check: Sequence[str], where: str) -> None:
     """UsageError when the runner could not read the command's results or guard its imports."""
-    stops = [a for a in command if a in ("-x", "--exitfirst") or a.startswith("--maxfail")]
+    stops = [a for a in command if _stops_early(a)]
     if stops:
         raise UsageError(
             f"{where}: {stops[0]} stops at the first failure; a control needs the full failing "
@@ -75,7 +90,7 @@ def _substitute(value: str, places: dict[str, str]) -> str:
 
 
 def env_for(table: ControlTable, root: Path) -> dict[str, str]:
-    env = dict(os.environ)
+    env = proc.child_env()
     env.update({k: v.replace("{worktree}", str(root)) for k, v in table.env.items()})
     for key in (GUARD_PACKAGES_ENV, GUARD_ROOT_ENV):
         env.pop(key, None)

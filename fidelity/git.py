@@ -9,7 +9,6 @@ GitPython is not used to spawn here because its ``Git.execute`` always starts fr
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,7 +32,7 @@ class GitError(UntrustedError):
 
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = proc.child_env()
     env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"})
     return env
 

@@ -37,6 +37,15 @@ class ProcResult:
     error: str = ""
 
 
+def child_env() -> dict[str, str]:
+    """The environment for code under test: the caller's, less every GIT_* variable.
+
+    Inside a git hook GIT_DIR and GIT_INDEX_FILE point at the user's repository; a case or
+    test that runs git would otherwise act on the user's index instead of its worktree.
+    """
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
 

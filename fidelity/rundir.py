@@ -144,6 +144,8 @@ def prepare(out: Path | None, repo: Path, label: str) -> Path:
         while out.exists():
             n += 1
             out = root / "runs" / f"{label}-{n}"
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"run directory {out} exists and is not a directory; choose another --out")
     if out.exists() and any(out.iterdir()):
         raise UsageError(
             f"run directory {out} already exists and is not empty; choose another --out"

@@ -8,7 +8,6 @@ worktree and `fidelity compare` can check it again later.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -76,7 +75,7 @@ def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
 
 
 def side_env(matrix: Matrix, places: Mapping[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
+    env = proc.child_env()
     env.update({k: substitute(v, places) for k, v in matrix.env.items()})
     return env
 

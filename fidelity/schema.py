@@ -71,8 +71,9 @@ def load_toml(
 ) -> dict[str, Any]:
     """Parse a TOML table and check it against schema `name`, then by `semantic`.
 
-    Every problem is collected and raised at once through `fail`, each located by `locate`
-    (file, entry id, JSON path), so that one run names everything that needs fixing.
+    Every schema problem is raised at once through `fail`, each located by `locate` (file,
+    entry id, JSON path); the semantic checks, which rely on the shape being right, run once
+    the schema holds, and also report all they find at once.
     """
     try:
         raw = tomllib.loads(data.decode("utf-8"))

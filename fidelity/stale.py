@@ -23,6 +23,7 @@ from fidelity import git, schema
 from fidelity.errors import UntrustedError, UsageError
 
 DEFAULT_STALE_AFTER = 20
+SHA = re.compile(r"[0-9a-f]{7,64}")
 NEWEST_SHOWN = 3
 
 
@@ -70,7 +71,10 @@ class RowCheck:
 
     def detail(self) -> str:
         if self.status is RowStatus.UNKNOWN:
-            return "names no commit here: fix the sha, or fetch the branch it was measured on"
+            return (
+                "names no commit here (a sha of 7+ hex digits is required): fix it, or fetch "
+                "the branch it was measured on"
+            )
         if self.status is RowStatus.MISSING:
             return f"the {self.row.key!r} row records no commit; re-measure and record it"
         if self.status is RowStatus.UNLANDED:
@@ -184,7 +188,8 @@ def check_row(repo: Path, ref_sha: str, row: Row, stale_after: int) -> RowCheck:
     """One row's status against ref_sha."""
     if not row.commit:
         return RowCheck(row, RowStatus.MISSING, stale_after)
-    sha = git.resolve(repo, row.commit)
+    # a measurement names a commit by its sha: `HEAD` or a branch name would always be fresh
+    sha = git.resolve(repo, row.commit) if SHA.fullmatch(row.commit) else None
     if sha is None:
         return RowCheck(row, RowStatus.UNKNOWN, stale_after)
     if not git.is_ancestor(repo, sha, ref_sha):

@@ -52,6 +52,8 @@ class Tolerance:
     def holds(self, base: float, cand: float) -> bool:
         if math.isnan(base) or math.isnan(cand):
             return math.isnan(base) and math.isnan(cand)
+        if math.isinf(base) or math.isinf(cand):  # as numpy.isclose: only the same infinity
+            return base == cand
         return abs(cand - base) <= self.atol + self.rtol * abs(base)
 
 
@@ -176,12 +178,16 @@ def compare_text(
 def explain(path: str, base: bytes, cand: bytes, spec: Mapping[str, Any]) -> OutputDiff:
     """Dispatch on the spec's kind; `bytes` (or no spec) only says that the bytes differ."""
     kind = spec.get("kind", "bytes")
-    if kind in ("csv", "tsv"):
-        from fidelity.csvcmp import compare_csv
+    try:
+        if kind in ("csv", "tsv"):
+            from fidelity.csvcmp import compare_csv
 
-        return compare_csv(path, base, cand, spec)
-    if kind == "json":
-        return compare_json(path, base, cand, spec)
-    if kind == "text":
-        return compare_text(path, base, cand, spec)
+            return compare_csv(path, base, cand, spec)
+        if kind == "json":
+            return compare_json(path, base, cand, spec)
+        if kind == "text":
+            return compare_text(path, base, cand, spec)
+    except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return OutputDiff(path, kind, False, f"bytes differ and not parseable as {kind}: {first}")
     return OutputDiff(path, "bytes", False, f"bytes differ ({len(base)} -> {len(cand)} bytes)")

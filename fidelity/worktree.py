@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from fidelity import git
+
+# `git worktree prune` deletes an empty .git/worktrees while a concurrent `worktree add`
+# is creating its entry there; serialising add and remove within the process avoids it.
+_admin = threading.Lock()
 
 
 @dataclass(slots=True)
@@ -22,10 +27,11 @@ class Checkout:
 
 def remove(repo: Path, dest: Path) -> bool:
     """Remove a worktree and its record; True when neither is left."""
-    git.worktree_remove(repo, dest)
-    if dest.exists():
-        shutil.rmtree(dest, ignore_errors=True)
-        git.git(repo, "worktree", "prune", check=False)
+    with _admin:
+        git.worktree_remove(repo, dest)
+        if dest.exists():
+            shutil.rmtree(dest, ignore_errors=True)
+            git.git(repo, "worktree", "prune", check=False)
     resolved = dest.resolve()
     listed = any(p.resolve() == resolved for p in git.worktree_list(repo))
     return not dest.exists() and not listed
@@ -35,9 +41,10 @@ def remove(repo: Path, dest: Path) -> bool:
 def detached(repo: Path, sha: str, role: str) -> Iterator[Checkout]:
     """Check sha out with `git worktree add --detach` in a fresh temporary directory."""
     base = Path(tempfile.mkdtemp(prefix=f"fidelity-{role}-"))
-    checkout = Checkout(base / "wt")
+    checkout = Checkout(base / base.name)  # a unique name for git's admin entry too
     try:
-        git.worktree_add(repo, checkout.path, sha)
+        with _admin:
+            git.worktree_add(repo, checkout.path, sha)
         yield checkout
     finally:
         checkout.removed = remove(repo, checkout.path)

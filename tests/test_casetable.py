@@ -70,6 +70,8 @@ def test_definition_ignores_timeout_and_tags_but_not_argv() -> None:
         ('[[case]]\nid = "a"\nargv = ["x"]\ntimeout_s = 0\n', "at $.case[0].timeout_s"),
         ('[[case]]\nid = "a"\nargv = ["x"]\n[case.compare."o.csv"]\nkind = "csv"\n',
          "case 'a' at $.case[0].compare.o.csv: names no entry of this case's outputs"),
+        ('[[case]]\nid = "a"\nargv = ["x"]\n', "case 'a' at $.case[0]: declares no evidence"),
+        ('[[case]]\nid = "a"\nargv = ["x"]\noutputs = []\n', "declares no evidence"),
         ("[[case]\n", "invalid TOML"),
         ("[matrix]\n", "'case' is a required property"),
     ],
@@ -79,13 +81,15 @@ def test_each_problem_is_located(text: str, expected: str) -> None:
 
 
 def test_string_argv_is_allowed_with_shell() -> None:
-    m = parse(b'[[case]]\nid = "a"\nargv = "echo hi > {out}/x"\nshell = true\n', "t")
+    m = parse(
+        b'[[case]]\nid = "a"\nargv = "echo hi > {out}/x"\nshell = true\noutputs = ["x"]\n', "t"
+    )
     assert m.case("a").argv == "echo hi > {out}/x"
 
 
 def test_all_problems_are_reported_at_once() -> None:
     text = '[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["../a", "/b"]\n[[case]]\nid = "a"\nargv = ["y"]\n'
-    assert len(problems(text)) == 3
+    assert len(problems(text)) == 4  # two bad globs, a duplicate id, a case with no evidence
 
 
 def test_glob_problem_accepts_ordinary_globs() -> None:

@@ -38,6 +38,9 @@ def test_each_class() -> None:
     assert compare_case("x", DEF, not_run, OK).detail == "ran only on candidate"
     missing = replace(OK, missing_outputs=("*.csv",))
     assert compare_case("x", DEF, OK, missing).verdict is Verdict.MISSING_EVIDENCE
+    empty = replace(OK, outputs={}, cache={})
+    assert compare_case("x", DEF, empty, empty).verdict is Verdict.MISSING_EVIDENCE
+    assert compare_case("x", DEF, empty, OK).verdict is Verdict.MOVED
     other = replace(OK, definition_sha="e" * 64)
     assert compare_case("x", DEF, OK, other).verdict is Verdict.DEFINITION_DIFFERS
     own = [("baseline", {"x": "f" * 64}), ("candidate", None)]
@@ -81,8 +84,12 @@ def test_a_side_compared_with_itself_is_all_identical(ids: list[str], data: st.D
     base = replace(base, cases=ok)
     result = compare([(i, DEF) for i in ids], base, replace(base, role="candidate"))
     for r in result.cases:
-        expected = Verdict.IDENTICAL if r.case_id in ok else Verdict.NOT_COMPARED
-        assert r.verdict is expected
+        if r.case_id not in ok:
+            assert r.verdict is Verdict.NOT_COMPARED
+        elif ok[r.case_id].outputs or ok[r.case_id].cache:
+            assert r.verdict is Verdict.IDENTICAL
+        else:  # nothing to compare is never "identical"
+            assert r.verdict is Verdict.MISSING_EVIDENCE
 
 
 @given(case_ids, st.data())

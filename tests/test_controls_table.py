@@ -94,6 +94,11 @@ def test_commands_the_runner_cannot_read_are_usage_errors() -> None:
         controls_run.check_command(["make", "test"], [], "t")
     with pytest.raises(UsageError, match="-x stops at the first failure"):
         controls_run.check_command(["pytest", "-x"], [], "t")
+    for stop in ("-qx", "-xq", "--sw", "--stepwise", "--maxfail=2", "--exitfirst"):
+        with pytest.raises(UsageError, match="stops at the first failure"):
+            controls_run.check_command(["pytest", stop], [], "t")
+    for fine in ("-q", "-kx", "-k", "-p", "--tb=short"):
+        controls_run.check_command(["pytest", fine], [], "t")
     with pytest.raises(UsageError, match="import_check needs a pytest command"):
         controls_run.check_command(["make", "JUNIT={junit}"], ["calc"], "t")
 

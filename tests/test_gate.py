@@ -73,7 +73,10 @@ def test_timeout_kills_the_case_and_is_a_status(sim_repo: Repo) -> None:
 
 
 def test_missing_command_is_a_status_not_a_crash(sim_repo: Repo) -> None:
-    table = matrix_toml({"a": "ok"}) + '\n[[case]]\nid = "ghost"\nargv = ["no-such-cmd-xyz"]\n'
+    table = (
+        matrix_toml({"a": "ok"})
+        + '\n[[case]]\nid = "ghost"\nargv = ["no-such-cmd-xyz"]\noutputs = ["x"]\n'
+    )
     sim_repo.commit({"cases/matrix.toml": table})
     outcome = run(sim_repo, "HEAD")
     assert outcome.candidate.cases["ghost"].status == "not-found"
@@ -165,19 +168,6 @@ def test_dirty_side_detected_in_a_fresh_worktree(make_repo) -> None:  # type: ig
     assert "data.txt" in outcome.candidate.dirty_paths
     assert Code.DIRTY_SIDE in {f.code for f in outcome.findings}
     assert outcome.exit_code == 3
-
-
-def test_user_checkout_unchanged_after_a_failed_run(sim_repo: Repo) -> None:
-    (sim_repo.path / "wip.txt").write_text("uncommitted work")
-    sim_repo.git("add", "wip.txt")
-    (sim_repo.path / "value.txt").write_text("edited but unstaged\n")
-    before = snapshot(sim_repo.path)
-    bad = sim_repo.git("rev-parse", "HEAD")
-    outcome = run(sim_repo, bad, bad)
-    assert outcome.exit_code in (0, 1, 3)
-    with pytest.raises(Exception):  # noqa: B017 - an unknown revision is a usage error
-        run(sim_repo, "no-such-rev")
-    assert snapshot(sim_repo.path) == before
 
 
 def test_worktrees_are_removed_and_pruned(sim_repo: Repo) -> None:
@@ -274,3 +264,68 @@ def test_widened_tolerance_is_flagged_and_narrowed_is_not(make_repo) -> None:  #
     narrowed = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
     assert Code.TOLERANCE_WIDENED not in codes(narrowed)
     assert verdicts(narrowed) == {"m": "moved"}
+
+
+def test_cases_do_not_inherit_the_callers_git_variables(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("hooked")
+    head = "import subprocess, sys; open(sys.argv[1] + '/v.txt', 'wb').write(subprocess.check_output(['git', 'rev-parse', 'HEAD']))"
+    table = f'[[case]]\nid = "head"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(head)}, "{{out}}"]\noutputs = ["v.txt"]\n'
+    base = repo.commit({"cases/matrix.toml": table})
+    repo.commit({"x.txt": "x"})
+    before = snapshot(repo.path)
+    # as inside a git hook: these point every git command at the user's repository
+    monkeypatch.setenv("GIT_DIR", str(repo.path / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(repo.path))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(repo.path / ".git" / "index"))
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert verdicts(outcome) == {"head": "moved"}  # each case saw its own worktree's HEAD
+    assert snapshot(repo.path) == before
+
+
+def test_unparseable_csv_is_a_move_with_a_reason_not_a_crash(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("badcsv")
+    base = repo.commit({"m.csv": "id,v\n1,1\n", "cases/matrix.toml": csv_table("")})
+    repo.commit({"m.csv": 'id,v\n1,2\n"x\n'})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert verdicts(outcome) == {"m": "moved"}
+    assert "not parseable as csv" in outcome.comparison.cases[0].explained[0].summary
+    assert (outcome.run_dir / "run.json").is_file() and outcome.exit_code == 1
+
+
+def test_checkout_and_index_unchanged_after_failing_and_timed_out_cases(sim_repo: Repo) -> None:
+    base = sim_repo.git("rev-parse", "HEAD")
+    table = matrix_toml({"a": "ok", "c": "fail-if-bad", "slow": "sleep"}).replace(
+        "timeout_s = 20", "timeout_s = 0.5"
+    )
+    sim_repo.commit({"value.txt": "bad\n", "cases/matrix.toml": table})
+    (sim_repo.path / "wip.txt").write_text("uncommitted work")
+    sim_repo.git("add", "wip.txt")
+    (sim_repo.path / "prog.py").write_text("edited but unstaged\n")
+    before = snapshot(sim_repo.path)
+    outcome = run(sim_repo, base, harness_rev="HEAD")
+    assert verdicts(outcome)["c"] == "candidate-only-failed"
+    assert outcome.candidate.cases["slow"].status == "timeout"
+    assert snapshot(sim_repo.path) == before
+
+
+@pytest.mark.parametrize(
+    ("setup", "argv"),
+    [
+        (lambda r: None, ["cases", "list", "--cases", "nope.toml"]),
+        (
+            lambda r: (r / "busy").write_text("a file"),
+            ["run", "--baseline", "HEAD", "--out", "busy"],
+        ),
+        (lambda r: (r / "pyproject.toml").write_text("tool = 1\n"), ["run", "--baseline", "HEAD"]),
+    ],
+)
+def test_bad_inputs_are_usage_errors_not_tracebacks(
+    sim_repo: Repo, setup, argv, capsys, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    setup(sim_repo.path)
+    monkeypatch.chdir(sim_repo.path)
+    assert main([*argv, "--repo", str(sim_repo.path)]) == 2
+    assert "Traceback" not in capsys.readouterr().err

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import PY, Repo, snapshot
 
 
@@ -29,10 +30,16 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_ctrl_c_cleans_up_and_leaves_the_checkout_unchanged(sim_repo: Repo, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [(signal.SIGINT, 130, b"interrupted"), (signal.SIGTERM, 143, b"interrupted")],
+)
+def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
+    sim_repo: Repo, tmp_path: Path, signum: int, code: int, said: bytes
+) -> None:
     mark = tmp_path / "case.pid"
     sleeper = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
-    table = f'[[case]]\nid = "slow"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(sleeper)}]\n'
+    table = f'[[case]]\nid = "slow"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(sleeper)}]\noutputs = ["x"]\n'
     sim_repo.commit({"cases/matrix.toml": table})
     (sim_repo.path / "wip.txt").write_text("uncommitted")
     before = snapshot(sim_repo.path)
@@ -45,12 +52,12 @@ def test_ctrl_c_cleans_up_and_leaves_the_checkout_unchanged(sim_repo: Repo, tmp_
         wait_for(mark)
         worktrees = sim_repo.git("worktree", "list", "--porcelain")
         assert worktrees.count("worktree ") == 2, "the side's worktree exists while it runs"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == 130, err
-    assert b"interrupted" in err
+    assert proc.returncode == code, err
+    assert said in err
     case_pid = int(mark.read_text())
     deadline = time.monotonic() + 10
     while alive(case_pid) and time.monotonic() < deadline:

@@ -119,12 +119,14 @@ def test_unlanded_row_measured_on_an_unmerged_branch(repo: GitRepo) -> None:
 
 
 def test_unknown_and_missing_commits(repo: GitRepo) -> None:
-    text = record(("typo", "0badc0ffee", ""), ("blank", "", ""))
+    text = record(("typo", "0badc0ffee", ""), ("blank", "", ""), ("symbolic", "HEAD", ""))
     repo.commit("record", {"records/bench.md": text})
     report = stale.check(repo.path, "HEAD", _specs(repo))
-    assert [c.status for c in report.checks] == [RowStatus.UNKNOWN, RowStatus.MISSING]
+    statuses = [c.status for c in report.checks]
+    # `HEAD` resolves, but would be fresh forever: a measurement must name its sha
+    assert statuses == [RowStatus.UNKNOWN, RowStatus.MISSING, RowStatus.UNKNOWN]
     assert report.exit_code() == 1
-    assert report.summary().endswith(": 1 unknown, 1 missing")
+    assert report.summary().endswith(": 2 unknown, 1 missing")
 
 
 def test_linked_commit_cell(repo: GitRepo) -> None:

@@ -130,3 +130,11 @@ def test_widening_is_named_and_narrowing_is_not() -> None:
     assert widened("m.csv", per_column, own) == ["m.csv: atol for column lat widened from 0 to 1"]
     assert widened("m.csv", own, None) == ["m.csv: now compared as csv, was bytes"]
     assert case_widenings({"m.csv": own}, None) == []
+
+
+def test_infinities_are_close_only_to_the_same_infinity() -> None:
+    inf = float("inf")
+    assert Tolerance(rtol=0.5).holds(inf, inf)
+    assert not Tolerance(rtol=0.5).holds(inf, 5.0)
+    assert not Tolerance(rtol=0.5, atol=1.0).holds(inf, -inf)
+    assert not Tolerance(rtol=0.5).holds(5.0, inf)
