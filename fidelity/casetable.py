@@ -87,19 +87,8 @@ def parse(data: bytes, source: str) -> Matrix:
     return _build(raw, source, hashlib.sha256(data).hexdigest())
 
 
-def _case_label(raw: Mapping[str, Any], path: Sequence[str | int]) -> str:
-    if len(path) >= 2 and path[0] == "case" and isinstance(path[1], int):
-        cases = raw.get("case", [])
-        if path[1] < len(cases) and isinstance(cases[path[1]], dict):
-            case_id = cases[path[1]].get("id")
-            if isinstance(case_id, str):
-                return f"case {case_id!r} "
-        return f"case #{path[1] + 1} "
-    return ""
-
-
 def _locate(raw: Mapping[str, Any], path: Sequence[str | int], msg: str) -> str:
-    return f"{_case_label(raw, path)}at {schema.json_path(path)}: {msg}"
+    return f"{schema.entry_label(raw, path, 'case')}at {schema.json_path(path)}: {msg}"
 
 
 def glob_problem(pattern: str) -> str | None:

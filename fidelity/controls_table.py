@@ -91,22 +91,11 @@ _ONE_OF = {
 }
 
 
-def _label(raw: Mapping[str, Any], path: Sequence[str | int]) -> str:
-    if len(path) >= 2 and path[0] == "control" and isinstance(path[1], int):
-        controls = raw.get("control", [])
-        if path[1] < len(controls) and isinstance(controls[path[1]], dict):
-            control_id = controls[path[1]].get("id")
-            if isinstance(control_id, str):
-                return f"control {control_id!r} "
-        return f"control #{path[1] + 1} "
-    return ""
-
-
 def _locate(raw: Mapping[str, Any], path: Sequence[str | int], msg: str) -> str:
     if "is not valid under any of the given schemas" in msg or "is valid under each" in msg:
         kind = "edit" if len(path) >= 2 and path[-2] == "edit" else "control"
         msg = _ONE_OF[kind]
-    return f"{_label(raw, path)}at {schema.json_path(path)}: {msg}"
+    return f"{schema.entry_label(raw, path, 'control')}at {schema.json_path(path)}: {msg}"
 
 
 def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:

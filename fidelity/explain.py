@@ -30,13 +30,8 @@ def explanations(
     found: dict[str, list[OutputDiff]] = {}
     for case_id, case_specs in specs.items():
         b, c = base.cases.get(case_id), cand.cases.get(case_id)
-        if (
-            b is None
-            or c is None
-            or CaseStatus.OK not in (b.status, c.status)
-            or b.status != c.status
-        ):
-            continue
+        if b is None or c is None or {b.status, c.status} != {CaseStatus.OK}:
+            continue  # a failed side's outputs explain nothing
         for path in file_delta(b.outputs, c.outputs).changed:
             spec = spec_for(path, case_specs)
             files = [

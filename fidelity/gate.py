@@ -208,7 +208,7 @@ def verify(run_dir: Path, expect: Path | None) -> Outcome:
     if not expect.is_file():
         raise UsageError(f"no prediction file at {expect}")
     data = expect.read_bytes()
-    tags = rundir.read(run_dir).tags
+    tags = {c["id"]: tuple(c.get("tags", ())) for c in outcome.manifest["matrix"]["cases"]}
     given = predict.load(data, str(expect), tags, git.hash_object(data), committed=False)
     extra: list[Finding] = []
     if recorded is None:

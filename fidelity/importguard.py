@@ -95,5 +95,9 @@ def resolve(
             ImportResolution(m, None, False, f"{python} could not resolve it: {why}")
             for m in modules
         )
-    found = json.loads(result.stdout)
+    try:  # the last line: a sitecustomize or .pth may print before the probe does
+        found = json.loads(result.stdout.decode(errors="replace").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        why = f"{python} printed no resolution: {result.stdout[-200:]!r}"
+        return tuple(ImportResolution(m, None, False, why) for m in modules)
     return tuple(classify(m, found[m]["cwd"], found[m]["bare"], root) for m in modules)

@@ -35,6 +35,18 @@ def json_path(parts: Iterable[str | int]) -> str:
     return out
 
 
+def entry_label(raw: Mapping[str, Any], path: Sequence[str | int], key: str) -> str:
+    """`case 'id' ` (or `case #3 `) for a path inside the array `key` of entries; else ''."""
+    if len(path) >= 2 and path[0] == key and isinstance(path[1], int):
+        entries = raw.get(key, [])
+        if path[1] < len(entries) and isinstance(entries[path[1]], dict):
+            entry_id = entries[path[1]].get("id")
+            if isinstance(entry_id, str):
+                return f"{key} {entry_id!r} "
+        return f"{key} #{path[1] + 1} "
+    return ""
+
+
 def errors(name: str, instance: object) -> list[tuple[Sequence[str | int], str]]:
     """Every schema violation as (path, message), in document order."""
     found = sorted(

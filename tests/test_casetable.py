@@ -115,3 +115,17 @@ def test_cli_list_reads_the_configured_table(make_repo, capsys) -> None:  # type
     assert main(["cases", "list", "--repo", str(repo.path)]) == 0
     out = capsys.readouterr().out
     assert "one" in out and "*.csv" in out
+
+
+def test_an_internal_error_exits_3_not_1(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A crash is untrusted evidence, never "the evidence says no"."""
+    from fidelity import casetable
+
+    def crash(data: bytes, source: str) -> None:
+        raise RuntimeError("a bug")
+
+    good = tmp_path / "good.toml"
+    good.write_bytes(GOOD)
+    monkeypatch.setattr(casetable, "parse", crash)
+    assert main(["cases", "validate", str(good)]) == 3
+    assert "internal error" in capsys.readouterr().err

@@ -7,6 +7,7 @@ identical; the guard turns that false pass into a shadowed-import finding (exit 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +136,19 @@ def test_classify_is_inside_only_when_every_place_is(tmp_path: Path) -> None:
     assert classify("pkg", ok, missing, root.resolve()).inside
     assert not classify("pkg", ns, ns, root.resolve()).inside
     assert classify("pkg", missing, missing, root.resolve()).error
+
+
+def test_a_probe_that_prints_first_still_resolves_and_garbage_is_a_finding(tmp_path: Path) -> None:
+    from fidelity.importguard import resolve
+
+    wt = tmp_path / "wt"
+    (wt / "pkgp").mkdir(parents=True)
+    (wt / "pkgp" / "__init__.py").write_text("")
+    (wt / "sitecustomize.py").write_text("print('hello from sitecustomize')\n")
+    env = {**os.environ, "PYTHONPATH": str(wt)}
+    (found,) = resolve(sys.executable, ["pkgp"], wt, env)
+    assert found.inside, found
+    (wt / "fake-python").write_text("#!/bin/sh\necho not json\n")
+    (wt / "fake-python").chmod(0o755)
+    (broken,) = resolve(str(wt / "fake-python"), ["pkgp"], wt, env)
+    assert not broken.inside and "printed no resolution" in broken.error
