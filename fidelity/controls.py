@@ -8,6 +8,7 @@ leaking from earlier controls shows up as a no-op that did not survive.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import shutil
 import tempfile
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fidelity import config, git
+from fidelity import config, git, workdir
 from fidelity.controls_run import check_command, parallel, run_tree
 from fidelity.controls_table import Control, ControlTable, parse
 from fidelity.controls_verdict import (
@@ -93,18 +94,34 @@ def select(
     return chosen
 
 
-def _judged(repo: Path, sha: str, control: Control, table: ControlTable) -> ControlResult:
-    return judge(control, run_tree(repo, sha, control, table))
+def log_dir(repo: Path, sha: str) -> Path:
+    """A fresh folder for one run's test logs, kept after the worktrees are gone."""
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return workdir.fresh(repo, "controls", f"{stamp}-{sha[:7]}")
+
+
+def _log(logs: Path, name: str) -> Path:
+    """The log of one run; a leading `_` keeps built-in names apart from control ids."""
+    return logs / f"{name}.log" if name[0].isalnum() else logs / f"_{name.strip('()')}.log"
+
+
+def _judged(
+    repo: Path, sha: str, control: Control, table: ControlTable, logs: Path
+) -> ControlResult:
+    return judge(control, run_tree(repo, sha, control, table, _log(logs, control.id)))
 
 
 def _unmodified(
-    repo: Path, sha: str, table: ControlTable, chosen: Sequence[Control], jobs: int
+    repo: Path, sha: str, table: ControlTable, chosen: Sequence[Control], jobs: int, logs: Path
 ) -> TreeRun:
     """The unmodified tree under the table's command and every other command a control uses."""
     noop = table.noop()
     commands = list(dict.fromkeys(c.command for c in (noop, *chosen)))
     tasks: list[Callable[[], TreeRun]] = [
-        functools.partial(run_tree, repo, sha, replace(noop, command=c), table) for c in commands
+        functools.partial(
+            run_tree, repo, sha, replace(noop, command=c), table, _log(logs, f"(unmodified-{i})")
+        )
+        for i, c in enumerate(commands, 1)
     ]
     runs = parallel(tasks, jobs)
     return combine([(" ".join(c), r) for c, r in zip(commands, runs, strict=True)])
@@ -123,7 +140,8 @@ def run(
             skipped = TreeRun(RunStatus.UNVIABLE, detail="not run: no control selected")
             return Report(shown, sha, table.source, skipped, None, (), 0)
         noop = table.noop()
-        baseline = _unmodified(repo, sha, table, chosen, jobs)
+        logs = log_dir(repo, sha)
+        baseline = _unmodified(repo, sha, table, chosen, jobs, logs)
         if progress:
             progress("unmodified", "tree", str(baseline.status))
         if baseline.status is not RunStatus.PASSED:
@@ -136,7 +154,7 @@ def run(
                                           f"{', '.join(unknown)}")  # fmt: skip
         runnable = [c for c in chosen if c.id not in early] + [noop]
         tasks: list[Callable[[], ControlResult]] = [
-            functools.partial(_judged, repo, sha, c, table) for c in runnable
+            functools.partial(_judged, repo, sha, c, table, logs) for c in runnable
         ]
         shown_done = (lambda r: progress("control", r.id, str(r.verdict))) if progress else None
         done = {r.id: r for r in parallel(tasks, jobs, shown_done)}
@@ -149,7 +167,7 @@ def run_demo_controls(console: Console, repo: Path) -> int:
     from fidelity import controls_render
 
     table = load(repo, "cases/controls.toml")
-    console.rule("3. mutation controls: every test must be seen to fail")
+    console.rule("4. mutation controls: every test must be seen to fail")
     report = run(repo, table, "HEAD", jobs=2)
     controls_render.report(console, report)
     return report.exit_code()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fidelity import git
+from fidelity.controls import log_dir
 from fidelity.controls_run import parallel, run_tree
 from fidelity.controls_table import ControlTable
 from fidelity.controls_verdict import RunStatus, TreeRun, Verdict
@@ -89,7 +90,11 @@ def run(
             f for f in git.changed_files(repo, old, new)
             if not any(f == p or f.startswith(p + "/") for p in prefixes)
         )  # fmt: skip
-        tasks = [functools.partial(run_tree, repo, sha, noop, table) for sha in (new, mixed_sha)]
+        logs = log_dir(repo, new)
+        tasks = [
+            functools.partial(run_tree, repo, sha, noop, table, logs / f"_{name}.log")
+            for name, sha in (("new", new), ("mixed", mixed_sha))
+        ]
         new_run, mixed_run = parallel(tasks, 2)
         return NegativeReport(new_run, mixed_run, touched)
     finally:

@@ -3,11 +3,15 @@
 Every test command starts through `proc` (timeout, process-group kill). For pytest the
 runner adds `--junitxml`, the `xunit1` family (its `file` attributes give node ids),
 and, when the table names modules to check, the import guard plugin with the env vars it
-reads. The JUnit file lives beside the worktree and goes with it.
+reads. The plugin is a lone module in a folder of its own put on the test process's
+PYTHONPATH, so it loads in any interpreter with pytest, whether or not fidelity is installed
+there. The JUnit file lives beside the worktree and goes with it; the command's output goes
+to a log in the controls' run directory, which outlives the worktree.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -20,11 +24,14 @@ from fidelity import controls_edit, junit_read, proc, worktree
 from fidelity.controls_table import Control, ControlTable
 from fidelity.controls_verdict import RunStatus, TreeRun, classify
 from fidelity.errors import UsageError
+from fidelity.placeholders import fill
 
 GUARD_PACKAGES_ENV = "FIDELITY_GUARD_PACKAGES"
 GUARD_ROOT_ENV = "FIDELITY_GUARD_ROOT"
 GUARD_MARK = "fidelity import guard"
-_TAIL_LINES = 12
+GUARD_PLUGIN = "fidelity_pytest_guard"
+GUARD_DIR = Path(__file__).resolve().parent / "plugins"
+_TAIL_BYTES = 64 * 1024
 
 # set on Ctrl-C: a worker that has not started its test command yet does not start it
 stop = threading.Event()
@@ -71,45 +78,63 @@ def check_command(command: Sequence[str], import_check: Sequence[str], where: st
 
 
 def argv_for(command: Sequence[str], junit: Path, root: Path, guard: bool) -> list[str]:
-    places = {"{junit}": str(junit), "{worktree}": str(root)}
-    argv = [_substitute(a, places) for a in command]
+    places = {"junit": str(junit), "worktree": str(root)}
+    argv = [fill(a, places) for a in command]
     if not is_pytest(command):
         return argv
     argv += ["-o", "junit_family=xunit1", "-p", "no:cacheprovider"]
     if guard:
-        argv += ["-p", "fidelity.pytest_guard"]
+        argv += ["-p", GUARD_PLUGIN]
     if not any("{junit}" in a for a in command):
         argv.append(f"--junitxml={junit}")
     return argv
 
 
-def _substitute(value: str, places: dict[str, str]) -> str:
-    for key, path in places.items():
-        value = value.replace(key, path)
-    return value
-
-
 def env_for(table: ControlTable, root: Path) -> dict[str, str]:
     env = proc.child_env()
-    env.update({k: v.replace("{worktree}", str(root)) for k, v in table.env.items()})
+    env.update({k: fill(v, {"worktree": str(root)}) for k, v in table.env.items()})
     for key in (GUARD_PACKAGES_ENV, GUARD_ROOT_ENV):
         env.pop(key, None)
     if table.import_check:
         env[GUARD_PACKAGES_ENV] = ",".join(table.import_check)
         env[GUARD_ROOT_ENV] = str(root)
+        # last, so that the table's own PYTHONPATH entries keep their precedence
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(GUARD_DIR)) if p)
     return env
 
 
-def tail(result: proc.ProcResult) -> str:
-    """What to show for a run that says nothing useful in its JUnit report."""
-    text = (result.stdout + b"\n" + result.stderr).decode(errors="replace")
-    guard = [line.strip() for line in text.splitlines() if GUARD_MARK in line]
+def _read_tail(log: Path) -> str:
+    try:
+        with log.open("rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - _TAIL_BYTES))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def explain(result: proc.ProcResult, argv: Sequence[str], output: str, log: Path | None) -> str:
+    """One line saying why a run produced no usable report, and which log to read."""
+    see = f"; log: {log}" if log is not None else ""
+    program = argv[0] if argv else "?"
+    if result.status is proc.ProcStatus.NOT_FOUND:
+        return (
+            f"{program} could not be started ({result.error}); name an interpreter that "
+            f'exists in [controls] command, e.g. "{{python}}" for fidelity\'s own{see}'
+        )
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    guard = [line for line in lines if GUARD_MARK in line]
     if guard:
-        return " ".join(dict.fromkeys(guard))
-    if "No module named pytest" in text:
-        return "pytest is not installed for this interpreter; install it, or set [controls] command"
-    lines = [line for line in text.splitlines() if line.strip()]
-    return " | ".join(lines[-_TAIL_LINES:]) or result.error
+        return " ".join(dict.fromkeys(guard)) + see
+    if "No module named pytest" in output:
+        return (
+            f"pytest is not installed for {program}; install it there, or name another "
+            f'interpreter in [controls] command, e.g. "{{python}}" for fidelity\'s own{see}'
+        )
+    if GUARD_PLUGIN in output and "Error" in output:
+        last = next((line for line in reversed(lines) if "Error" in line), lines[-1])
+        return f"pytest could not load fidelity's import guard plugin ({last}){see}"
+    last = lines[-1] if lines else (result.error or "no output")
+    return f"{last[:300]}{see}"
 
 
 def _read(junit: Path) -> junit_read.Suite | None:
@@ -121,8 +146,11 @@ def _read(junit: Path) -> junit_read.Suite | None:
         return None
 
 
-def run_in(root: Path, control: Control, table: ControlTable) -> TreeRun:
-    """Apply the control's edits in root (our own worktree) and run its command once."""
+def run_in(root: Path, control: Control, table: ControlTable, log: Path | None = None) -> TreeRun:
+    """Apply the control's edits in root (our own worktree) and run its command once.
+
+    With a log path, stdout and stderr go there (and stay); else they are kept in memory.
+    """
     why = controls_edit.apply(root, control.edits)
     if why:
         return TreeRun(RunStatus.UNVIABLE, detail=why)
@@ -130,16 +158,29 @@ def run_in(root: Path, control: Control, table: ControlTable) -> TreeRun:
         raise KeyboardInterrupt
     junit = root.parent / "junit.xml"
     argv = argv_for(control.command, junit, root, bool(table.import_check))
-    result = proc.run(argv, cwd=root, env=env_for(table, root), timeout_s=control.timeout_s)
-    run = classify(result.status, result.returncode, _read(junit), tail(result))
+    result = proc.run(
+        argv,
+        cwd=root,
+        env=env_for(table, root),
+        timeout_s=control.timeout_s,
+        stdout_path=log,
+        stderr_path=log,
+    )
+    output = (result.stdout + b"\n" + result.stderr).decode(errors="replace")
+    if log is not None:
+        output = _read_tail(log)
+    why = explain(result, argv, output, log)
+    run = classify(result.status, result.returncode, _read(junit), why)
     return replace(run, duration_s=round(result.duration_s, 4))
 
 
-def run_tree(repo: Path, sha: str, control: Control, table: ControlTable) -> TreeRun:
+def run_tree(
+    repo: Path, sha: str, control: Control, table: ControlTable, log: Path | None = None
+) -> TreeRun:
     """One control end to end in its own clean worktree; overhead is wall time minus the run."""
     start = time.monotonic()
     with worktree.detached(repo, sha, "control") as checkout:
-        run = run_in(checkout.path, control, table)
+        run = run_in(checkout.path, control, table, log)
     wall = time.monotonic() - start
     return replace(run, overhead_s=round(max(wall - run.duration_s, 0.0), 4))
 

@@ -80,12 +80,14 @@ def run(
 ) -> ProcResult:
     """Run one command to completion; never raises for a command that fails to start or run.
 
-    Output goes to the given log files, else is captured in memory. On timeout or
-    KeyboardInterrupt the whole process group is killed (the interrupt is re-raised).
+    Output goes to the given log files (one file for both when the paths are equal), else
+    is captured in memory. On timeout or KeyboardInterrupt the whole process group is
+    killed (the interrupt is re-raised).
     """
     start = time.monotonic()
+    merged = stdout_path is not None and stdout_path == stderr_path
     out_f = open(stdout_path, "wb") if stdout_path else None  # noqa: SIM115
-    err_f = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
+    err_f = open(stderr_path, "wb") if stderr_path and not merged else None  # noqa: SIM115
     try:
         try:
             proc = subprocess.Popen(
@@ -94,7 +96,7 @@ def run(
                 env=dict(env) if env is not None else None,
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=out_f or subprocess.PIPE,
-                stderr=err_f or subprocess.PIPE,
+                stderr=subprocess.STDOUT if merged else (err_f or subprocess.PIPE),
                 shell=shell,
                 start_new_session=True,
             )

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from fidelity import __version__, schema
+from fidelity import __version__, schema, workdir
 from fidelity.casetable import Matrix
 from fidelity.compare import Comparison
 from fidelity.errors import UntrustedError, UsageError
@@ -134,16 +134,7 @@ def read(run_dir: Path) -> RunRecord:
 def prepare(out: Path | None, repo: Path, label: str) -> Path:
     """Create a fresh run directory; refuse one that already holds anything."""
     if out is None:
-        root = repo / ".fidelity"
-        root.mkdir(exist_ok=True)
-        ignore = root / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# fidelity's run directories; never committed\n*\n")
-        out = root / "runs" / label
-        n = 1
-        while out.exists():
-            n += 1
-            out = root / "runs" / f"{label}-{n}"
+        return workdir.fresh(repo, "runs", label)
     if out.exists() and not out.is_dir():
         raise UsageError(f"run directory {out} exists and is not a directory; choose another --out")
     if out.exists() and any(out.iterdir()):

@@ -16,6 +16,7 @@ from pathlib import Path
 from fidelity import casetable, git, importguard, proc, worktree
 from fidelity.casetable import Case, Command, Matrix
 from fidelity.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
+from fidelity.placeholders import fill as substitute
 
 Progress = Callable[[str, str, CaseStatus], None]
 
@@ -60,12 +61,6 @@ def collect_outputs(out_dir: Path, globs: tuple[str, ...]) -> tuple[dict[str, st
         if not matched:
             missing.append(pattern)
     return found, missing
-
-
-def substitute(value: str, places: Mapping[str, str]) -> str:
-    for name, path in places.items():
-        value = value.replace("{" + name + "}", path)
-    return value
 
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
@@ -200,7 +195,8 @@ def run_side(
             imports: tuple = ()
             cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
         else:
-            imports = importguard.resolve(matrix.python, matrix.import_check, wt, env)
+            python = substitute(matrix.python, {"worktree": str(wt)})
+            imports = importguard.resolve(python, matrix.import_check, wt, env)
             cases = run_cases(matrix, wt, side_dir, plan.role, jobs, progress)
         evidence = SideEvidence(
             role=plan.role,

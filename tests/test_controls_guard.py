@@ -8,6 +8,7 @@ nothing and the control wrongly survives; with the guard the run fails loudly (e
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Callable
 from importlib.machinery import ModuleSpec
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import pytest
 from conftest import Repo
-from test_importguard import editable_venv
+from test_importguard import editable_venv, nested_venv
 
-from fidelity import controls, pytest_guard
+from fidelity import controls
 from fidelity.controls_verdict import RunStatus, Verdict
+from fidelity.plugins import fidelity_pytest_guard as pytest_guard
 
 PKG = "def value():\n    return 1\n"
 TEST = "from pkgsrc import value\n\n\ndef test_value():\n    assert value() == 1\n"
@@ -100,3 +102,53 @@ def test_shadowing_finders_are_removed(tmp_path: Path) -> None:
             sys.meta_path.remove(ElsewhereFinder)  # type: ignore[arg-type]
     found = pytest_guard.problems(["json"], str(tmp_path), final=True)
     assert found and "outside the tree under test" in found[0]
+
+
+@pytest.fixture(scope="module")
+def pytest_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An interpreter that has pytest but not fidelity, as a user's own venv would."""
+    python = nested_venv(tmp_path_factory.mktemp("pytest-only") / "venv", process_pth=False)
+    probe = subprocess.run([str(python), "-c", "import fidelity"], cwd=python.parent)
+    assert probe.returncode != 0, "precondition: fidelity must not import there (editable install)"
+    return python
+
+
+def test_the_guard_loads_where_fidelity_is_not_installed(pytest_only: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = user_repo(make_repo, pytest_only, ["no_such_module_zz"])
+    repo.commit({"pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'})
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    # the guard ran in that interpreter: it is the one that says the module does not resolve
+    assert "fidelity import guard: no_such_module_zz does not resolve" in report.baseline.detail
+    assert report.exit_code() == 3
+
+
+def test_guarded_control_is_caught_in_an_interpreter_without_fidelity(  # type: ignore[no-untyped-def]
+    pytest_only: Path, make_repo
+) -> None:
+    repo = user_repo(make_repo, pytest_only, ["pkgsrc"])
+    repo.commit({"pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'})
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert [r.verdict for r in report.results] == [Verdict.CAUGHT]
+
+
+def test_an_interpreter_without_pytest_is_named_in_one_line_with_its_log(  # type: ignore[no-untyped-def]
+    tmp_path: Path, make_repo
+) -> None:
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    repo = user_repo(make_repo, bare / "bin" / "python", ["pkgsrc"])
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    detail = report.baseline.detail
+    assert f"pytest is not installed for {bare / 'bin' / 'python'}" in detail
+    assert "\n" not in detail and " | " not in detail
+    log = Path(detail.rsplit("log: ", 1)[1].split(" ")[0])
+    assert log.is_file() and "No module named pytest" in log.read_text()
+    assert report.exit_code() == 3
+
+
+def test_a_command_that_cannot_start_says_so(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = user_repo(make_repo, tmp_path / "no-such-python", [])
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert "could not be started" in report.baseline.detail
+    assert "{python}" in report.baseline.detail
+    assert report.exit_code() == 3

@@ -108,7 +108,7 @@ def test_pytest_gets_junit_family_and_the_guard(tmp_path) -> None:  # type: igno
         ["python", "-m", "pytest", "-q"], tmp_path / "j.xml", tmp_path, True
     )
     assert argv[:4] == ["python", "-m", "pytest", "-q"]
-    assert "junit_family=xunit1" in argv and "fidelity.pytest_guard" in argv
+    assert "junit_family=xunit1" in argv and "fidelity_pytest_guard" in argv
     assert argv[-1] == f"--junitxml={tmp_path / 'j.xml'}"
     other = controls_run.argv_for(["run", "--out={junit}"], tmp_path / "j.xml", tmp_path, False)
     assert other == ["run", f"--out={tmp_path / 'j.xml'}"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +12,14 @@ from conftest import run_git
 
 
 def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
+    """With a bare venv's python (no pytest, no fidelity) first on PATH, as under pipx."""
     where = tmp_path / "demo"
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    env = {**os.environ, "PATH": f"{bare / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run(
         [sys.executable, "-m", "fidelity", "--quiet", "demo", "--dir", str(where)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
@@ -26,6 +32,8 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
     assert "columns lane" in out  # the CSV comparator says where the move is
     assert "HOLDS: all 6 controls met their expectation: 5 caught, 1 residue-held (exit 0)" in out
     assert out.count("ok   ") == 4 and "FAIL" not in out
+    sections = re.findall(r"^\W*(\d)\. ", out, flags=re.MULTILINE)
+    assert sections == ["1", "2", "3", "4"], sections
     log = run_git(where, "log", "--format=%s")
     assert log.splitlines() == ["fix: keep DP lane rotation across calls",
                                 "refactor: extract _slot", "baseline"]  # fmt: skip

@@ -1,13 +1,14 @@
 """pytest plugin: the modules under test must come from the control's tree, or the run fails.
 
-Enabled by the controls runner with ``-p fidelity.pytest_guard`` and two env vars:
-``FIDELITY_GUARD_PACKAGES`` (comma-separated module names) and ``FIDELITY_GUARD_ROOT``
-(the tree). On import it removes meta-path finders (editable installs) that would serve a
-checked package from elsewhere and forgets such modules if already imported; before
-collection and again after it, every checked module must resolve inside the root. A
-``.pth`` path entry cannot be removed safely, so it fails the run instead. The plugin
-imports only the standard library and pytest, so it works in any interpreter that can
-import fidelity.
+The controls runner puts this file's folder on the test process's PYTHONPATH and adds
+``-p fidelity_pytest_guard``, so it loads in whichever interpreter runs the tests, with or
+without fidelity installed there; it therefore imports only the standard library and
+pytest. Two env vars configure it: ``FIDELITY_GUARD_PACKAGES`` (comma-separated module
+names) and ``FIDELITY_GUARD_ROOT`` (the tree). On import it removes meta-path finders
+(editable installs) that would serve a checked package from elsewhere and forgets such
+modules if already imported; before collection and again after it, every checked module
+must resolve inside the root. A ``.pth`` path entry cannot be removed safely, so it fails
+the run instead.
 """
 
 from __future__ import annotations

@@ -1,0 +1,23 @@
+"""`.fidelity/` in the user's repository: run directories and logs, ignored by git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = ".fidelity"
+
+
+def fresh(repo: Path, kind: str, label: str) -> Path:
+    """A new, empty `.fidelity/<kind>/<label>[-n]` directory (a `.gitignore` keeps it out)."""
+    root = repo / ROOT
+    root.mkdir(exist_ok=True)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# fidelity's run directories; never committed\n*\n")
+    out = root / kind / label
+    n = 1
+    while out.exists():
+        n += 1
+        out = root / kind / f"{label}-{n}"
+    out.mkdir(parents=True)
+    return out
