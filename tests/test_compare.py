@@ -11,6 +11,7 @@ from strategies import DEF, case_ids, side
 from fidelity.compare import SWAPPED, Verdict, compare, compare_case, file_delta
 from fidelity.evidence import CaseEvidence, CaseStatus, SideEvidence
 from fidelity.findings import Harness, exit_code, provenance
+from fidelity.valuecmp import OutputDiff
 
 OK = CaseEvidence("x", DEF, CaseStatus.OK, 0, outputs={"o": "1" * 64}, cache={"c": "1" * 64})
 
@@ -50,6 +51,16 @@ def test_each_class() -> None:
     assert compare_case("x", DEF, OK, OK, [("baseline", {"y": "f" * 64})]).verdict is (
         Verdict.IDENTICAL
     )
+
+
+def test_an_added_output_moves_even_when_every_changed_one_is_within_tolerance() -> None:
+    changed = replace(OK, outputs={**OK.outputs, "o": "2" * 64})
+    tolerated = (OutputDiff("o", "csv", True, "within tolerance"),)
+    assert compare_case("x", DEF, OK, changed, (), tolerated).verdict is Verdict.WITHIN_TOLERANCE
+    added = replace(changed, outputs={**changed.outputs, "new.csv": "3" * 64})
+    result = compare_case("x", DEF, OK, added, (), tolerated)
+    assert result.verdict is Verdict.MOVED
+    assert result.outputs.added == ("new.csv",)
 
 
 def sides(ids: list[str], data: st.DataObject) -> tuple[SideEvidence, SideEvidence]:

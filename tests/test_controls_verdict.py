@@ -103,3 +103,10 @@ def test_the_unmodified_tree_passes_only_under_every_command() -> None:
     both = combine([("pytest", ok), ("pytest -k b", bad)])
     assert both.status is RunStatus.FAILED and both.failing == {"b"}
     assert both.tests == {"a", "b"} and both.detail == " (command: pytest -k b)"
+
+
+def test_exact_refuses_an_extra_failure_that_includes_accepts() -> None:
+    expected, failing = {"t.py::a"}, {"t.py::a", "t.py::b"}
+    assert not matches(expected, failing, Match.EXACT)
+    assert matches(expected, failing, Match.INCLUDES)
+    assert matches(expected, {"t.py::a"}, Match.EXACT)

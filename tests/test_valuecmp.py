@@ -138,3 +138,10 @@ def test_infinities_are_close_only_to_the_same_infinity() -> None:
     assert not Tolerance(rtol=0.5).holds(inf, 5.0)
     assert not Tolerance(rtol=0.5, atol=1.0).holds(inf, -inf)
     assert not Tolerance(rtol=0.5).holds(5.0, inf)
+
+
+def test_a_dropped_row_alone_is_a_move() -> None:
+    d = csv({"key": ["id"]}, b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n")
+    assert d.rows_dropped == ("3",) and not d.rows_added
+    assert "1 rows dropped" in d.summary
+    assert not d.within_tolerance
