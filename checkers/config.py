@@ -1,6 +1,6 @@
 """`[tool.fidelity.docs]`: defaults for every Markdown file, then per-page overrides.
 
-Validated against ``fidelity/schemas/docs.schema.json``; unknown keys are errors naming the
+Validated against ``checkers/schemas/docs.schema.json``; unknown keys are errors naming the
 key. Pages match by ``fnmatch`` glob on the root-relative POSIX path (``*`` crosses ``/``);
 every matching ``[[tool.fidelity.docs.page]]`` applies in file order, later ones winning.
 A cap of 0 turns that rule off; an empty ``forbidden_headings`` turns that rule off.
@@ -10,24 +10,23 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import json
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
+from checkers import schema
+from checkers.errors import ConfigError
+
+__all__ = ["ConfigError", "DocsConfig", "KeyedTable", "PageRules", "from_section", "load"]
+
 DEFAULT_FORBIDDEN = r"(?i)\b\d{4}-\d{2}-\d{2}\b|\battempt\s*#?\s*\d+\b"
 DEFAULT_PATHS = ("README.md", "AGENTS.md", "records/*.md")
 DEFAULT_RATCHETS = "records/ratchets.json"
-
-
-class ConfigError(ValueError):
-    """The configuration cannot be used; the message names the file and key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +74,7 @@ _RULE_KEYS = frozenset(f.name for f in dataclasses.fields(PageRules))
 
 
 def _schema() -> dict[str, Any]:
-    text = resources.files("fidelity").joinpath("schemas", "docs.schema.json").read_text()
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    return schema.load("checkers", "docs")
 
 
 def _where(error: jsonschema.ValidationError) -> str:

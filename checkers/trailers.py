@@ -1,11 +1,9 @@
 """Commit-trailer checks: required trailers with value patterns, forbidden trailers, values
 checked against the repository, and an optional size rule for a range.
 
-Trailers are read by git's own parser (`git interpret-trailers --parse`, through
-fidelity.git), so what counts as a trailer here is exactly what git and its tooling see:
-the last paragraph only, folded lines unfolded. The rules are pure over the parsed
-trailers and a `Probe` that answers the repository questions; the git-backed probe is at
-the end. Keys compare case-insensitively, as git compares them.
+The rules are pure over trailers that git itself parsed and a `Probe` that answers the
+repository questions; reading messages and trailers from git, and the git-backed probe,
+live in `fidelity.history.trailers`. Keys compare case-insensitively, as git compares them.
 """
 
 from __future__ import annotations
@@ -14,8 +12,10 @@ import enum
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
+
+from checkers import schema
+from checkers.errors import ConfigError
 
 
 class Code(enum.StrEnum):
@@ -157,12 +157,9 @@ def check_size(where: str, files: int, lines: int, rules: Rules) -> tuple[Findin
 
 def rules_from_config(section: Mapping[str, Any], source: str) -> Rules:
     """Rules from `[tool.fidelity.trailers]`, validated by the shipped schema."""
-    from fidelity import schema
-    from fidelity.errors import UsageError
-
     problems = [
         f"{source}: [tool.fidelity.trailers]{schema.json_path(path)[1:]}: {msg}"
-        for path, msg in schema.errors("trailers", dict(section))
+        for path, msg in schema.errors("checkers", "trailers", dict(section))
     ]
     required: dict[str, re.Pattern[str]] = {}
     for key, pattern in section.get("required", {}).items() if not problems else ():
@@ -171,7 +168,7 @@ def rules_from_config(section: Mapping[str, Any], source: str) -> Rules:
         except re.error as exc:
             problems.append(f"{source}: [tool.fidelity.trailers].required.{key}: bad regex: {exc}")
     if problems:
-        raise UsageError("invalid configuration:\n" + "\n".join(problems))
+        raise ConfigError("invalid configuration:\n" + "\n".join(problems))
     return Rules(
         required=required,
         forbidden=tuple(section.get("forbidden", ())),
@@ -179,33 +176,6 @@ def rules_from_config(section: Mapping[str, Any], source: str) -> Rules:
         max_changed_files=section.get("max_changed_files"),
         max_changed_lines=section.get("max_changed_lines"),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class GitProbe:
-    """Answers for one commit (`rev`), or for the commit being made (`rev=None`: HEAD is
-    its parent and the index is its tree), as in a commit-msg hook."""
-
-    repo: Path
-    rev: str | None
-
-    def commit_problem(self, value: str) -> str | None:
-        from fidelity import git
-
-        sha = git.resolve(self.repo, value)
-        if sha is None:
-            return "names no commit in this repository"
-        tip = self.rev or git.resolve(self.repo, "HEAD")
-        if tip is None:
-            return "cannot be an ancestor: the repository has no commits yet"
-        if not git.is_ancestor(self.repo, sha, tip):
-            return f"is not an ancestor of {tip[:12]}"
-        return None
-
-    def has_path(self, value: str) -> bool:
-        from fidelity import git
-
-        return git.path_in_tree(self.repo, self.rev, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,50 +224,3 @@ class TrailerReport:
                 keys = ", ".join(k for k, _ in c.trailers) or "none"
                 rows.append([c.where, "", "ok", f"{c.subject} (trailers: {keys})"])
         return ["where", "line", "code", "message"], rows
-
-
-def _one(repo: Path, where: str, message: bytes) -> Checked:
-    from fidelity import git
-
-    trailers = tuple(git.parse_trailers(repo, message))
-    text = message.decode(errors="replace")
-    subject = text.strip().splitlines()[0] if text.strip() else ""
-    return Checked(where, subject, trailers)
-
-
-def check_file(repo: Path, path: Path, rules: Rules) -> TrailerReport:
-    """The commit-msg hook: the message being written, against HEAD and the index."""
-    from fidelity.errors import UsageError
-
-    try:
-        message = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read message file {path}: {exc.strerror}") from None
-    checked = _one(repo, str(path), message)
-    text = message.decode(errors="replace")
-    probe = GitProbe(repo, None)
-    findings = check_message(str(path), text, checked.trailers, rules, probe)
-    return TrailerReport((checked,), findings, source=str(path))
-
-
-def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
-    """Every non-merge commit in `A..B`, and the size rule over the range's diff."""
-    from fidelity import git
-    from fidelity.errors import UsageError
-
-    base, sep, tip = spec.partition("..")
-    if not sep or tip.startswith("."):
-        raise UsageError(f"--range {spec!r}: give it as A..B (two revisions), e.g. main..HEAD")
-    base_sha, tip_sha = git.rev_parse(repo, base or "HEAD"), git.rev_parse(repo, tip or "HEAD")
-    checked: list[Checked] = []
-    findings: list[Finding] = []
-    for sha, _ in git.log_commits(repo, [f"{base_sha}..{tip_sha}"], no_merges=True):
-        message = git.commit_message(repo, sha)
-        one = _one(repo, sha[:12], message)
-        checked.append(one)
-        text = message.decode(errors="replace")
-        findings += check_message(one.where, text, one.trailers, rules, GitProbe(repo, sha))
-    size = git.diff_size(repo, base_sha, tip_sha) if rules.sized and checked else None
-    if size is not None:
-        findings += check_size(spec, *size, rules)
-    return TrailerReport(tuple(checked), tuple(findings), size, spec)

@@ -1,5 +1,5 @@
 import sys
 
-from fidelity.cli import main
+from fidelity.cli.main import main
 
 sys.exit(main())

@@ -1,38 +1,23 @@
-"""JSON Schemas shipped in the package, and validation errors that say where."""
+"""fidelity's JSON Schemas (case, control, run, prediction, failset, records tables), and
+TOML tables checked against them with every problem located."""
 
 from __future__ import annotations
 
-import functools
-import json
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from importlib import resources
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jsonschema
 
+from checkers import schema as shared
+from checkers.schema import json_path
 
-@functools.cache
+__all__ = ["entry_label", "errors", "json_path", "load", "load_toml"]
+
+
 def load(name: str) -> dict[str, Any]:
     """The schema `fidelity/schemas/<name>.schema.json`."""
-    text = resources.files("fidelity").joinpath("schemas", f"{name}.schema.json").read_text()
-    schema: dict[str, Any] = json.loads(text)
-    return schema
-
-
-@functools.cache
-def validator(name: str) -> jsonschema.protocols.Validator:
-    schema = load(name)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
-
-
-def json_path(parts: Iterable[str | int]) -> str:
-    out = "$"
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
+    return shared.load("fidelity", name)
 
 
 def entry_label(raw: Mapping[str, Any], path: Sequence[str | int], key: str) -> str:
@@ -48,21 +33,8 @@ def entry_label(raw: Mapping[str, Any], path: Sequence[str | int], key: str) -> 
 
 
 def errors(name: str, instance: object) -> list[tuple[Sequence[str | int], str]]:
-    """Every schema violation as (path, message), in document order."""
-    found = sorted(
-        validator(name).iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path]
-    )
-    out: list[tuple[Sequence[str | int], str]] = []
-    for e in found:
-        path = tuple(e.absolute_path)
-        if e.validator == "additionalProperties" and isinstance(e.instance, dict):
-            allowed = sorted(e.schema.get("properties", {}))
-            hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
-            for key in sorted(set(e.instance) - set(allowed)):
-                out.append(((*path, key), f"unknown key {key!r}{hint}"))
-        else:
-            out.append((path, _message(e)))
-    return out
+    """Every violation of schema `name` as (path, message), in document order."""
+    return shared.errors("fidelity", name, instance, _message)
 
 
 def _message(error: jsonschema.ValidationError) -> str:

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import run_cli
 
-from fidelity import ab_runner
-from fidelity.ab_runner import Order
-from fidelity.ab_verdict import Arm, Expect, Repetition, Verdict, judge, swap
+from fidelity.ab import runner as ab_runner
+from fidelity.ab.runner import Order
+from fidelity.ab.verdict import Arm, Expect, Repetition, Verdict, judge, swap
 from fidelity.errors import UsageError
 
 
@@ -87,7 +87,7 @@ def test_bad_measurements_are_refused() -> None:
 times = st.lists(st.floats(0.001, 1000.0), min_size=1, max_size=8)
 
 
-@settings(derandomize=True, max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(a=times, b=times, control=st.booleans(), data=st.data())
 def test_verdict_is_symmetric_under_swapping_arms(
     a: list[float], b: list[float], control: bool, data: st.DataObject

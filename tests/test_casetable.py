@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fidelity.casetable import CaseTableError, glob_problem, parse
-from fidelity.cli import main
+from fidelity.cli.main import main
+from fidelity.matrix.table import CaseTableError, glob_problem, parse
 
 GOOD = b"""
 [matrix]
@@ -119,7 +119,7 @@ def test_cli_list_reads_the_configured_table(make_repo, capsys) -> None:  # type
 
 def test_an_internal_error_exits_3_not_1(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     """A crash is untrusted evidence, never "the evidence says no"."""
-    from fidelity import casetable
+    from fidelity.matrix import table as casetable
 
     def crash(data: bytes, source: str) -> None:
         raise RuntimeError("a bug")

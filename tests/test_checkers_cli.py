@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from checkers.cli import run
+from checkers import report
+from checkers.tree import check_tree
 
 REPO = Path(__file__).resolve().parents[1]
 BROKEN = "# Notes\n\n## Attempt 2\n\nSee [gone](gone.md).\n\n```\nnever closed\n"
@@ -87,8 +88,10 @@ def test_in_process_render_and_json_file(repo: Path) -> None:
     (repo / "notes.md").write_text(BROKEN)
     out = StringIO()
     console = Console(file=out, width=40, color_system=None)
-    code = run(["notes.md"], console, cwd=repo, json_path=str(repo / "out.json"))
-    assert code == 1
+    result = check_tree(["notes.md"], repo)
+    report.render(result, console)
+    (repo / "out.json").write_text(report.json_text(result))
+    assert result.findings
     assert out.getvalue().splitlines()[1] == (
         "notes.md:5:12: FD401 link target 'gone.md' does not exist (gone.md)"
     )
@@ -100,5 +103,7 @@ def test_folders_are_searched_for_markdown(repo: Path) -> None:
     (repo / "docs" / "a.md").write_text("# A\n")
     (repo / "docs" / ".hidden" / "b.md").write_text("## Attempt 1\n")
     out = StringIO()
-    assert run(["docs"], Console(file=out, color_system=None), cwd=repo) == 0
+    result = check_tree(["docs"], repo)
+    report.render(result, Console(file=out, color_system=None))
+    assert not result.findings
     assert out.getvalue() == "check-docs: 1 file clean\n"

@@ -52,8 +52,11 @@ def test_bad_config_names_the_key(section: dict[str, object], message: str) -> N
 
 
 def test_the_valid_neighbour_of_each_bad_config_loads() -> None:
-    from_section({"max_row_chars": 3, "page": [{"path": "a.md"}], "max_cell_chars": 0})
-    from_section({"keyed_tables": [{"key": "row", "heading": "Scoreboard"}]})
+    caps = from_section({"max_row_chars": 3, "page": [{"path": "a.md"}], "max_cell_chars": 0})
+    rules = caps.rules_for("a.md")
+    assert (rules.max_row_chars, rules.max_cell_chars) == (3, 0)
+    keyed = from_section({"keyed_tables": [{"key": "row", "heading": "Scoreboard"}]})
+    assert keyed.rules_for("x.md").keyed_tables == (KeyedTable("row", "Scoreboard"),)
 
 
 def test_load_reads_only_the_docs_section(tmp_path: Path) -> None:

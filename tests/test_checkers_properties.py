@@ -29,10 +29,8 @@ BODIES = [
 line = st.tuples(st.sampled_from(PREFIXES), st.one_of(st.sampled_from(BODIES), st.text(max_size=6)))
 markdownish = st.lists(line, max_size=30).map(lambda ls: "\n".join(p + b for p, b in ls))
 any_text = st.one_of(markdownish, st.text(max_size=200))
-PROFILE = settings(
-    derandomize=True,
+PROFILE = settings(  # derandomized or not by the profile (conftest.py)
     max_examples=300,
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 TIGHT = PageRules(

@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import DEF, case_ids, side
 
-from fidelity.compare import SWAPPED, Verdict, compare, compare_case, file_delta
-from fidelity.evidence import CaseEvidence, CaseStatus, SideEvidence
-from fidelity.findings import Harness, exit_code, provenance
-from fidelity.valuecmp import OutputDiff
+from fidelity.matrix.compare import SWAPPED, Verdict, compare, compare_case, file_delta
+from fidelity.matrix.diffs import OutputDiff
+from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SideEvidence
+from fidelity.matrix.findings import Harness, exit_code, provenance
 
 OK = CaseEvidence("x", DEF, CaseStatus.OK, 0, outputs={"o": "1" * 64}, cache={"c": "1" * 64})
 

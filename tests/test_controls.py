@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import PY, Repo, snapshot
+from support import PY, Repo, alive, snapshot, wait_for
 
-from fidelity import controls
-from fidelity.cli import main
-from fidelity.controls_verdict import Report, RunStatus, Verdict, identical_subsets
+from fidelity.cli.main import main
+from fidelity.controls import gate as controls
+from fidelity.controls.verdict import Report, RunStatus, Verdict, identical_subsets
 
 CALC = """def add(a, b):
     return a + b
@@ -298,7 +298,6 @@ def test_cli_list(make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixtur
 def test_ctrl_c_kills_the_control_and_leaves_the_checkout(
     make_repo: Callable[[str], Repo], tmp_path: Path
 ) -> None:
-    from test_interrupt import alive, wait_for
 
     repo = make_repo("ctrlc")
     mark = tmp_path / "pid"

@@ -15,11 +15,10 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 
 import pytest
-from conftest import Repo
-from test_importguard import editable_venv, nested_venv
+from support import Repo, editable_venv, nested_venv
 
-from fidelity import controls
-from fidelity.controls_verdict import RunStatus, Verdict
+from fidelity.controls import gate as controls
+from fidelity.controls.verdict import RunStatus, Verdict
 from fidelity.plugins import fidelity_pytest_guard as pytest_guard
 
 PKG = "def value():\n    return 1\n"

@@ -6,11 +6,12 @@ import json
 from collections.abc import Callable
 
 import pytest
-from conftest import PY, Repo, snapshot
+from support import PY, Repo, snapshot
 
-from fidelity import controls, controls_negative
-from fidelity.cli import main
-from fidelity.controls_verdict import Verdict
+from fidelity.cli.main import main
+from fidelity.controls import gate as controls
+from fidelity.controls import negative as controls_negative
+from fidelity.controls.verdict import Verdict
 
 TABLE = f"""[controls]
 command = {json.dumps([PY, "-m", "pytest", "-q"])}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fidelity import controls_run
-from fidelity.controls_table import NOOP_ID, ControlTableError, Edit, Match, parse
+from fidelity.controls import runner as controls_run
+from fidelity.controls.table import NOOP_ID, ControlTableError, Edit, Match, parse
 from fidelity.errors import UsageError
 
 GOOD = b"""

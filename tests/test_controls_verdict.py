@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fidelity.controls_table import Control, Edit, Match
-from fidelity.controls_verdict import (
+from fidelity.controls.junit import Outcome, Suite, TestResult
+from fidelity.controls.table import Control, Edit, Match
+from fidelity.controls.verdict import (
     ControlResult,
     RunStatus,
     TreeRun,
@@ -18,7 +19,6 @@ from fidelity.controls_verdict import (
     matches,
     select_in_diff,
 )
-from fidelity.junit_read import Outcome, Suite, TestResult
 from fidelity.proc import ProcStatus
 
 TESTS = [f"tests/test_m.py::t{i}" for i in range(6)]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import run_git
+from support import run_git
 
 
 def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
@@ -31,6 +31,11 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
         assert f"{case} " in out
     assert "columns lane" in out  # the CSV comparator says where the move is
     assert "HOLDS: all 6 controls met their expectation: 5 caught, 1 residue-held (exit 0)" in out
+    rows = {w[0]: w[1] for w in map(str.split, out.splitlines()) if len(w) > 2}
+    for control in ("offline-staggered", "replica-stuck", "lane-restarts", "depth-unbounded"):
+        assert rows[control] == "caught", control
+    assert "do not discriminate" not in out, "every caught subset differs"
+    assert "no-op control: survived" in out
     assert out.count("ok   ") == 4 and "FAIL" not in out
     sections = re.findall(r"^\W*(\d)\. ", out, flags=re.MULTILINE)
     assert sections == ["1", "2", "3", "4"], sections

@@ -12,12 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import Repo
 from hypothesis import given
 from hypothesis import strategies as st
+from support import Repo
 
-from fidelity import failset
-from fidelity.cli import main
+from fidelity.cli.main import main
+from fidelity.controls import failset
 
 ABC = """import os
 

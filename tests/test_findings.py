@@ -6,9 +6,15 @@ from dataclasses import replace
 
 import pytest
 
-from fidelity.compare import compare
-from fidelity.evidence import CaseEvidence, CaseStatus, ImportResolution, SetupStep, SideEvidence
-from fidelity.findings import Code, Harness, exit_code, provenance
+from fidelity.matrix.compare import compare
+from fidelity.matrix.evidence import (
+    CaseEvidence,
+    CaseStatus,
+    ImportResolution,
+    SetupStep,
+    SideEvidence,
+)
+from fidelity.matrix.findings import Code, Harness, exit_code, provenance
 
 DEF = "d" * 64
 OK = CaseEvidence("a", DEF, CaseStatus.OK, 0, outputs={"o": "1" * 64})

@@ -7,22 +7,23 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import PY, Repo, matrix_toml, snapshot
+from support import PY, Repo, matrix_toml, snapshot
 
-from fidelity import gate
-from fidelity.cli import main
-from fidelity.findings import Code
+from fidelity.cli.main import main
+from fidelity.matrix import gate
+from fidelity.matrix.findings import Code
+from fidelity.matrix.outcome import Outcome
 
 
-def run(repo: Repo, baseline: str, candidate: str = "HEAD", **kw: object) -> gate.Outcome:
+def run(repo: Repo, baseline: str, candidate: str = "HEAD", **kw: object) -> Outcome:
     return gate.run(repo.path, baseline, candidate, "cases/matrix.toml", **kw)  # type: ignore[arg-type]
 
 
-def verdicts(outcome: gate.Outcome) -> dict[str, str]:
+def verdicts(outcome: Outcome) -> dict[str, str]:
     return {r.case_id: str(r.verdict) for r in outcome.comparison.cases}
 
 
-def codes(outcome: gate.Outcome) -> set[Code]:
+def codes(outcome: Outcome) -> set[Code]:
     return {f.code for f in outcome.findings}
 
 

@@ -8,68 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import site
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import Repo
+from support import Repo, editable_venv
 
-from fidelity import gate
-from fidelity.findings import Code
-from fidelity.importguard import classify
-
-PYPROJECT = """[build-system]
-requires = ["setuptools>=64"]
-build-backend = "setuptools.build_meta"
-[project]
-name = "{name}"
-version = "0.1"
-"""
-
-
-def run_shown(argv: list[str]) -> str:
-    """Run a setup command; on failure the assertion shows what the tool printed."""
-    result = subprocess.run(argv, capture_output=True, text=True)
-    assert result.returncode == 0, f"{argv} exited {result.returncode}:\n{result.stderr}"
-    return result.stdout
-
-
-def nested_venv(dest: Path, process_pth: bool = True) -> Path:
-    """A venv that sees this interpreter's packages, also when this interpreter is a venv.
-
-    `--system-site-packages` from inside a venv would give the *base* interpreter's packages
-    (shared/notes/processes.md), so a .pth adds this interpreter's site dirs instead. Without
-    process_pth they are plain path entries: their .pth files (editable installs, fidelity's
-    own among them) are not run.
-    """
-    run_shown([sys.executable, "-m", "venv", "--without-pip", str(dest)])
-    python = dest / "bin" / "python"
-    purelib = Path(run_shown([str(python), "-c", PURELIB]).strip())
-    outer = site.getsitepackages()
-    if process_pth:
-        adds = "; ".join(f"site.addsitedir({p!r})" for p in outer)
-        (purelib / "_outer_site.pth").write_text(f"import site; {adds}\n")
-    else:
-        (purelib / "_outer_site.pth").write_text("".join(f"{p}\n" for p in outer))
-    return python
-
-
-PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-
-
-def editable_venv(tmp: Path, name: str, layout: str) -> Path:
-    """A venv holding an editable install of a checkout outside every worktree."""
-    other = tmp / f"other-{name}"
-    pkg = other / "src" / name if layout == "src" else other / name
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text('VALUE = "other checkout"\n')
-    (other / "pyproject.toml").write_text(PYPROJECT.format(name=name))
-    python = nested_venv(tmp / f"venv-{name}")
-    run_shown([str(python), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
-               "--no-index", "-e", str(other)])  # fmt: skip
-    return python
+from fidelity.matrix import gate
+from fidelity.matrix.findings import Code
+from fidelity.matrix.importguard import classify
 
 
 def table(python: Path, name: str, argv: list[str], env: str = "") -> str:
@@ -164,7 +111,7 @@ def test_classify_is_inside_only_when_every_place_is(tmp_path: Path) -> None:
 
 
 def test_a_probe_that_prints_first_still_resolves_and_garbage_is_a_finding(tmp_path: Path) -> None:
-    from fidelity.importguard import resolve
+    from fidelity.matrix.importguard import resolve
 
     wt = tmp_path / "wt"
     (wt / "pkgp").mkdir(parents=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,23 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PY, Repo, snapshot
-
-
-def wait_for(path: Path, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists() or not path.read_text():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path} never appeared")
-        time.sleep(0.05)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+from support import PY, Repo, alive, snapshot, wait_for
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fidelity.junit_read import JUnitError, Outcome, canonical, merge, node_id, parse_bytes, read
+from fidelity.controls.junit import (
+    JUnitError,
+    Outcome,
+    canonical,
+    merge,
+    node_id,
+    parse_bytes,
+    read,
+)
 
 PROJECT = {
     "tests/test_a.py": """import pytest

@@ -7,16 +7,18 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import PROG, PY, Repo
 from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from support import PROG, PY, Repo
 
-from fidelity import gate, report_matrix
-from fidelity.cli import main
-from fidelity.compare import CaseResult, Comparison, Summary, Verdict
-from fidelity.findings import Code, Finding
-from fidelity.predict import Held, PredictionError, judge, resolve
+from fidelity.cli.main import main
+from fidelity.matrix import gate, rejudge
+from fidelity.matrix import reports as report_matrix
+from fidelity.matrix.compare import CaseResult, Comparison, Summary, Verdict
+from fidelity.matrix.findings import Code, Finding
+from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.predict import Held, PredictionError, judge, resolve
 
 CASES = {"a": ("ok", ["alpha"]), "b": ("ok", ["beta", "moves"]), "c": ("ok", ["beta", "moves"])}
 
@@ -50,7 +52,7 @@ def repo(make_repo) -> Repo:  # type: ignore[no-untyped-def]
     return r
 
 
-def run(repo: Repo, expect: str, **kw: object) -> gate.Outcome:
+def run(repo: Repo, expect: str, **kw: object) -> Outcome:
     return gate.run(repo.path, "HEAD~1", "HEAD", "cases/matrix.toml", expect=expect, **kw)  # type: ignore[arg-type]
 
 
@@ -124,18 +126,18 @@ def test_prediction_edited_after_the_run_cannot_pass(repo: Repo, tmp_path: Path)
     assert outcome.exit_code == 1
     edited = tmp_path / "under.toml"
     edited.write_text(prediction("b", "c"))  # now it would hold
-    verified = gate.verify(outcome.run_dir, edited)
+    verified = rejudge.verify(outcome.run_dir, edited)
     assert Code.PREDICTION_DIFFERS in {f.code for f in verified.findings}
     assert verified.exit_code == 3
-    same = gate.verify(outcome.run_dir, repo.path / "cases" / "under.toml")
+    same = rejudge.verify(outcome.run_dir, repo.path / "cases" / "under.toml")
     assert same.exit_code == 1 and same.findings == ()
-    assert gate.verify(outcome.run_dir, None).exit_code == 1
+    assert rejudge.verify(outcome.run_dir, None).exit_code == 1
 
 
 def test_verify_a_run_that_stated_no_prediction(repo: Repo) -> None:
     plain = gate.run(repo.path, "HEAD~1", "HEAD", "cases/matrix.toml")
     assert plain.exit_code == 1
-    late = gate.verify(plain.run_dir, repo.path / "cases" / "fix.toml")
+    late = rejudge.verify(plain.run_dir, repo.path / "cases" / "fix.toml")
     assert Code.PREDICTION_NOT_STATED in {f.code for f in late.findings}
     assert late.exit_code == 3
     assert main(["verify", str(plain.run_dir)]) == 2
@@ -176,17 +178,17 @@ def test_markdown_stays_under_the_step_summary_limit() -> None:
     assert len(small.encode()) < 4000 and "case-00000" in small
 
 
-def _fake_outcome(results: tuple[CaseResult, ...]) -> gate.Outcome:
+def _fake_outcome(results: tuple[CaseResult, ...]) -> Outcome:
     from dataclasses import replace
 
-    from fidelity.evidence import SideEvidence
-    from fidelity.findings import Harness
+    from fidelity.matrix.evidence import SideEvidence
+    from fidelity.matrix.findings import Harness
 
     n = len(results)
     summary = Summary(n, n, n, n, 0, 0, n, 0, 0, 0, 0, 0, 0, 0)
     side = SideEvidence("baseline", "main", "1" * 40)
     harness = Harness("WORKTREE", "0" * 40, False, (), "m.toml", "a" * 64, False)
-    return gate.Outcome(Path("run"), harness, side, replace(side, role="candidate"),
+    return Outcome(Path("run"), harness, side, replace(side, role="candidate"),
                         Comparison(results, summary), (), 1)  # fmt: skip
 
 

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from gitrepo import GitRepo
+from support import Repo, run_cli
 
 from checkers import trailers
+from checkers.errors import ConfigError
 from checkers.trailers import Code
 from fidelity.errors import UsageError
 
@@ -24,13 +24,13 @@ max_changed_lines = 20
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    r = GitRepo(tmp_path / "repo")
-    r.commit("root\n\nAssisted-by: Claude\n", {"pyproject.toml": CONFIG, "records/x.md": "# x\n"})
+def repo(tmp_path: Path) -> Repo:
+    r = Repo(tmp_path / "repo")
+    r.commit({"pyproject.toml": CONFIG, "records/x.md": "# x\n"}, "root\n\nAssisted-by: Claude\n")
     return r
 
 
-def hook(repo: GitRepo, message: str) -> tuple[int, str]:
+def hook(repo: Repo, message: str) -> tuple[int, str]:
     """Run the check the way a commit-msg hook does, on COMMIT_EDITMSG."""
     path = repo.path / ".git" / "COMMIT_EDITMSG"
     path.write_text(message)
@@ -41,7 +41,7 @@ def codes(out: str) -> list[str]:
     return re.findall(r":\d+:\d+: (FD7\d\d) ", out)
 
 
-def test_valid_message(repo: GitRepo) -> None:
+def test_valid_message(repo: Repo) -> None:
     sha = repo.git("rev-parse", "HEAD")
     message = (
         f"Fix it\n\nWhy.\n\nAssisted-by: Claude\nMeasured-at: {sha[:10]}\nEvidence: records/x.md\n"
@@ -51,32 +51,32 @@ def test_valid_message(repo: GitRepo) -> None:
     assert "0 findings in 1 messages" in out
 
 
-def test_missing_trailer_is_red(repo: GitRepo) -> None:
+def test_missing_trailer_is_red(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nNo trailers here.\n")
     assert (code, codes(out)) == (1, ["FD701"])
     assert "COMMIT_EDITMSG:1:1: FD701 missing required trailer `Assisted-by: ...`" in out
 
 
-def test_wrong_value_is_red_with_its_line(repo: GitRepo) -> None:
+def test_wrong_value_is_red_with_its_line(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nBody.\n\nSigned-off-by: A <a@b>\nAssisted-by: GPT\n")
     assert code == 1
     assert "COMMIT_EDITMSG:6:1: FD702 Assisted-by: 'GPT' does not match" in out
 
 
-def test_folded_value_is_unfolded_as_git_does(repo: GitRepo) -> None:
+def test_folded_value_is_unfolded_as_git_does(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nBody.\n\nAssisted-by: Claude\n  Opus 4\n")
     assert (code, codes(out)) == (0, [])
     assert "Assisted-by" in out
 
 
-def test_trailer_in_the_wrong_paragraph_is_missing(repo: GitRepo) -> None:
+def test_trailer_in_the_wrong_paragraph_is_missing(repo: Repo) -> None:
     message = "Fix it\n\nAssisted-by: Claude\n\nThe last paragraph is prose, not trailers.\n"
     code, out = hook(repo, message)
     assert (code, codes(out)) == (1, ["FD701"])
     assert "COMMIT_EDITMSG:3:1: FD701 Assisted-by is written on line 3 but is not a trailer" in out
 
 
-def test_comments_and_scissors_are_ignored(repo: GitRepo) -> None:
+def test_comments_and_scissors_are_ignored(repo: Repo) -> None:
     message = (
         "Fix it\n\nBody.\n\nAssisted-by: Claude\n# Please enter the commit message\n"
         "# ------------------------ >8 ------------------------\nChange-Id: I123\n"
@@ -84,14 +84,14 @@ def test_comments_and_scissors_are_ignored(repo: GitRepo) -> None:
     assert hook(repo, message)[0] == 0
 
 
-def test_forbidden_trailer(repo: GitRepo) -> None:
+def test_forbidden_trailer(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nBody.\n\nAssisted-by: Claude\nChange-Id: I0123\n")
     assert (code, codes(out)) == (1, ["FD703"])
 
 
-def test_measured_at_must_be_an_ancestor(repo: GitRepo) -> None:
+def test_measured_at_must_be_an_ancestor(repo: Repo) -> None:
     repo.git("switch", "-q", "-c", "side")
-    side = repo.commit("side\n\nAssisted-by: Claude\n", {"s.txt": "s\n"})
+    side = repo.commit({"s.txt": "s\n"}, "side\n\nAssisted-by: Claude\n")
     repo.git("switch", "-q", "main")
     code, out = hook(repo, f"Fix\n\nBody.\n\nAssisted-by: Claude\nMeasured-at: {side}\n")
     assert (code, codes(out)) == (1, ["FD704"])
@@ -100,7 +100,7 @@ def test_measured_at_must_be_an_ancestor(repo: GitRepo) -> None:
     assert "names no commit in this repository" in out
 
 
-def test_evidence_path_checked_against_the_index(repo: GitRepo) -> None:
+def test_evidence_path_checked_against_the_index(repo: Repo) -> None:
     message = "Fix\n\nBody.\n\nAssisted-by: Claude\nEvidence: records/new.md\n"
     code, out = hook(repo, message)
     assert (code, codes(out)) == (1, ["FD705"])
@@ -109,10 +109,10 @@ def test_evidence_path_checked_against_the_index(repo: GitRepo) -> None:
     assert hook(repo, message)[0] == 0
 
 
-def test_range_names_the_bad_commit(repo: GitRepo, tmp_path: Path) -> None:
+def test_range_names_the_bad_commit(repo: Repo, tmp_path: Path) -> None:
     base = repo.git("rev-parse", "HEAD")
-    repo.commit("good\n\nAssisted-by: Claude\n", {"a.txt": "a\n"})
-    bad = repo.commit("bad\n\nno trailer\n", {"b.txt": "b\n"})
+    repo.commit({"a.txt": "a\n"}, "good\n\nAssisted-by: Claude\n")
+    bad = repo.commit({"b.txt": "b\n"}, "bad\n\nno trailer\n")
     out_json = tmp_path / "t.json"
     code, out = run_cli(
         ["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD", "--json", str(out_json)]
@@ -124,32 +124,32 @@ def test_range_names_the_bad_commit(repo: GitRepo, tmp_path: Path) -> None:
     assert data["size"] == {"files": 2, "lines": 2}
 
 
-def test_range_size_rule(repo: GitRepo) -> None:
+def test_range_size_rule(repo: Repo) -> None:
     base = repo.git("rev-parse", "HEAD")
-    repo.commit("big\n\nAssisted-by: Claude\n", {"big.txt": "x\n" * 21})
+    repo.commit({"big.txt": "x\n" * 21}, "big\n\nAssisted-by: Claude\n")
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..main"])
     assert (code, codes(out)) == (1, ["FD706"])
     assert "21 lines changed (limit 20)" in out
 
 
-def test_empty_range_checked_nothing(repo: GitRepo) -> None:
+def test_empty_range_checked_nothing(repo: Repo) -> None:
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", "HEAD..HEAD"])
     assert code == 3
     assert "nothing checked" in out
 
 
-def test_unknown_revision_in_range(repo: GitRepo) -> None:
+def test_unknown_revision_in_range(repo: Repo) -> None:
     with pytest.raises(UsageError, match="unknown revision 'nope'"):
         run_cli(["trailers", "--repo", str(repo.path), "--range", "nope..HEAD"])
 
 
 def test_unknown_config_key_is_named() -> None:
-    with pytest.raises(UsageError, match=r"unknown key 'requird'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'requird'"):
         trailers.rules_from_config({"requird": {}}, "pyproject.toml")
 
 
 def test_bad_regex_is_named() -> None:
-    with pytest.raises(UsageError, match=r"required.Assisted-by: bad regex"):
+    with pytest.raises(ConfigError, match=r"required.Assisted-by: bad regex"):
         trailers.rules_from_config({"required": {"Assisted-by": "("}}, "pyproject.toml")
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fidelity.valuecmp import Tolerance, explain
-from fidelity.widening import case_widenings, widened
+from fidelity.matrix.diffs import Tolerance
+from fidelity.matrix.valuecmp import explain
+from fidelity.matrix.widening import case_widenings, widened
 
 BASE = b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n3,30.0,c,7\n"
 

@@ -1,0 +1,65 @@
+"""JSON Schemas shipped inside a package, and violations located by JSON path.
+
+The one loader for both packages: the checkers use it for their own configuration schemas,
+and fidelity's `schema` module builds on it for case, control and run schemas.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Sequence
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+Message = Callable[[jsonschema.ValidationError], str]
+
+
+@functools.cache
+def load(package: str, name: str) -> dict[str, Any]:
+    """The schema `<package>/schemas/<name>.schema.json`."""
+    text = resources.files(package).joinpath("schemas", f"{name}.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@functools.cache
+def validator(package: str, name: str) -> jsonschema.protocols.Validator:
+    schema = load(package, name)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def json_path(parts: Iterable[str | int]) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _plain(error: jsonschema.ValidationError) -> str:
+    return str(error.message)
+
+
+def errors(
+    package: str, name: str, instance: object, message: Message = _plain
+) -> list[tuple[Sequence[str | int], str]]:
+    """Every violation as (path, message), in document order; one per unknown key."""
+    found = sorted(
+        validator(package, name).iter_errors(instance),
+        key=lambda e: [str(p) for p in e.absolute_path],
+    )
+    out: list[tuple[Sequence[str | int], str]] = []
+    for e in found:
+        path = tuple(e.absolute_path)
+        if e.validator == "additionalProperties" and isinstance(e.instance, dict):
+            allowed = sorted(e.schema.get("properties", {}))
+            hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
+            for key in sorted(set(e.instance) - set(allowed)):
+                out.append(((*path, key), f"unknown key {key!r}{hint}"))
+        else:
+            out.append((path, message(e)))
+    return out

@@ -1,0 +1,240 @@
+"""`fidelity ab`: run two arms order-alternated, or read recorded measurements, and judge.
+
+Each slot runs one arm's command (and then the control, in the same slot and directory)
+through fidelity.proc, so timeouts and process-group kills apply. The recorded duration
+includes process start-up, equally for both arms. Nothing here judges speed: the verdict
+is ab_verdict's, and a failed run stops the measurement rather than being judged.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import io
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fidelity import proc
+from fidelity.ab.verdict import Arm, Expect, Judgement, Repetition, Verdict, judge
+from fidelity.errors import UsageError
+
+
+class Order(enum.StrEnum):
+    ABBA = "abba"  # A B B A A B ...: linear drift hits both arms equally
+    ABAB = "abab"
+
+
+def schedule(reps: int, warmup: int, order: Order) -> list[tuple[Arm, bool]]:
+    """(arm, is_warmup) for every slot: warm-ups first (A then B), then counted runs."""
+    slots = [(arm, True) for _ in range(warmup) for arm in (Arm.A, Arm.B)]
+    for i in range(reps):
+        pair = (Arm.B, Arm.A) if order is Order.ABBA and i % 2 else (Arm.A, Arm.B)
+        slots += [(arm, False) for arm in pair]
+    return slots
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    argv: tuple[str, ...] | str  # a string runs under a shell
+    cwd: Path | None = None
+
+    def show(self) -> str:
+        return self.argv if isinstance(self.argv, str) else " ".join(self.argv)
+
+
+@dataclass(frozen=True, slots=True)
+class AbReport:
+    reps: tuple[Repetition, ...]
+    judgement: Judgement | None
+    expect: Expect = Expect.DIFFER
+    order: str = ""
+    failure: str = ""  # why the run stopped before it could be judged
+    commands: Mapping[str, str] = field(default_factory=dict)
+
+    def exit_code(self) -> int:
+        """0 when established the expected way, 1 when not, 3 when nothing could be judged."""
+        if self.judgement is None or self.failure:
+            return 3
+        return 0 if self.judgement.holds(self.expect) else 1
+
+    def summary(self) -> str:
+        j = self.judgement
+        if j is None:
+            return f"no verdict: {self.failure}"
+        lo, hi = j.ratio_band
+        head = f"{j.verdict}: B/A = {j.ratio:.3f} (band {lo:.3f}-{hi:.3f}), n = {j.n[0]}+{j.n[1]}"
+        tail = ""
+        if j.verdict is Verdict.ESTABLISHED and not j.holds(self.expect):
+            tail = f"; but B is not {self.expect} than A as expected"
+        return f"{head}; {j.reason()}{tail}"
+
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        cols = ["", "n", "min s", "median s", "max s", "control median s"]
+        j = self.judgement
+        if j is None:
+            return cols, []
+        ctl = (j.control_a, j.control_b)
+        rows = [
+            [name, str(n), f"{band.low:.4f}", f"{band.median:.4f}", f"{band.high:.4f}",
+             f"{c.median:.4f}" if c else ""]
+            for name, n, band, c in zip(("A", "B"), j.n, (j.a, j.b), ctl, strict=True)
+        ]  # fmt: skip
+        cr = j.control_ratio
+        rows.append(
+            ["B/A", "", f"{j.ratio_band[0]:.3f}", f"{j.ratio:.3f}", f"{j.ratio_band[1]:.3f}",
+             f"{cr:.3f}" if cr is not None else ""]
+        )  # fmt: skip
+        return cols, rows
+
+    def to_json(self) -> dict[str, Any]:
+        j = self.judgement
+        verdict = None
+        if j is not None:
+            verdict = {
+                "verdict": str(j.verdict),
+                "holds": j.holds(self.expect),
+                "expect": str(self.expect),
+                "ratio": j.ratio,
+                "ratio_band": list(j.ratio_band),
+                "control_ratio": j.control_ratio,
+                "effect_log": j.effect,
+                "drift_log": j.drift,
+                "reason": j.reason(),
+            }
+        return {
+            "order": self.order,
+            "commands": dict(self.commands),
+            "failure": self.failure,
+            "judgement": verdict,
+            "repetitions": [
+                {"index": r.index, "arm": str(r.arm), "seconds": r.seconds,
+                 "control_seconds": r.control_seconds, "warmup": r.warmup}
+                for r in self.reps
+            ],
+        }  # fmt: skip
+
+
+Runner = Callable[[Command, float], proc.ProcResult]
+
+
+def _run_command(command: Command, timeout_s: float) -> proc.ProcResult:
+    shell = isinstance(command.argv, str)
+    return proc.run(command.argv, cwd=command.cwd, timeout_s=timeout_s, shell=shell)
+
+
+def _failure(what: str, slot: int, result: proc.ProcResult) -> str:
+    tail = result.stderr.decode(errors="replace").strip().splitlines()[-3:]
+    detail = f": {' / '.join(tail)}" if tail else (f": {result.error}" if result.error else "")
+    return f"{what} {result.status} in slot {slot} (exit {result.returncode}){detail}"
+
+
+def measure(
+    arms: Mapping[Arm, Command],
+    control: Mapping[Arm, Command] | None,
+    plan: Sequence[tuple[Arm, bool]],
+    timeout_s: float,
+    runner: Runner = _run_command,
+) -> tuple[list[Repetition], str]:
+    """Run the plan in order, recording every slot; stop at the first failed command."""
+    reps: list[Repetition] = []
+    for slot, (arm, warm) in enumerate(plan):
+        result = runner(arms[arm], timeout_s)
+        if result.status is not proc.ProcStatus.OK:
+            return reps, _failure(f"arm {arm.upper()}", slot, result)
+        control_s = None
+        if control is not None:
+            ctl = runner(control[arm], timeout_s)
+            if ctl.status is not proc.ProcStatus.OK:
+                return reps, _failure(f"the control in arm {arm.upper()}", slot, ctl)
+            control_s = ctl.duration_s
+        reps.append(Repetition(slot, arm, result.duration_s, control_s, warm))
+    return reps, ""
+
+
+MIN_REPS = 2  # one repetition per arm makes a band of a single point
+
+
+def judged(reps: Sequence[Repetition], failure: str, **kw: Any) -> AbReport:
+    """A report over recorded repetitions; a judgement only when the run completed and each
+    arm has at least MIN_REPS counted repetitions."""
+    counts = [sum(r.arm is arm and not r.warmup for r in reps) for arm in (Arm.A, Arm.B)]
+    if not failure and min(counts) < MIN_REPS:
+        failure = f"each arm needs {MIN_REPS} counted repetitions; got A {counts[0]}, B {counts[1]}"
+    if failure:
+        return AbReport(tuple(reps), None, failure=failure, **kw)
+    try:
+        return AbReport(tuple(reps), judge(reps), **kw)
+    except ValueError as exc:
+        return AbReport(tuple(reps), None, failure=str(exc), **kw)
+
+
+# --- recorded measurements (CSV or JSON) ---
+
+_TRUE = {"1", "true", "yes", "y"}
+_FALSE = {"", "0", "false", "no", "n"}
+
+
+def _float(value: Any, where: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{where}: {value!r} is not a number of seconds") from None
+
+
+def _rep(i: int, record: Mapping[str, Any], where: str) -> Repetition:
+    arm = str(record.get("arm", "")).strip().lower()
+    if arm not in ("a", "b"):
+        raise UsageError(f"{where}: arm must be 'a' or 'b', got {record.get('arm')!r}")
+    ctl = record.get("control_seconds")
+    warm = record.get("warmup", False)
+    if isinstance(warm, str):
+        if warm.strip().lower() not in _TRUE | _FALSE:
+            raise UsageError(f"{where}: warmup must be true or false, got {warm!r}")
+        warm = warm.strip().lower() in _TRUE
+    try:
+        index = int(record.get("index") or i)
+    except (TypeError, ValueError):
+        raise UsageError(f"{where}: index must be an integer") from None
+    return Repetition(
+        index,
+        Arm(arm),
+        _float(record.get("seconds"), where),
+        None if ctl in (None, "") else _float(ctl, where),
+        bool(warm),
+    )
+
+
+def _columns(data: Mapping[str, Any], source: str) -> Iterable[dict[str, Any]]:
+    """{"a": [...], "b": [...], "control_a": [...], "control_b": [...]} as records."""
+    for arm in ("a", "b"):
+        values = data.get(arm) or []
+        controls = data.get(f"control_{arm}") or [None] * len(values)
+        if len(controls) != len(values):
+            raise UsageError(f"{source}: control_{arm} must have as many values as {arm}")
+        for s, c in zip(values, controls, strict=True):
+            yield {"arm": arm, "seconds": s, "control_seconds": c}
+
+
+def load(path: Path) -> list[Repetition]:
+    """Repetitions from a CSV (columns arm, seconds[, control_seconds, warmup, index]) or a
+    JSON file (a list of such records, `fidelity ab --json` output, or per-arm lists)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read measurements {path}: {exc.strerror}") from None
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}: invalid JSON: {exc}") from None
+        if isinstance(data, dict) and "repetitions" in data:
+            data = data["repetitions"]
+        records = list(_columns(data, str(path))) if isinstance(data, dict) else data
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+            raise UsageError(f"{path}: expected a list of {{arm, seconds}} records")
+        return [_rep(i, r, f"{path}: record {i + 1}") for i, r in enumerate(records)]
+    rows = list(csv.DictReader(io.StringIO(text)))
+    return [_rep(i, r, f"{path}:{i + 2}") for i, r in enumerate(rows)]

@@ -1,0 +1,72 @@
+"""`fidelity ab` from the command line's plain values: commands parsed, arms run, judged."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fidelity.ab import runner
+from fidelity.ab.runner import AbReport, Command
+from fidelity.ab.verdict import Arm, Expect
+from fidelity.errors import UsageError
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    a: str
+    b: str
+    control: str | None = None
+    reps: int = 5
+    warmup: int = 1
+    order: str = "abba"
+    timeout_s: float = 600.0
+    expect: str = "differ"
+    shell: bool = False
+    cwd_a: Path | None = None
+    cwd_b: Path | None = None
+
+
+def command(text: str, cwd: Path | None, shell: bool) -> Command:
+    """A command line as typed; split like a shell would unless it runs under one."""
+    try:
+        argv: tuple[str, ...] | str = text if shell else tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UsageError(
+            f"cannot split command {text!r}: {exc}; quote it, or pass --shell"
+        ) from None
+    if not argv:
+        raise UsageError("an empty command cannot be timed")
+    return Command(argv, cwd)
+
+
+def from_file(path: Path, expect: str) -> AbReport:
+    """Judge measurements recorded elsewhere (CSV or JSON)."""
+    return runner.judged(runner.load(path), "", expect=Expect(expect), order="recorded")
+
+
+def run(plan: Plan, announce: Callable[[str], None]) -> AbReport:
+    """Run both arms (and the control) order-alternated, then judge."""
+    if plan.reps < runner.MIN_REPS or plan.warmup < 0:
+        raise UsageError(f"--reps must be at least {runner.MIN_REPS}, --warmup at least 0")
+    arms = {
+        Arm.A: command(plan.a, plan.cwd_a, plan.shell),
+        Arm.B: command(plan.b, plan.cwd_b, plan.shell),
+    }
+    control = None
+    if plan.control:
+        control = {
+            Arm.A: command(plan.control, plan.cwd_a, plan.shell),
+            Arm.B: command(plan.control, plan.cwd_b, plan.shell),
+        }
+    order = runner.Order(plan.order)
+    slots = runner.schedule(plan.reps, plan.warmup, order)
+    announce(f"{len(slots)} runs, {plan.warmup} warm-up(s) per arm, {order.upper()} order")
+    reps, failure = runner.measure(arms, control, slots, plan.timeout_s)
+    shown = {"a": arms[Arm.A].show(), "b": arms[Arm.B].show()}
+    if control:
+        shown["control"] = control[Arm.A].show()
+    return runner.judged(
+        reps, failure, expect=Expect(plan.expect), order=str(order), commands=shown
+    )

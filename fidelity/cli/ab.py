@@ -1,0 +1,74 @@
+"""`fidelity ab`: parse, run or read the measurements, render the verdict."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from fidelity.cli import options
+from fidelity.errors import UsageError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "ab",
+        help="A/B timing verdict: established, not-separable or inconclusive",
+        description="Runs the arms order-alternated with uncounted warm-ups and judges the "
+        "min-max bands; or judges recorded measurements (--from). Exit 0 when the difference "
+        "is established (the expected way), 1 when not, 3 when a run failed or too few "
+        "repetitions were recorded.",
+    )
+    p.add_argument("--a", metavar="CMD", help="the baseline arm's command")
+    p.add_argument("--b", metavar="CMD", help="the candidate arm's command")
+    p.add_argument("--control", metavar="CMD", help="shared work the change does not touch")
+    p.add_argument(
+        "--from", dest="measurements", type=Path, metavar="FILE", help="recorded CSV or JSON"
+    )
+    p.add_argument("--reps", type=int, default=5, help="counted repetitions per arm (default 5)")
+    p.add_argument("--warmup", type=int, default=1, help="uncounted runs per arm (default 1)")
+    p.add_argument("--order", choices=["abba", "abab"], default="abba")
+    p.add_argument(
+        "--expect",
+        choices=["differ", "faster", "slower"],
+        default="differ",
+        help="what B should be relative to A (default: any established difference)",
+    )
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run (default 600)")
+    p.add_argument("--cwd-a", type=Path, metavar="DIR", help="run arm A (and its control) here")
+    p.add_argument("--cwd-b", type=Path, metavar="DIR", help="run arm B (and its control) here")
+    p.add_argument("--shell", action="store_true", help="run the commands under a shell")
+    options.reports(p)
+    p.set_defaults(handler=_ab)
+
+
+def _ab(args: argparse.Namespace, console: Console) -> int:
+    from fidelity.ab import session
+    from fidelity.cli.report import emit
+
+    options.check_writable(args.json, args.markdown)
+    if args.measurements:
+        if args.a or args.b or args.control:
+            raise UsageError("give either --from FILE or --a/--b commands, not both")
+        report = session.from_file(args.measurements, args.expect)
+        title = f"A/B from {args.measurements}"
+        return emit(console, title, report, report.summary(), args.json, args.markdown)
+    if not (args.a and args.b):
+        raise UsageError("name both arms: --a CMD --b CMD (or judge recorded --from FILE)")
+    plan = session.Plan(
+        a=args.a,
+        b=args.b,
+        control=args.control,
+        reps=args.reps,
+        warmup=args.warmup,
+        order=args.order,
+        timeout_s=args.timeout,
+        expect=args.expect,
+        shell=args.shell,
+        cwd_a=args.cwd_a,
+        cwd_b=args.cwd_b,
+    )
+    report = session.run(plan, lambda line: console.print(line, markup=False))
+    return emit(console, "A/B timing", report, report.summary(), args.json, args.markdown)

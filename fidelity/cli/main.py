@@ -1,0 +1,106 @@
+"""Command line: parse arguments, call a command function, turn errors into exit codes.
+
+Each command module exposes ``register(subparsers)``, which adds its parser and sets
+``handler(args, console) -> int``. Handlers unpack the namespace into plain values; nothing
+below them sees argparse. Heavy imports (pandas, the runner) happen inside handlers so that
+``fidelity --help`` and the checkers start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from checkers.errors import ConfigError, NothingToCheck
+from fidelity import __version__, proc
+from fidelity.cli import ab, console, controls, demo, docs, history, matrix, options
+from fidelity.errors import FidelityError
+
+COMMANDS = (matrix, demo, docs, history, ab, controls)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fidelity",
+        description="Turn the claims a change makes into evidence that can fail.",
+        epilog="Exit codes: 0 the gate holds; 1 the evidence says no; "
+        "2 usage or configuration error; 3 the evidence cannot be trusted.",
+    )
+    parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="plain output for CI logs: no progress, no colour",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.register(sub)
+    for command in sub.choices.values():  # `fidelity run -q` works as well as `fidelity -q run`
+        if "--quiet" not in command._option_string_actions:
+            options.quiet(command)
+    return parser
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a cancelled CI job), unwound like Ctrl-C so that cleanup runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+def _exit_code(exc: BaseException) -> int | None:
+    """The exit code of an error that is the user's to fix or the evidence's to lack."""
+    if isinstance(exc, FidelityError):
+        return exc.exit_code
+    if isinstance(exc, ConfigError):
+        return 2
+    if isinstance(exc, NothingToCheck):
+        return 3
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = console.make(args.quiet)
+    err = Console(stderr=True, highlight=False, no_color=args.quiet)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code: int = args.handler(args, out)
+        return code
+    except KeyboardInterrupt as exc:
+        proc.kill_all()
+        err.print("fidelity: interrupted; child processes killed and worktrees removed")
+        return 128 + exc.signum if isinstance(exc, Terminated) else 130
+    except Exception as exc:
+        known = _exit_code(exc)
+        if known is not None:
+            err.print(f"fidelity {args.command}: {exc}", markup=False)
+            return known
+        proc.kill_all()  # a crash is not "the evidence says no": it is untrusted
+        err.print_exception()
+        err.print(
+            f"fidelity {args.command}: internal error (above). The evidence cannot be trusted; "
+            "please report it with the command line."
+        )
+        return 3
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""`fidelity run|compare|verify|cases`: argument parsing and rendering only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from fidelity.cli import options
+
+
+def register(sub: Any) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run the case matrix at two revisions and compare them case by case",
+        description="Run every case of the harness's case table at the baseline and the "
+        "candidate, each in its own clean detached worktree, and compare the evidence.",
+    )
+    run.add_argument("--baseline", required=True, metavar="REV", help="the reference revision")
+    run.add_argument("--candidate", default="HEAD", metavar="REV", help="default: HEAD")
+    _table(run)
+    run.add_argument(
+        "--harness",
+        metavar="REV",
+        help="read the case table from this revision (default: the current checkout)",
+    )
+    run.add_argument(
+        "--out", type=Path, metavar="DIR", help="run directory (default .fidelity/runs/...)"
+    )
+    options.jobs(
+        run,
+        1,
+        "cases run at once per side (default 1: they share the side's worktree, so only "
+        "raise it when cases write nothing but {out} and {cache})",
+    )
+    run.add_argument(
+        "--expect",
+        metavar="FILE",
+        help="the predicted move set, read from the harness like the table; the verdict is "
+        "HELD only when exactly the predicted cases move",
+    )
+    _reports(run)
+    run.set_defaults(handler=_run)
+
+    compare = sub.add_parser(
+        "compare", help="re-render the verdict of a run directory, re-checking its evidence"
+    )
+    compare.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    _reports(compare)
+    compare.set_defaults(handler=_compare)
+
+    verify = sub.add_parser(
+        "verify",
+        help="judge a stored run against its prediction",
+        description="Judge a run directory against the prediction recorded before the run, "
+        "or against --expect FILE; a prediction that differs from the recorded one, or that "
+        "was never recorded, is a provenance finding (exit 3), not a pass.",
+    )
+    verify.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    verify.add_argument("--expect", type=Path, metavar="FILE", help="the prediction to judge by")
+    _reports(verify)
+    verify.set_defaults(handler=_verify)
+
+    cases = sub.add_parser("cases", help="validate or list a case table")
+    options.quiet(cases)
+    actions = cases.add_subparsers(dest="cases_command", metavar="ACTION", required=True)
+    validate = actions.add_parser("validate", help="check a case table against the schema")
+    validate.add_argument("file", nargs="?", type=Path, metavar="FILE")
+    validate.add_argument("--repo", type=Path, default=Path("."), help=argparse.SUPPRESS)
+    validate.set_defaults(handler=_cases_validate)
+    listing = actions.add_parser("list", help="list the cases of a table")
+    _table(listing)
+    listing.set_defaults(handler=_cases_list)
+
+
+def _reports(parser: argparse.ArgumentParser) -> None:
+    options.reports(parser, "verdict", junit="case")
+    parser.add_argument("--all", action="store_true", help="list identical cases too")
+
+
+def _table(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cases", metavar="FILE", help="case table (default from [tool.fidelity])")
+    options.repo(parser)
+
+
+def _cases_path(given: str | None, repo: Path) -> str:
+    from fidelity import config
+
+    return str(given or config.setting(repo, "cases", config.DEFAULT_CASES))
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import git
+    from fidelity.cli.console import progress
+    from fidelity.matrix import gate
+
+    options.check_writable(args.json, args.markdown, args.junit)
+    repo = git.toplevel(args.repo)
+    cases = _cases_path(args.cases, repo)
+    with progress(console, args.quiet, "running cases") as advance:
+        outcome = gate.run(
+            repo,
+            args.baseline,
+            args.candidate,
+            cases,
+            harness_rev=args.harness,
+            out=args.out,
+            jobs=args.jobs,
+            progress=advance,
+            expect=args.expect,
+        )
+    return _show(outcome, args, console)
+
+
+def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
+    """Write every report asked for, then render to the terminal; return the exit code."""
+    from fidelity import report_junit
+    from fidelity.matrix import render, reports
+
+    if args.json:
+        options.write(args.json, json.dumps(reports.json_report(outcome), indent=2) + "\n")
+    if args.markdown:
+        options.write(args.markdown, reports.markdown(outcome))
+    if args.junit:
+        report_junit.write(args.junit, "fidelity", reports.junit_cases(outcome))
+    if not options.to_stdout(args.json):
+        render.outcome(console, outcome, args.all)
+    code: int = outcome.exit_code
+    return code
+
+
+def _compare(args: argparse.Namespace, console: Console) -> int:
+    from fidelity.matrix import rejudge
+
+    options.check_writable(args.json, args.markdown, args.junit)
+    return _show(rejudge.recompare(args.run_dir), args, console)
+
+
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    from fidelity.matrix import rejudge
+
+    options.check_writable(args.json, args.markdown, args.junit)
+    return _show(rejudge.verify(args.run_dir, args.expect), args, console)
+
+
+def _cases_validate(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import git
+    from fidelity.matrix import table
+
+    path = args.file
+    if path is None:
+        repo = git.toplevel(args.repo)
+        path = repo / _cases_path(None, repo)
+    matrix = table.read(path)
+    console.print(f"{path}: valid, {len(matrix.cases)} cases", markup=False, highlight=False)
+    return 0
+
+
+def _cases_list(args: argparse.Namespace, console: Console) -> int:
+    from rich import box
+    from rich.table import Table
+
+    from fidelity import git
+    from fidelity.matrix import table
+
+    repo = git.toplevel(args.repo)
+    path = repo / _cases_path(args.cases, repo)
+    matrix = table.read(path)
+    out = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{path} ({len(matrix.cases)} cases)")
+    for column in ("id", "tags", "outputs", "command"):
+        out.add_column(column, overflow="fold")
+    for c in matrix.cases:
+        argv = c.argv if isinstance(c.argv, str) else " ".join(c.argv)
+        out.add_row(c.id, ", ".join(c.tags), ", ".join(c.outputs), argv)
+    console.print(out)
+    return 0

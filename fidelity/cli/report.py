@@ -1,0 +1,70 @@
+"""Reports that are a table, a one-line summary and a JSON document, said three ways.
+
+Every such report offers `table() -> (columns, rows)`, `to_json()` and `exit_code()`; this
+module renders it to the terminal and writes the --json and --markdown files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console
+from rich.table import Table
+
+from fidelity.cli import options
+
+
+class Report(Protocol):
+    def table(self) -> tuple[list[str], list[list[str]]]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def exit_code(self) -> int: ...
+
+
+def render(console: Console, title: str, report: Report, summary: str) -> None:
+    """The report as a rich table followed by its one-line summary."""
+    columns, rows = report.table()
+    if rows:
+        table = Table(title=title, title_justify="left")
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:
+        console.print(f"{title}: no rows", markup=False)
+    console.print(summary, markup=False, soft_wrap=True)
+
+
+def markdown(title: str, report: Report, summary: str) -> str:
+    """The report as a GitHub-flavoured Markdown section (fits a PR comment)."""
+    columns, rows = report.table()
+    esc = [[cell.replace("|", "\\|").replace("\n", " ") for cell in row] for row in rows]
+    lines = [f"### {title}", "", summary, ""]
+    if rows:
+        lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(row) + " |" for row in esc]
+    return "\n".join(lines) + "\n"
+
+
+def emit(
+    console: Console,
+    title: str,
+    report: Report,
+    summary: str,
+    json_path: Path | None = None,
+    markdown_path: Path | None = None,
+    code: int | None = None,
+) -> int:
+    """Write the --json/--markdown files first (nothing is lost if the terminal fails), then
+    render to the terminal unless JSON goes to standard output; return the exit code."""
+    code = report.exit_code() if code is None else code
+    data = {**report.to_json(), "summary": summary, "exit_code": code}
+    options.write(json_path, json.dumps(data, indent=2) + "\n")
+    options.write(markdown_path, markdown(title, report, summary))
+    if not options.to_stdout(json_path):
+        render(console, title, report, summary)
+    return code

@@ -1,0 +1,210 @@
+"""The pure core of mutation controls: what a test run of a tree says, and each verdict.
+
+Nothing here touches git, files or processes. A run that crashed, timed out or could not
+collect its tests is never read as a catch: only tests that failed or errored in a run that
+completed count. A gate refuses to return 0 before the unmodified tree passed, the no-op
+control survived and at least one control was judged.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from fidelity.controls.junit import Suite, canonical
+from fidelity.controls.table import Control, Match
+from fidelity.proc import ProcStatus
+
+
+class RunStatus(enum.StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"  # completed, with at least one failing test
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # killed by a signal
+    UNVIABLE = "unviable"  # edit did not apply, collection error, no report
+
+
+@dataclass(frozen=True, slots=True)
+class TreeRun:
+    """One test-command run of one tree, as evidence."""
+
+    status: RunStatus
+    failing: frozenset[str] = frozenset()
+    tests: frozenset[str] = frozenset()
+    detail: str = ""
+    duration_s: float = 0.0  # the test command itself
+    exit_code: int | None = None
+    overhead_s: float = 0.0  # worktree, edits and cleanup around it
+
+
+def classify(
+    status: ProcStatus, returncode: int | None, suite: Suite | None, output_tail: str = ""
+) -> TreeRun:
+    """Read a finished command and its JUnit report (None when it wrote none)."""
+    if status is ProcStatus.TIMEOUT:
+        return TreeRun(RunStatus.TIMEOUT, detail="the test command timed out")
+    if status is ProcStatus.CRASHED:
+        return TreeRun(RunStatus.CRASHED, detail=f"killed by signal {-(returncode or 0)}")
+    if status is ProcStatus.NOT_FOUND:
+        return TreeRun(RunStatus.UNVIABLE, detail=f"the test command did not start: {output_tail}")
+    if suite is None:
+        return TreeRun(
+            RunStatus.UNVIABLE, detail=f"no JUnit report (exit {returncode}): {output_tail}",
+            exit_code=returncode,
+        )  # fmt: skip
+    tests = frozenset(suite.results)
+    if suite.collection_errors:
+        names = ", ".join(sorted(suite.collection_errors))
+        return TreeRun(RunStatus.UNVIABLE, tests=tests, detail=f"collection error in {names}",
+                       exit_code=returncode)  # fmt: skip
+    if suite.failing:
+        return TreeRun(RunStatus.FAILED, suite.failing, tests, exit_code=returncode)
+    if returncode != 0:
+        return TreeRun(
+            RunStatus.UNVIABLE, tests=tests, exit_code=returncode,
+            detail=f"exit {returncode} without a failing test: {output_tail}",
+        )  # fmt: skip
+    if not tests:
+        return TreeRun(RunStatus.UNVIABLE, detail="no test ran", exit_code=returncode)
+    return TreeRun(RunStatus.PASSED, tests=tests, exit_code=returncode)
+
+
+def combine(runs: Sequence[tuple[str, TreeRun]]) -> TreeRun:
+    """The unmodified tree under every distinct command: it passes only if each run passed."""
+    failing = frozenset().union(*(r.failing for _, r in runs))
+    tests = frozenset().union(*(r.tests for _, r in runs))
+    duration = round(sum(r.duration_s for _, r in runs), 4)
+    bad = [(command, r) for command, r in runs if r.status is not RunStatus.PASSED]
+    if not bad:
+        return TreeRun(RunStatus.PASSED, tests=tests, duration_s=duration)
+    command, first = bad[0]
+    where = f" (command: {command})" if len(runs) > 1 else ""
+    return replace(first, failing=failing, tests=tests, detail=first.detail + where,
+                   duration_s=duration)  # fmt: skip
+
+
+class Verdict(enum.StrEnum):
+    CAUGHT = "caught"
+    CAUGHT_DIFFERENTLY = "caught-differently"
+    SURVIVED = "survived"
+    RESIDUE_HELD = "residue-held"
+    RESIDUE_CLOSED = "residue-closed"  # an expected survivor is now caught: red, record it
+    UNVIABLE = "unviable"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # an extension of the contract's list: a crash is never a catch
+
+
+MET = frozenset({Verdict.CAUGHT, Verdict.RESIDUE_HELD})
+
+
+@dataclass(frozen=True, slots=True)
+class ControlResult:
+    id: str
+    verdict: Verdict
+    expected: tuple[str, ...]
+    failing: tuple[str, ...]
+    detail: str = ""
+    duration_s: float = 0.0
+    match: str = ""
+    overhead_s: float = 0.0
+
+    @property
+    def met(self) -> bool:
+        return self.verdict in MET
+
+
+def matches(expected: Iterable[str], failing: Iterable[str], match: Match) -> bool:
+    want = {canonical(t) for t in expected}
+    got = {canonical(t) for t in failing}
+    return want == got if match is Match.EXACT else want <= got
+
+
+def unknown_tests(control: Control, known: Iterable[str]) -> tuple[str, ...]:
+    """Expected tests the unmodified tree did not run: such a control could never be caught."""
+    seen = {canonical(t) for t in known}
+    return tuple(t for t in control.caught_by if canonical(t) not in seen)
+
+
+_RUN_VERDICT = {
+    RunStatus.TIMEOUT: Verdict.TIMEOUT,
+    RunStatus.CRASHED: Verdict.CRASHED,
+    RunStatus.UNVIABLE: Verdict.UNVIABLE,
+}
+
+
+def judge(control: Control, run: TreeRun) -> ControlResult:
+    """The verdict of one control's run against its expectation."""
+    failing = tuple(sorted(run.failing))
+
+    def result(verdict: Verdict, detail: str = "") -> ControlResult:
+        match = str(control.match) if control.caught_by else ""
+        return ControlResult(control.id, verdict, control.caught_by, failing, detail,
+                             run.duration_s, match, run.overhead_s)  # fmt: skip
+
+    if run.status in _RUN_VERDICT:
+        return result(_RUN_VERDICT[run.status], run.detail)
+    if not failing:
+        if control.survives:
+            return result(Verdict.RESIDUE_HELD, control.residue)
+        return result(Verdict.SURVIVED, "no test failed")
+    if control.survives:
+        return result(Verdict.RESIDUE_CLOSED, f"residue now caught; was: {control.residue}")
+    if matches(control.caught_by, failing, control.match):
+        return result(Verdict.CAUGHT)
+    return result(Verdict.CAUGHT_DIFFERENTLY, f"expected ({control.match}) differs from failing")
+
+
+def unviable(control: Control, detail: str) -> ControlResult:
+    """A control judged without running (its edit did not apply, or names unknown tests)."""
+    return judge(control, TreeRun(RunStatus.UNVIABLE, detail=detail))
+
+
+def identical_subsets(results: Sequence[ControlResult]) -> list[tuple[str, ...]]:
+    """Groups of controls whose failing sets are the same: they do not discriminate."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for r in results:
+        if r.failing and r.verdict not in _RUN_VERDICT.values():
+            groups.setdefault(frozenset(canonical(t) for t in r.failing), []).append(r.id)
+    return [tuple(ids) for ids in groups.values() if len(ids) > 1]
+
+
+def select_in_diff(controls: Sequence[Control], changed: Iterable[str]) -> tuple[Control, ...]:
+    """Controls whose edited files, or the files of their expected tests, were changed."""
+    touched = set(changed)
+    return tuple(
+        c for c in controls if touched & ({*c.files} | {t.split("::")[0] for t in c.caught_by})
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Every verdict of one `controls run`, with what makes it trustworthy."""
+
+    rev: str
+    sha: str
+    table: str
+    baseline: TreeRun
+    noop: ControlResult | None
+    results: tuple[ControlResult, ...]
+    selected: int = 0
+
+    @property
+    def sound(self) -> bool:
+        return self.baseline.status is RunStatus.PASSED
+
+    @property
+    def leaks(self) -> bool:
+        return self.noop is not None and self.noop.verdict is not Verdict.RESIDUE_HELD
+
+    def exit_code(self) -> int:
+        """3 unsound or leaking or nothing judged; 1 when a control missed; else 0."""
+        if not self.sound or self.leaks or self.noop is None or not self.results:
+            return 3
+        return 0 if all(r.met for r in self.results) else 1
+
+    def by_verdict(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
+        return counts

@@ -1,0 +1,137 @@
+"""`fidelity demo`: a tiny simulator repository with three commits, gated twice.
+
+The repository is materialised from files shipped in the package (so it works from a
+non-editable install): a baseline whose DP lane index restarts at lane 0 on every
+scheduling call, a refactor that changes no behaviour, and a fix that keeps the rotation.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+
+from rich.console import Console
+
+from fidelity import git
+from fidelity.controls import gate as controls
+from fidelity.controls import render as controls_render
+from fidelity.errors import UsageError
+from fidelity.matrix import gate, render
+from fidelity.matrix.outcome import Outcome
+
+EXPECTED_MOVES = frozenset({"dp2-online", "dp2-online-r2", "dp4-online"})
+_IDENTITY = ("-c", "user.name=fidelity demo", "-c", "user.email=demo@fidelity.invalid")
+
+
+def _copy(src: Traversable, dest: Path) -> None:
+    if src.is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        for child in src.iterdir():
+            if child.name != "__pycache__":
+                _copy(child, dest / child.name)
+    else:
+        dest.write_bytes(src.read_bytes())
+
+
+def _commit(repo: Path, variant: Traversable, message: str) -> str:
+    (repo / "tinysim" / "scheduler.py").write_bytes(variant.read_bytes())
+    git.git(repo, "add", "-A")
+    git.git(repo, *_IDENTITY, "commit", "-q", "--no-verify", "-m", message)
+    return git.rev_parse(repo, "HEAD")
+
+
+def materialise(dest: Path) -> dict[str, str]:
+    """Build the demo repository at dest; return the three commits by name."""
+    if dest.exists() and any(dest.iterdir()):
+        raise UsageError(f"demo directory {dest} is not empty; pass an empty or new --dir")
+    files = resources.files("fidelity.demo").joinpath("files")
+    dest.mkdir(parents=True, exist_ok=True)
+    git.git(dest, "init", "-q", "-b", "main")
+    for name in ("tinysim", "cases", "tests"):
+        _copy(files.joinpath(name), dest / name)
+    (dest / "README.md").write_bytes(files.joinpath("README.md").read_bytes())
+    (dest / ".gitignore").write_bytes(files.joinpath("gitignore").read_bytes())
+    variants = files.joinpath("variants")
+    return {
+        "baseline": _commit(dest, variants.joinpath("scheduler_baseline.py"), "baseline"),
+        "refactor": _commit(
+            dest, variants.joinpath("scheduler_refactor.py"), "refactor: extract _slot"
+        ),
+        "fix": _commit(
+            dest, variants.joinpath("scheduler_fix.py"), "fix: keep DP lane rotation across calls"
+        ),
+    }
+
+
+def _gate(
+    console: Console,
+    repo: Path,
+    title: str,
+    sides: tuple[str, str, str],
+    expect: str | None = None,
+) -> Outcome:
+    base, cand, harness = sides
+    console.rule(title)
+    outcome = gate.run(
+        repo, base, cand, "cases/matrix.toml", harness_rev=harness, jobs=2, expect=expect
+    )
+    render.outcome(console, outcome)
+    return outcome
+
+
+def _controls(console: Console, repo: Path) -> int:
+    """The demo's cases/controls.toml against its HEAD."""
+    table = controls.load(repo, "cases/controls.toml")
+    console.rule("4. mutation controls: every test must be seen to fail")
+    report = controls.run(repo, table, "HEAD", jobs=2)
+    controls_render.report(console, report)
+    return report.exit_code()
+
+
+def main(console: Console, where: Path | None) -> int:
+    """Run the gates and the controls; 0 when each verdict is the one the demo exists to show."""
+    tmp = None
+    if where is None:
+        tmp = Path(tempfile.mkdtemp(prefix="fidelity-demo-"))
+        where = tmp / "tinysim"
+    try:
+        c = materialise(where)
+        console.print(f"demo repository: {where} (baseline, refactor, fix)", markup=False)
+        refactor = _gate(
+            console,
+            where,
+            "1. refactor vs baseline: nothing may move",
+            (c["baseline"], c["refactor"], c["fix"]),
+        )
+        fix_sides = (c["refactor"], c["fix"], c["fix"])
+        fix = _gate(
+            console,
+            where,
+            "2. fix vs refactor, predicted: the online multi-lane cases",
+            fix_sides,
+            "cases/predict-fix.toml",
+        )
+        wrong = _gate(
+            console,
+            where,
+            "3. the same fix, against a deliberately wrong prediction",
+            fix_sides,
+            "cases/predict-wrong.toml",
+        )
+        held = fix.judged is not None and set(fix.judged.moved) == EXPECTED_MOVES
+        shown = {
+            "refactor gate holds (exit 0)": refactor.exit_code == 0,
+            "fix prediction HELD (exit 0)": fix.exit_code == 0 and held,
+            "wrong prediction FALSIFIED (exit 1)": wrong.exit_code == 1,
+            "every control met its expectation (exit 0)": _controls(console, where) == 0,
+        }
+        console.rule("demo")
+        for claim, held in shown.items():
+            console.print(f"{'ok  ' if held else 'FAIL'} {claim}", markup=False)
+        return 0 if all(shown.values()) else 1
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,1 @@
+"""Evidence read from git history: stale record rows, landed claims and commit trailers."""

@@ -1,0 +1,250 @@
+"""The comparison: pure functions from two sides' evidence to one verdict per case.
+
+Every declared case lands in exactly one class, so a report always carries its
+denominator (declared, executed, compared) and nothing can silently drop out.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from fidelity.matrix.evidence import CaseEvidence, SideEvidence
+from fidelity.matrix.valuecmp import OutputDiff
+
+Explanations = Mapping[str, Sequence[OutputDiff]]  # case id -> explained changed outputs
+
+
+class Verdict(enum.StrEnum):
+    IDENTICAL = "identical"
+    MOVED = "moved"
+    WITHIN_TOLERANCE = "within-tolerance"
+    BASELINE_FAILED = "baseline-failed"
+    CANDIDATE_ONLY_FAILED = "candidate-only-failed"
+    BOTH_FAILED = "both-failed"
+    MISSING_EVIDENCE = "missing-evidence"
+    DEFINITION_DIFFERS = "definition-differs"
+    NOT_COMPARED = "not-compared"
+
+
+FAILURES = frozenset({Verdict.BASELINE_FAILED, Verdict.CANDIDATE_ONLY_FAILED, Verdict.BOTH_FAILED})
+COMPARED = frozenset({Verdict.IDENTICAL, Verdict.WITHIN_TOLERANCE, Verdict.MOVED})
+SWAPPED = {
+    Verdict.BASELINE_FAILED: Verdict.CANDIDATE_ONLY_FAILED,
+    Verdict.CANDIDATE_ONLY_FAILED: Verdict.BASELINE_FAILED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FileDelta:
+    """Files that differ between sides: in both but different, candidate-only, baseline-only."""
+
+    changed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.added or self.missing)
+
+    @property
+    def count(self) -> int:
+        return len(self.changed) + len(self.added) + len(self.missing)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    case_id: str
+    verdict: Verdict
+    outputs: FileDelta = FileDelta()
+    cache: FileDelta = FileDelta()
+    detail: str = ""
+    explained: tuple[OutputDiff, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    declared: int
+    executed_baseline: int
+    executed_candidate: int
+    compared: int
+    identical: int
+    within_tolerance: int
+    moved: int
+    failures: int
+    missing_evidence: int
+    definition_differs: int
+    not_compared: int
+    cache_files_baseline: int
+    cache_files_candidate: int
+    cache_files_differ: int
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    cases: tuple[CaseResult, ...]
+    summary: Summary
+
+    def by_verdict(self, verdict: Verdict) -> tuple[CaseResult, ...]:
+        return tuple(c for c in self.cases if c.verdict is verdict)
+
+
+def file_delta(base: Mapping[str, str], cand: Mapping[str, str]) -> FileDelta:
+    return FileDelta(
+        changed=tuple(sorted(p for p in base.keys() & cand.keys() if base[p] != cand[p])),
+        added=tuple(sorted(cand.keys() - base.keys())),
+        missing=tuple(sorted(base.keys() - cand.keys())),
+    )
+
+
+def _failure(base: CaseEvidence, cand: CaseEvidence) -> Verdict | None:
+    if base.status.failed and cand.status.failed:
+        return Verdict.BOTH_FAILED
+    if base.status.failed:
+        return Verdict.BASELINE_FAILED
+    if cand.status.failed:
+        return Verdict.CANDIDATE_ONLY_FAILED
+    return None
+
+
+def _status_detail(base: CaseEvidence, cand: CaseEvidence) -> str:
+    parts = []
+    for role, ev in (("baseline", base), ("candidate", cand)):
+        if ev.status.failed:
+            code = f" (exit {ev.exit_code})" if ev.exit_code is not None else ""
+            parts.append(f"{role} {ev.status}{code}")
+    return "; ".join(parts)
+
+
+def _definition_detail(
+    case_id: str,
+    harness_sha: str,
+    base: CaseEvidence,
+    cand: CaseEvidence,
+    own: Sequence[tuple[str, Mapping[str, str] | None]],
+) -> str:
+    if base.definition_sha != cand.definition_sha:
+        return "the two sides ran different definitions of this case"
+    if base.definition_sha != harness_sha:
+        return "the evidence was produced from a definition other than the harness table's"
+    changed = [
+        role
+        for role, defs in own
+        if defs is not None and case_id in defs and defs[case_id] != harness_sha
+    ]
+    if changed:
+        sides = " and ".join(changed)
+        return f"the harness table defines this case differently from the {sides}'s own table"
+    return ""
+
+
+def compare_case(
+    case_id: str,
+    harness_sha: str,
+    base: CaseEvidence | None,
+    cand: CaseEvidence | None,
+    own: Sequence[tuple[str, Mapping[str, str] | None]] = (),
+    explained: Sequence[OutputDiff] = (),
+) -> CaseResult:
+    """Classify one declared case; `own` holds each side's own-table definitions, if read."""
+    if base is None or cand is None or not base.status.executed or not cand.status.executed:
+        ran = [
+            r for r, ev in (("baseline", base), ("candidate", cand)) if ev and ev.status.executed
+        ]
+        detail = f"ran only on {ran[0]}" if ran else "ran on neither side"
+        return CaseResult(case_id, Verdict.NOT_COMPARED, detail=detail)
+    definition = _definition_detail(case_id, harness_sha, base, cand, own)
+    if definition:
+        return CaseResult(case_id, Verdict.DEFINITION_DIFFERS, detail=definition)
+    failure = _failure(base, cand)
+    if failure is not None:
+        return CaseResult(case_id, failure, detail=_status_detail(base, cand))
+    missing = [
+        f"{role}: no file matches {glob!r}"
+        for role, ev in (("baseline", base), ("candidate", cand))
+        for glob in ev.missing_outputs
+    ]
+    if not missing and not (base.outputs or cand.outputs or base.cache or cand.cache):
+        missing = ["no output or cache file on either side: nothing to compare"]
+    if missing:
+        return CaseResult(case_id, Verdict.MISSING_EVIDENCE, detail="; ".join(missing))
+    outputs = file_delta(base.outputs, cand.outputs)
+    cache = file_delta(base.cache, cand.cache)
+    if not outputs and not cache:
+        return CaseResult(case_id, Verdict.IDENTICAL, outputs, cache)
+    return _moved(case_id, outputs, cache, explained)
+
+
+def _moved(
+    case_id: str, outputs: FileDelta, cache: FileDelta, explained: Sequence[OutputDiff]
+) -> CaseResult:
+    """Moved, unless every changed output is explained as within its declared tolerance."""
+    by_path = {e.path: e for e in explained if e.path in outputs.changed}
+    tolerated = (
+        not cache
+        and not outputs.added
+        and not outputs.missing
+        and all(p in by_path and by_path[p].within_tolerance for p in outputs.changed)
+    )
+    if tolerated:
+        detail = "; ".join(f"{p}: {by_path[p].summary}" for p in outputs.changed)
+        return CaseResult(
+            case_id, Verdict.WITHIN_TOLERANCE, outputs, cache, detail, tuple(by_path.values())
+        )
+    what = [f"{n} {label}" for n, label in ((outputs.count, "output"), (cache.count, "cache")) if n]
+    return CaseResult(
+        case_id, Verdict.MOVED, outputs, cache, ", ".join(what) + " files differ",
+        tuple(by_path.values()),
+    )  # fmt: skip
+
+
+def compare(
+    declared: Sequence[tuple[str, str]],
+    baseline: SideEvidence,
+    candidate: SideEvidence,
+    explanations: Explanations | None = None,
+) -> Comparison:
+    """Compare two sides over the declared (case id, harness definition sha) pairs."""
+    own = (("baseline", baseline.own_definitions), ("candidate", candidate.own_definitions))
+    explanations = explanations or {}
+    results = tuple(
+        compare_case(
+            cid, sha, baseline.cases.get(cid), candidate.cases.get(cid), own,
+            explanations.get(cid, ()),
+        )
+        for cid, sha in declared
+    )  # fmt: skip
+    return Comparison(results, summarize(results, declared, baseline, candidate))
+
+
+def summarize(
+    results: Sequence[CaseResult],
+    declared: Sequence[tuple[str, str]],
+    baseline: SideEvidence,
+    candidate: SideEvidence,
+) -> Summary:
+    ids = [cid for cid, _ in declared]
+
+    def executed(side: SideEvidence) -> int:
+        return sum(1 for cid in ids if cid in side.cases and side.cases[cid].status.executed)
+
+    def count(*verdicts: Verdict) -> int:
+        return sum(1 for r in results if r.verdict in verdicts)
+
+    compared = [r for r in results if r.verdict in COMPARED]
+    return Summary(
+        declared=len(ids),
+        executed_baseline=executed(baseline),
+        executed_candidate=executed(candidate),
+        compared=len(compared),
+        identical=count(Verdict.IDENTICAL),
+        within_tolerance=count(Verdict.WITHIN_TOLERANCE),
+        moved=count(Verdict.MOVED),
+        failures=count(*FAILURES),
+        missing_evidence=count(Verdict.MISSING_EVIDENCE),
+        definition_differs=count(Verdict.DEFINITION_DIFFERS),
+        not_compared=count(Verdict.NOT_COMPARED),
+        cache_files_baseline=sum(len(e.cache) for cid in ids if (e := baseline.cases.get(cid))),
+        cache_files_candidate=sum(len(e.cache) for cid in ids if (e := candidate.cases.get(cid))),
+        cache_files_differ=sum(r.cache.count for r in compared),
+    )

@@ -1,0 +1,95 @@
+"""What a value-aware comparison finds: differences, tolerances and one output's explanation.
+
+Shared by every comparator (`csvcmp`, `valuecmp`). Tolerances follow numpy's `isclose`,
+relative to the baseline value: |cand - base| <= atol + rtol * |base|.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TOP = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    where: str  # row key and column, or JSON path
+    base: str
+    cand: str
+    abs_diff: float | None = None  # None for non-numeric differences
+    within: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OutputDiff:
+    path: str
+    kind: str
+    within_tolerance: bool
+    summary: str
+    columns: tuple[str, ...] = ()  # columns with values out of tolerance
+    keys: tuple[str, ...] = ()  # row keys (or JSON paths) out of tolerance, the first few
+    keys_total: int = 0  # how many keys (or paths) are out of tolerance in all
+    rows_added: tuple[str, ...] = ()
+    rows_dropped: tuple[str, ...] = ()
+    largest: tuple[Difference, ...] = ()
+    diff: tuple[str, ...] = field(default=())  # bounded unified diff, for text
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def holds(self, base: float, cand: float) -> bool:
+        if math.isnan(base) or math.isnan(cand):
+            return math.isnan(base) and math.isnan(cand)
+        if math.isinf(base) or math.isinf(cand):  # as numpy.isclose: only the same infinity
+            return base == cand
+        return abs(cand - base) <= self.atol + self.rtol * abs(base)
+
+
+def tolerance_for(spec: Mapping[str, Any], column: str | None = None) -> Tolerance:
+    own = spec.get("columns", {}).get(column, {}) if column else {}
+    return Tolerance(
+        rtol=float(own.get("rtol", spec.get("rtol", 0.0))),
+        atol=float(own.get("atol", spec.get("atol", 0.0))),
+    )
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if math.isinf(value) and text.strip().lower() not in ("inf", "-inf") else value
+
+
+def judge(where: str, base: str, cand: str, tol: Tolerance) -> Difference | None:
+    """None when equal; otherwise the difference and whether tolerance covers it."""
+    if base == cand:
+        return None
+    b, c = _number(base), _number(cand)
+    if b is None or c is None:
+        return Difference(where, base, cand)
+    if b == c or (math.isnan(b) and math.isnan(c)):
+        return Difference(where, base, cand, 0.0, True)
+    return Difference(where, base, cand, abs(c - b), tol.holds(b, c))
+
+
+def largest(diffs: Sequence[Difference], top: int) -> tuple[Difference, ...]:
+    def order(d: Difference) -> tuple[bool, float]:
+        return (d.within, -(d.abs_diff if d.abs_diff is not None else math.inf))
+
+    return tuple(sorted(diffs, key=order)[:top])
+
+
+def summary(out: Sequence[Difference], within: Sequence[Difference], extra: Sequence[str]) -> str:
+    parts = [*extra]
+    if out:
+        parts.append(f"{len(out)} values out of tolerance")
+    if within:
+        parts.append(f"{len(within)} differ within tolerance")
+    return "; ".join(parts) or "no value differs (formatting or row order only)"

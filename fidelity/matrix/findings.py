@@ -1,0 +1,166 @@
+"""Provenance findings: every reason the comparison's answer could not be trusted.
+
+Pure functions over the run's recorded facts. Any finding turns the gate's exit code to 3,
+whatever the comparison says, and is printed above the verdict.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from fidelity.matrix.compare import Comparison, Verdict
+from fidelity.matrix.evidence import SideEvidence
+from fidelity.matrix.widening import Specs, case_widenings
+
+
+class Code(enum.StrEnum):
+    DIRTY_SIDE = "dirty-side"
+    DIRTY_HARNESS = "dirty-harness"
+    SHADOWED_IMPORT = "shadowed-import"
+    UNRESOLVED_IMPORT = "unresolved-import"
+    SETUP_FAILED = "setup-failed"
+    EXECUTED_DIFFERS = "executed-differs"
+    NOTHING_COMPARED = "nothing-compared"
+    MISSING_EVIDENCE = "missing-evidence"
+    DEFINITION_DIFFERS = "definition-differs"
+    CACHE_NOT_EMPTY = "cache-not-empty"
+    WORKTREE_NOT_REMOVED = "worktree-not-removed"
+    EVIDENCE_ALTERED = "evidence-altered"
+    TOLERANCE_WIDENED = "tolerance-widened"
+    PREDICTION_UNCOMMITTED = "prediction-uncommitted"
+    PREDICTION_DIFFERS = "prediction-differs"
+    PREDICTION_NOT_STATED = "prediction-not-stated"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: Code
+    message: str
+    side: str | None = None
+    case_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Harness:
+    """Where the comparison's definition was read from."""
+
+    rev: str  # as given, or "WORKTREE" for the current checkout's files
+    sha: str  # the commit the harness rev names (HEAD for the checkout)
+    dirty: bool  # whether the harness tree had uncommitted changes anywhere
+    dirty_paths: tuple[str, ...]
+    table_path: str
+    table_sha256: str
+    table_dirty: bool  # the table read differs from what is committed at `sha`
+
+
+def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
+    role = side.role
+    if side.source_dirty:
+        shown = ", ".join(side.dirty_paths[:5]) + (" ..." if len(side.dirty_paths) > 5 else "")
+        yield Finding(
+            Code.DIRTY_SIDE,
+            f"the {role} worktree was not clean before running ({len(side.dirty_paths)} paths: "
+            f"{shown}); its evidence may not be what {side.sha[:12]} produces",
+            role,
+        )
+    failed = [s for s in side.setup if s.status != "ok"]
+    if failed:
+        yield Finding(Code.SETUP_FAILED, f"setup `{failed[0].argv}` {failed[0].status}", role)
+    for imp in side.imports:
+        if imp.error:
+            yield Finding(
+                Code.UNRESOLVED_IMPORT, f"module {imp.module!r} did not resolve: {imp.error}", role
+            )
+        elif not imp.inside:
+            yield Finding(
+                Code.SHADOWED_IMPORT,
+                f"module {imp.module!r} resolves to {imp.origin}, outside the {role} worktree"
+                + (f" ({imp.note})" if imp.note else "")
+                + "; an editable install or PYTHONPATH entry shadows the code under test",
+                role,
+            )
+    executed = sum(1 for e in side.cases.values() if e.status.executed)
+    if executed != declared:
+        yield Finding(
+            Code.EXECUTED_DIFFERS, f"{role} executed {executed} of {declared} declared cases", role
+        )
+    for e in side.cases.values():
+        if e.cache_preexisting:
+            yield Finding(
+                Code.CACHE_NOT_EMPTY,
+                f"cache dir held {len(e.cache_preexisting)} files before the case ran",
+                role,
+                e.case_id,
+            )
+    if not side.worktree_removed:
+        yield Finding(
+            Code.WORKTREE_NOT_REMOVED,
+            f"the {role} worktree {side.worktree} could not be removed; remove it and run "
+            "`git worktree prune`",
+            role,
+        )
+
+
+def _widenings(specs: Mapping[str, Specs], baseline: SideEvidence) -> Iterator[Finding]:
+    own = baseline.own_compare
+    if own is None:
+        return
+    for case_id, case_specs in specs.items():
+        if case_id in own:
+            for reason in case_widenings(case_specs, own[case_id]):
+                yield Finding(
+                    Code.TOLERANCE_WIDENED,
+                    f"{reason} since the baseline's own table; a gate must not be widened "
+                    "to let a change through (land the wider tolerance first, on its own)",
+                    case_id=case_id,
+                )
+
+
+def provenance(
+    harness: Harness,
+    baseline: SideEvidence,
+    candidate: SideEvidence,
+    comparison: Comparison,
+    specs: Mapping[str, Specs] | None = None,
+) -> tuple[Finding, ...]:
+    """Every finding for a run, harness first, then sides, then per-case evidence."""
+    found: list[Finding] = list(_widenings(specs or {}, baseline))
+    if harness.table_dirty:
+        found.append(
+            Finding(
+                Code.DIRTY_HARNESS,
+                f"the case table {harness.table_path} has uncommitted changes at the harness; "
+                "commit it so that the comparison can be reproduced",
+            )
+        )
+    declared = comparison.summary.declared
+    for side in (baseline, candidate):
+        found.extend(_side_findings(side, declared))
+    for result in comparison.cases:
+        if result.verdict is Verdict.MISSING_EVIDENCE:
+            found.append(Finding(Code.MISSING_EVIDENCE, result.detail, case_id=result.case_id))
+        elif result.verdict is Verdict.DEFINITION_DIFFERS:
+            found.append(Finding(Code.DEFINITION_DIFFERS, result.detail, case_id=result.case_id))
+    if comparison.summary.compared == 0:
+        found.append(
+            Finding(
+                Code.NOTHING_COMPARED,
+                f"no case was compared ({comparison.summary.declared} declared); "
+                "the gate cannot hold without evidence",
+            )
+        )
+    return tuple(found)
+
+
+def exit_code(comparison: Comparison, findings: tuple[Finding, ...]) -> int:
+    """0 identical and clean; 1 moved or failed; 3 findings or nothing compared."""
+    summary = comparison.summary
+    if findings or summary.compared == 0:
+        return 3
+    if summary.moved or summary.failures:
+        return 1
+    held = summary.identical + summary.within_tolerance
+    assert held == summary.declared > 0, "a gate cannot hold without comparing"
+    return 0

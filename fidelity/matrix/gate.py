@@ -1,0 +1,64 @@
+"""`fidelity run`: both sides under one harness table, compared, written to a run directory.
+
+Orchestration only: each side runs in its own detached worktree (`runner`), never in the
+user's checkout; the verdict comes from the pure core (`compare`, `findings`, `outcome`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict
+from pathlib import Path
+
+from fidelity import git
+from fidelity.matrix import predict, rundir
+from fidelity.matrix.compare import compare
+from fidelity.matrix.explain import explanations
+from fidelity.matrix.findings import provenance
+from fidelity.matrix.harness import read_harness, read_prediction, table_path
+from fidelity.matrix.outcome import Outcome, decide, prediction_findings
+from fidelity.matrix.runner import Progress, SidePlan, run_side
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def run(
+    repo: Path,
+    baseline: str,
+    candidate: str,
+    cases: str | Path,
+    *,
+    harness_rev: str | None = None,
+    out: Path | None = None,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    expect: str | Path | None = None,
+) -> Outcome:
+    """Run both sides under one harness table, compare, and write the run directory."""
+    repo = git.toplevel(repo)
+    rel = table_path(repo, cases)
+    harness, matrix = read_harness(repo, rel, harness_rev)
+    prediction = read_prediction(repo, expect, harness, harness_rev, matrix) if expect else None
+    plans = [
+        SidePlan("baseline", baseline, git.rev_parse(repo, baseline)),
+        SidePlan("candidate", candidate, git.rev_parse(repo, candidate)),
+    ]
+    started = _now()
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = rundir.prepare(out, repo, f"{stamp}-{plans[0].sha[:7]}-{plans[1].sha[:7]}")
+    base, cand = (run_side(repo, p, matrix, rel, run_dir, jobs, progress) for p in plans)
+    declared = tuple((c.id, c.definition_sha()) for c in matrix.cases)
+    specs = {c.id: c.compare for c in matrix.cases}
+    comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs))
+    findings = provenance(harness, base, cand, comparison, specs) + prediction_findings(prediction)
+    judged, code = decide(comparison, findings, prediction)
+    times = {"started": started, "finished": _now()}
+    data = rundir.manifest(harness, matrix, base, cand, comparison, findings, code, times)
+    data["prediction"] = predict.to_json(prediction)
+    data["prediction_verdict"] = asdict(judged) if judged else None
+    data = rundir.write(run_dir, data)
+    return Outcome(
+        run_dir, harness, base, cand, comparison, findings, code, prediction, judged, data
+    )

@@ -1,0 +1,65 @@
+"""The harness: where the case table and the prediction of a run are read from.
+
+The table is read once, from the checkout (default) or a committed revision, and both sides
+run that same table; a prediction comes from the same place, so that it is fixed before
+the measurement it predicts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fidelity import git
+from fidelity.errors import UsageError
+from fidelity.matrix import predict
+from fidelity.matrix import table as casetable
+from fidelity.matrix.findings import Harness
+from fidelity.matrix.outcome import WORKTREE
+from fidelity.matrix.predict import Prediction
+from fidelity.matrix.table import Matrix
+
+
+def table_path(repo: Path, cases: str | Path) -> str:
+    """The table's path relative to the repository top, as git names it."""
+    path = Path(cases)
+    if path.is_absolute():
+        try:
+            path = path.resolve().relative_to(repo.resolve())
+        except ValueError as exc:
+            raise UsageError(f"case table {cases} is outside the repository {repo}") from exc
+    return path.as_posix()
+
+
+def harness_file(repo: Path, rel: str, harness_rev: str | None, sha: str) -> tuple[bytes, bool]:
+    """A file that defines the comparison, read from the harness; and whether it is committed."""
+    if harness_rev is None:
+        path = repo / rel
+        if not path.is_file():
+            raise UsageError(f"no file at {path}; check the path, or pass --cases/--expect")
+        data = path.read_bytes()
+        return data, git.show_file(repo, sha, rel) == data
+    committed = git.show_file(repo, sha, rel)
+    if committed is None:
+        raise UsageError(f"the harness revision {harness_rev} has no file {rel}")
+    return committed, True
+
+
+def read_harness(repo: Path, rel: str, harness_rev: str | None) -> tuple[Harness, Matrix]:
+    """Read the case table once: from the checkout (default) or from a committed revision."""
+    sha = git.rev_parse(repo, harness_rev or "HEAD")
+    data, committed = harness_file(repo, rel, harness_rev, sha)
+    dirty_paths = tuple(git.dirty_paths(repo)) if harness_rev is None else ()
+    rev = harness_rev or WORKTREE
+    matrix = casetable.parse(data, f"{rel}@{harness_rev or 'checkout'}")
+    harness = Harness(rev, sha, bool(dirty_paths), dirty_paths, rel, matrix.sha256, not committed)
+    return harness, matrix
+
+
+def read_prediction(
+    repo: Path, expect: str | Path, harness: Harness, harness_rev: str | None, matrix: Matrix
+) -> Prediction:
+    """The prediction, from the same harness as the table, resolved before anything runs."""
+    rel = table_path(repo, expect)
+    data, committed = harness_file(repo, rel, harness_rev, harness.sha)
+    tags = {c.id: c.tags for c in matrix.cases}
+    return predict.load(data, rel, tags, git.hash_object(data), committed)

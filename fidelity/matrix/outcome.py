@@ -1,0 +1,56 @@
+"""A matrix verdict as a value, and the one rule that turns it into an exit code.
+
+Kept apart from the orchestration that produces it (`gate`) and re-reads it (`rejudge`), so
+that the words and reports of a verdict import nothing that runs git or processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fidelity.matrix import predict
+from fidelity.matrix.compare import Comparison
+from fidelity.matrix.evidence import SideEvidence
+from fidelity.matrix.findings import Code, Finding, Harness, exit_code
+from fidelity.matrix.predict import Prediction, PredictionVerdict
+
+WORKTREE = "WORKTREE"  # the harness revision's name when the table is read from the checkout
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    run_dir: Path
+    harness: Harness
+    baseline: SideEvidence
+    candidate: SideEvidence
+    comparison: Comparison
+    findings: tuple[Finding, ...]
+    exit_code: int
+    prediction: Prediction | None = None
+    judged: PredictionVerdict | None = None
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+
+
+def prediction_findings(prediction: Prediction | None) -> tuple[Finding, ...]:
+    if prediction is None or prediction.committed:
+        return ()
+    return (
+        Finding(
+            Code.PREDICTION_UNCOMMITTED,
+            f"the prediction {prediction.path} is not committed at the harness revision; "
+            "a prediction must be fixed before the measurement it predicts",
+        ),
+    )
+
+
+def decide(
+    comparison: Comparison, findings: tuple[Finding, ...], prediction: Prediction | None
+) -> tuple[PredictionVerdict | None, int]:
+    """The exit code: the prediction's verdict when one was stated, else the plain gate's."""
+    if prediction is None:
+        return None, exit_code(comparison, findings)
+    judged = predict.judge(comparison, prediction.moved, findings)
+    return judged, judged.exit_code

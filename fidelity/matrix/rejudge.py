@@ -1,0 +1,103 @@
+"""`fidelity compare` and `fidelity verify`: a stored run judged again from its directory alone.
+
+The evidence files are hashed again, so a run directory edited after the fact is a finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from fidelity import git
+from fidelity.errors import UsageError
+from fidelity.matrix import predict, rundir
+from fidelity.matrix.compare import compare
+from fidelity.matrix.evidence import SideEvidence
+from fidelity.matrix.explain import explanations
+from fidelity.matrix.findings import Code, Finding, provenance
+from fidelity.matrix.outcome import Outcome, decide, prediction_findings
+from fidelity.matrix.runner import hash_tree
+
+
+def altered_evidence(run_dir: Path, side: SideEvidence) -> list[Finding]:
+    """Files in the run directory that no longer match the hashes recorded for them."""
+    found = []
+    for case_id, ev in side.cases.items():
+        case_dir = run_dir / side.role / "cases" / case_id
+        for kind, recorded in (("out", ev.outputs), ("cache", ev.cache)):
+            present = hash_tree(case_dir / kind)
+            bad = sorted(p for p, h in recorded.items() if present.get(p) != h)
+            if bad:
+                found.append(
+                    Finding(
+                        Code.EVIDENCE_ALTERED,
+                        f"{len(bad)} recorded {kind} files are missing or changed: "
+                        f"{', '.join(bad[:3])}",
+                        side.role,
+                        case_id,
+                    )
+                )
+    return found
+
+
+def recompare(run_dir: Path) -> Outcome:
+    """Re-render the verdict from a run directory alone, re-checking its evidence files."""
+    record = rundir.read(run_dir)
+    explained = explanations(run_dir, record.baseline, record.candidate, record.specs)
+    comparison = compare(record.declared, record.baseline, record.candidate, explained)
+    findings = provenance(
+        record.harness, record.baseline, record.candidate, comparison, record.specs
+    )
+    findings += tuple(
+        altered_evidence(run_dir, record.baseline) + altered_evidence(run_dir, record.candidate)
+    )
+    prediction = predict.from_json(record.raw.get("prediction"))
+    findings += prediction_findings(prediction)
+    judged, code = decide(comparison, findings, prediction)
+    return Outcome(
+        run_dir,
+        record.harness,
+        record.baseline,
+        record.candidate,
+        comparison,
+        findings,
+        code,
+        prediction,
+        judged,
+        record.raw,
+    )
+
+
+def verify(run_dir: Path, expect: Path | None) -> Outcome:
+    """Judge a stored run against its recorded prediction, or against one given now.
+
+    A prediction given now that differs from the recorded one, or that was never recorded
+    (stated after measuring), is a finding: the run is judged, but cannot pass.
+    """
+    outcome = recompare(run_dir)
+    recorded = outcome.prediction
+    if expect is None:
+        if recorded is None:
+            raise UsageError(
+                f"{run_dir} was run without --expect; pass the prediction: --expect FILE"
+            )
+        return outcome
+    if not expect.is_file():
+        raise UsageError(f"no prediction file at {expect}")
+    data = expect.read_bytes()
+    tags = {c["id"]: tuple(c.get("tags", ())) for c in outcome.manifest["matrix"]["cases"]}
+    given = predict.load(data, str(expect), tags, git.hash_object(data), committed=False)
+    extra: list[Finding] = []
+    if recorded is None:
+        why = f"the run recorded no prediction; {expect} was stated after measuring"
+        extra.append(Finding(Code.PREDICTION_NOT_STATED, why))
+    elif recorded.sha256 != given.sha256:
+        why = (
+            f"{expect} (sha256 {given.sha256[:12]}) differs from the prediction recorded before "
+            f"the run ({recorded.path}, sha256 {recorded.sha256[:12]}); judged by the recorded one"
+        )
+        extra.append(Finding(Code.PREDICTION_DIFFERS, why))
+    prediction = recorded or given
+    findings = outcome.findings + tuple(extra)
+    judged, code = decide(outcome.comparison, findings, prediction)
+    return replace(outcome, findings=findings, prediction=prediction, judged=judged, exit_code=code)

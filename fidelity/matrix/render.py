@@ -1,0 +1,65 @@
+"""Terminal rendering of a matrix outcome through an injected rich Console.
+
+Findings come first, above the verdict, so that an untrusted answer is never read as a
+pass. The layout stays readable at 80 columns and in a plain CI log.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from fidelity.matrix import words
+from fidelity.matrix.compare import FAILURES, Comparison, Verdict
+from fidelity.matrix.findings import Finding
+from fidelity.matrix.outcome import Outcome
+
+STYLE = {
+    Verdict.IDENTICAL: "green",
+    Verdict.WITHIN_TOLERANCE: "green",
+    Verdict.MOVED: "yellow",
+    Verdict.NOT_COMPARED: "red",
+    Verdict.MISSING_EVIDENCE: "red",
+    Verdict.DEFINITION_DIFFERS: "red",
+}
+VERDICT_STYLE = {0: "bold green", 1: "bold yellow", 3: "bold red"}
+
+
+def _line(console: Console, text: str, style: str = "") -> None:
+    console.print(Text(text, style), soft_wrap=True)
+
+
+def findings(console: Console, found: tuple[Finding, ...]) -> None:
+    if not found:
+        return
+    _line(console, f"Provenance findings ({len(found)}): the verdict cannot be trusted", "bold red")
+    for f in found:
+        _line(console, f"  ! {words.finding_line(f)}")
+
+
+def case_table(comparison: Comparison, show_identical: bool) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
+    table.add_column("case", overflow="fold")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for r in comparison.cases:
+        if r.verdict is Verdict.IDENTICAL and not show_identical:
+            continue
+        style = "red" if r.verdict in FAILURES else STYLE.get(r.verdict, "")
+        table.add_row(r.case_id, Text(str(r.verdict), style), words.case_detail(r))
+    return table
+
+
+def outcome(console: Console, result: Outcome, show_identical: bool = False) -> None:
+    _line(console, words.headline(result))
+    findings(console, result.findings)
+    if show_identical or any(r.verdict is not Verdict.IDENTICAL for r in result.comparison.cases):
+        console.print(case_table(result.comparison, show_identical))
+    for text in words.summary_lines(result.comparison):
+        _line(console, text)
+    for text in words.prediction_lines(result):
+        _line(console, text)
+    _line(console, words.verdict(result), VERDICT_STYLE.get(result.exit_code, "bold"))
+    _line(console, f"run directory: {result.run_dir}")

@@ -1,0 +1,145 @@
+"""The run directory: run.json (schema fidelity.run/1) beside per-side, per-case evidence."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from fidelity import __version__, schema, workdir
+from fidelity.errors import UntrustedError, UsageError
+from fidelity.matrix.compare import Comparison
+from fidelity.matrix.evidence import SideEvidence, side_from_json, side_to_json
+from fidelity.matrix.findings import Finding, Harness
+from fidelity.matrix.table import Matrix
+from fidelity.matrix.widening import Specs
+
+SCHEMA_ID = "fidelity.run/1"
+MANIFEST = "run.json"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """What `fidelity compare` needs, read back from a run directory alone."""
+
+    harness: Harness
+    declared: tuple[tuple[str, str], ...]  # (case id, harness definition sha)
+    baseline: SideEvidence
+    candidate: SideEvidence
+    specs: Mapping[str, Specs]  # case id -> output glob -> comparison spec
+    tags: Mapping[str, tuple[str, ...]]  # case id -> tags, to resolve tag: selectors
+    raw: Mapping[str, Any]
+
+
+def environment() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def manifest(
+    harness: Harness,
+    matrix: Matrix,
+    baseline: SideEvidence,
+    candidate: SideEvidence,
+    comparison: Comparison,
+    findings: tuple[Finding, ...],
+    exit_code: int,
+    times: Mapping[str, str],
+) -> dict[str, Any]:
+    data = {
+        "schema": SCHEMA_ID,
+        "tool": {"name": "fidelity", "version": __version__},
+        "times": dict(times),
+        "environment": environment(),
+        "harness": asdict(harness),
+        "matrix": {
+            "name": matrix.name,
+            "source": matrix.source,
+            "import_check": list(matrix.import_check),
+            "cases": [
+                {
+                    "id": c.id,
+                    "definition_sha": c.definition_sha(),
+                    "tags": list(c.tags),
+                    "definition": c.definition(),
+                }
+                for c in matrix.cases
+            ],
+        },  # fmt: skip
+        "sides": {"baseline": side_to_json(baseline), "candidate": side_to_json(candidate)},
+        "comparison": asdict(comparison),
+        "findings": [asdict(f) for f in findings],
+        "exit_code": exit_code,
+    }
+    return plain(data)
+
+
+def plain(data: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON-native copy (tuples to lists, enums to strings), as it will be read back."""
+    result: dict[str, Any] = json.loads(json.dumps(data))
+    return result
+
+
+def write(run_dir: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate and write run.json atomically (a crash leaves the old file or none)."""
+    data = plain(data)
+    problems = schema.errors("run", data)
+    if problems:
+        raise UntrustedError(f"internal error: run.json does not match its schema: {problems[:3]}")
+    path = run_dir / MANIFEST
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
+    tmp.replace(path)
+    return data
+
+
+def read(run_dir: Path) -> RunRecord:
+    """Read and validate run.json; UsageError when it is absent, invalid or of another schema."""
+    path = run_dir / MANIFEST
+    if not path.is_file():
+        raise UsageError(f"{run_dir} is not a run directory: it has no {MANIFEST}")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not valid JSON: {exc}") from exc
+    problems = schema.errors("run", data)
+    if problems:
+        where, msg = problems[0]
+        raise UsageError(f"{path}: does not match {SCHEMA_ID} at {schema.json_path(where)}: {msg}")
+    h = data["harness"]
+    harness = Harness(**{**h, "dirty_paths": tuple(h["dirty_paths"])})
+    declared = tuple((c["id"], c["definition_sha"]) for c in data["matrix"]["cases"])
+    sides = data["sides"]
+    cases = data["matrix"]["cases"]
+    return RunRecord(
+        harness,
+        declared,
+        side_from_json(sides["baseline"]),
+        side_from_json(sides["candidate"]),
+        {c["id"]: c.get("compare", {}) for c in cases},
+        {c["id"]: tuple(c.get("tags", ())) for c in cases},
+        data,
+    )
+
+
+def prepare(out: Path | None, repo: Path, label: str) -> Path:
+    """Create a fresh run directory; refuse one that already holds anything."""
+    if out is None:
+        return workdir.fresh(repo, "runs", label)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"run directory {out} exists and is not a directory; choose another --out")
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(
+            f"run directory {out} already exists and is not empty; choose another --out"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    return out

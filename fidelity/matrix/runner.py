@@ -1,0 +1,217 @@
+"""Run one side of a matrix in its own worktree: setup, import guard, then every case.
+
+The only module that starts case processes (through `proc`). Every case gets a fresh
+output and cache directory inside the run directory, so its evidence outlives the
+worktree and `fidelity compare` can check it again later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fidelity import git, proc, worktree
+from fidelity.matrix import importguard
+from fidelity.matrix import table as casetable
+from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
+from fidelity.matrix.table import Case, Command, Matrix
+from fidelity.placeholders import fill as substitute
+
+Progress = Callable[[str, str, CaseStatus], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SidePlan:
+    role: str  # "baseline" or "candidate"
+    rev: str
+    sha: str
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def hash_tree(root: Path) -> dict[str, str]:
+    """Every file under root, by POSIX relative path, to its sha256."""
+    if not root.is_dir():
+        return {}
+    return {
+        p.relative_to(root).as_posix(): sha256_file(p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def collect_outputs(out_dir: Path, globs: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """Hash the files the declared globs match; name each glob that matched nothing."""
+    found: dict[str, str] = {}
+    missing: list[str] = []
+    for pattern in globs:
+        matched = False
+        for path in sorted(out_dir.glob(pattern)):
+            files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+            for f in files:
+                matched = True
+                found[f.relative_to(out_dir).as_posix()] = sha256_file(f)
+        if not matched:
+            missing.append(pattern)
+    return found, missing
+
+
+def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
+    if isinstance(command, str):
+        return substitute(command, places)
+    return [substitute(a, places) for a in command]
+
+
+def side_env(matrix: Matrix, places: Mapping[str, str]) -> dict[str, str]:
+    env = proc.child_env()
+    env.update({k: substitute(v, places) for k, v in matrix.env.items()})
+    return env
+
+
+def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEvidence:
+    """Run one case in wt; its status is evidence, never an exception."""
+    out_dir, cache_dir = case_dir / "out", case_dir / "cache"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    preexisting = tuple(sorted(hash_tree(cache_dir)))
+    places = {"out": str(out_dir), "cache": str(cache_dir), "worktree": str(wt)}
+    env = side_env(matrix, places)
+    env.update({k: substitute(v, places) for k, v in case.env.items()})
+    if case.cache_env:
+        env[case.cache_env] = str(cache_dir)
+    result = proc.run(
+        expand(case.argv, places),
+        cwd=wt,
+        env=env,
+        timeout_s=case.timeout_s,
+        stdout_path=case_dir / "stdout.log",
+        stderr_path=case_dir / "stderr.log",
+        shell=case.shell,
+    )
+    outputs, missing = collect_outputs(out_dir, case.outputs)
+    return CaseEvidence(
+        case_id=case.id,
+        definition_sha=case.definition_sha(),
+        status=CaseStatus(result.status.value),
+        exit_code=result.returncode,
+        duration_s=round(result.duration_s, 4),
+        outputs=outputs,
+        missing_outputs=tuple(missing),
+        cache=hash_tree(cache_dir),
+        cache_preexisting=preexisting,
+        error=result.error,
+    )
+
+
+def run_setup(matrix: Matrix, wt: Path, side_dir: Path) -> tuple[SetupStep, ...]:
+    """Run the setup commands in order, stopping at the first that fails."""
+    steps: list[SetupStep] = []
+    places = {"worktree": str(wt)}
+    for i, command in enumerate(matrix.setup):
+        result = proc.run(
+            expand(command, places),
+            cwd=wt,
+            env=side_env(matrix, places),
+            timeout_s=matrix.setup_timeout_s,
+            stdout_path=side_dir / f"setup-{i}.stdout.log",
+            stderr_path=side_dir / f"setup-{i}.stderr.log",
+            shell=isinstance(command, str),
+        )
+        shown = command if isinstance(command, str) else " ".join(command)
+        steps.append(
+            SetupStep(shown, result.status.value, result.returncode, round(result.duration_s, 4))
+        )
+        if result.status is not proc.ProcStatus.OK:
+            break
+    return tuple(steps)
+
+
+def own_table(repo: Path, sha: str, table_path: str) -> tuple[Matrix | None, str]:
+    """The side's own case table, or None with a note saying why it cannot be used."""
+    data = git.show_file(repo, sha, table_path)
+    if data is None:
+        return None, f"no {table_path} at this revision"
+    try:
+        return casetable.parse(data, f"{sha[:12]}:{table_path}"), ""
+    except casetable.CaseTableError as exc:
+        return None, f"its own {table_path} is invalid ({len(exc.problems)} problems)"
+
+
+def run_cases(
+    matrix: Matrix, wt: Path, side_dir: Path, role: str, jobs: int, progress: Progress | None
+) -> dict[str, CaseEvidence]:
+    def one(case: Case) -> CaseEvidence:
+        evidence = run_case(case, matrix, wt, side_dir / "cases" / case.id)
+        if progress:
+            progress(role, case.id, evidence.status)
+        return evidence
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(one, case) for case in matrix.cases]
+        try:
+            results = [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            proc.kill_all()
+            raise
+    return {e.case_id: e for e in results}
+
+
+def not_run(matrix: Matrix, why: str) -> dict[str, CaseEvidence]:
+    return {
+        c.id: CaseEvidence(c.id, c.definition_sha(), CaseStatus.NOT_RUN, error=why)
+        for c in matrix.cases
+    }
+
+
+def run_side(
+    repo: Path,
+    plan: SidePlan,
+    matrix: Matrix,
+    table_path: str,
+    run_dir: Path,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> SideEvidence:
+    """Check the side out, verify it is clean, run setup, the import guard and the cases."""
+    side_dir = run_dir / plan.role
+    side_dir.mkdir(parents=True, exist_ok=True)
+    own, note = own_table(repo, plan.sha, table_path)
+    with worktree.detached(repo, plan.sha, plan.role) as checkout:
+        wt = checkout.path
+        git.refresh_index(wt)
+        dirty = git.dirty_paths(wt)
+        setup = run_setup(matrix, wt, side_dir)
+        env = side_env(matrix, {"worktree": str(wt)})
+        if any(s.status != "ok" for s in setup):
+            imports: tuple = ()
+            cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
+        else:
+            python = substitute(matrix.python, {"worktree": str(wt)})
+            imports = importguard.resolve(python, matrix.import_check, wt, env)
+            cases = run_cases(matrix, wt, side_dir, plan.role, jobs, progress)
+        evidence = SideEvidence(
+            role=plan.role,
+            rev=plan.rev,
+            sha=plan.sha,
+            source_dirty=bool(dirty),
+            dirty_paths=tuple(dirty),
+            own_definitions={c.id: c.definition_sha() for c in own.cases} if own else None,
+            own_table_note=note,
+            own_compare={c.id: c.compare for c in own.cases} if own else None,
+            imports=imports,
+            setup=setup,
+            cases=cases,
+            worktree=str(wt),
+        )
+    return replace(evidence, worktree_removed=checkout.removed)

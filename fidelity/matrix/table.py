@@ -1,0 +1,182 @@
+"""Case tables: TOML matrices validated against the shipped schema, as frozen values."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from fidelity import schema
+from fidelity.errors import UsageError
+
+DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_SETUP_TIMEOUT_S = 1800.0
+
+Command = tuple[str, ...] | str
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    argv: Command
+    shell: bool = False
+    outputs: tuple[str, ...] = ()
+    cache_env: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    tags: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    compare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def definition(self) -> dict[str, Any]:
+        """What decides the evidence a case produces; timeout, tags and the comparison spec
+        (which judges evidence but does not produce it) are not part of it."""
+        return {
+            "argv": self.argv if isinstance(self.argv, str) else list(self.argv),
+            "shell": self.shell,
+            "outputs": list(self.outputs),
+            "cache_env": self.cache_env,
+            "env": dict(sorted(self.env.items())),
+        }
+
+    def definition_sha(self) -> str:
+        blob = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    source: str
+    sha256: str
+    name: str
+    cases: tuple[Case, ...]
+    setup: tuple[Command, ...] = ()
+    setup_timeout_s: float = DEFAULT_SETUP_TIMEOUT_S
+    import_check: tuple[str, ...] = ()
+    python: str = "python"
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def case(self, case_id: str) -> Case:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+
+class CaseTableError(UsageError):
+    """An invalid case table; the message lists every problem, each located."""
+
+    def __init__(self, source: str, problems: Sequence[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"invalid case table {source}:\n{lines}")
+
+
+def parse(data: bytes, source: str) -> Matrix:
+    """Parse and validate a case table; CaseTableError lists every problem found."""
+    raw = schema.load_toml(
+        data,
+        "matrix",
+        lambda problems: CaseTableError(source, problems),
+        _locate,
+        _semantic_problems,
+    )
+    return _build(raw, source, hashlib.sha256(data).hexdigest())
+
+
+def _locate(raw: Mapping[str, Any], path: Sequence[str | int], msg: str) -> str:
+    return f"{schema.entry_label(raw, path, 'case')}at {schema.json_path(path)}: {msg}"
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why an output glob cannot be used, or None: it must stay inside {out}."""
+    posix = PurePosixPath(pattern)
+    if posix.is_absolute() or pattern.startswith("~"):
+        return "must be relative to the case's {out} directory"
+    if ".." in posix.parts:
+        return "must not leave the {out} directory with '..'"
+    depth = 0
+    for ch in pattern:
+        if ch == "[":
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+    if depth:
+        return "has an unclosed '[' character class"
+    return None
+
+
+def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for i, case in enumerate(raw["case"]):
+        here = ("case", i)
+        if case["id"] in seen:
+            problems.append(
+                _locate(
+                    raw, (*here, "id"), f"duplicate id; first used by case #{seen[case['id']] + 1}"
+                )
+            )
+        seen.setdefault(case["id"], i)
+        if isinstance(case["argv"], str) and not case.get("shell", False):
+            problems.append(
+                _locate(raw, (*here, "argv"), "is a string; give an argv list, or set shell = true")
+            )
+        for j, pattern in enumerate(case.get("outputs", [])):
+            why = glob_problem(pattern)
+            if why:
+                problems.append(_locate(raw, (*here, "outputs", j), f"glob {pattern!r} {why}"))
+        if not case.get("outputs") and not case.get("cache_env"):
+            problems.append(
+                _locate(raw, here, "declares no evidence: give `outputs` globs or a `cache_env`; "
+                        "a case with nothing to compare could never move")
+            )  # fmt: skip
+        for name in case.get("compare", {}):
+            if name not in case.get("outputs", []):
+                problems.append(
+                    _locate(raw, (*here, "compare", name), "names no entry of this case's outputs")
+                )
+    return problems
+
+
+def _command(value: Any) -> Command:
+    return value if isinstance(value, str) else tuple(value)
+
+
+def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
+    head = raw.get("matrix", {})
+    cases = tuple(
+        Case(
+            id=c["id"],
+            argv=_command(c["argv"]),
+            shell=c.get("shell", False),
+            outputs=tuple(c.get("outputs", ())),
+            cache_env=c.get("cache_env"),
+            timeout_s=float(c.get("timeout_s", DEFAULT_TIMEOUT_S)),
+            tags=tuple(c.get("tags", ())),
+            env=dict(c.get("env", {})),
+            compare={k: dict(v) for k, v in c.get("compare", {}).items()},
+        )
+        for c in raw["case"]
+    )
+    return Matrix(
+        source=source,
+        sha256=sha,
+        name=head.get("name", ""),
+        cases=cases,
+        setup=tuple(_command(c) for c in head.get("setup", ())),
+        setup_timeout_s=float(head.get("setup_timeout_s", DEFAULT_SETUP_TIMEOUT_S)),
+        import_check=tuple(head.get("import_check", ())),
+        python=head.get("python", "python"),
+        env=dict(head.get("env", {})),
+    )
+
+
+def read(path: Path) -> Matrix:
+    """The case table in a file; UsageError when there is none."""
+    if not path.is_file():
+        raise UsageError(f"no case table at {path}")
+    return parse(path.read_bytes(), str(path))

@@ -1,0 +1,125 @@
+"""The words of a verdict, as plain strings shared by the terminal and the Markdown report."""
+
+from __future__ import annotations
+
+from fidelity.matrix.compare import CaseResult, Comparison
+from fidelity.matrix.findings import Finding
+from fidelity.matrix.outcome import WORKTREE, Outcome
+from fidelity.matrix.predict import Held
+from fidelity.matrix.valuecmp import OutputDiff
+
+SHOWN = 3
+
+
+def _rev(rev: str, sha: str) -> str:
+    return sha[:10] if sha.startswith(rev) else f"{sha[:10]} ({rev})"
+
+
+def headline(outcome: Outcome) -> str:
+    h, b, c = outcome.harness, outcome.baseline, outcome.candidate
+    harness = "checkout" if h.rev == WORKTREE else h.rev
+    return (
+        f"baseline {_rev(b.rev, b.sha)} vs candidate {_rev(c.rev, c.sha)}; "
+        f"table {h.table_path} from {_rev(harness, h.sha)}"
+    )
+
+
+def finding_line(f: Finding) -> str:
+    where = " ".join(x for x in (f.side and f"[{f.side}]", f.case_id and f"case {f.case_id}") if x)
+    return f"{f.code}{' ' + where if where else ''}: {f.message}"
+
+
+def _some(items: tuple[str, ...], total: int = 0, limit: int = SHOWN) -> str:
+    total = max(total, len(items))
+    more = f" (+{total - limit} more)" if total > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def explanation(e: OutputDiff) -> str:
+    """One line: what differs in one output, and where."""
+    parts = [f"{e.path}: {e.summary}"]
+    if e.columns:
+        parts.append(f"columns {_some(e.columns)}")
+    if e.keys:
+        parts.append(f"keys {_some(e.keys, e.keys_total)}")
+    numeric = [d for d in e.largest if d.abs_diff is not None and not d.within]
+    if numeric:
+        d = numeric[0]
+        parts.append(f"largest {d.where}: {d.base} -> {d.cand}")
+    return "; ".join(parts)
+
+
+def case_detail(r: CaseResult) -> str:
+    if r.explained:
+        return " | ".join(explanation(e) for e in r.explained)
+    detail = r.detail
+    if r.outputs:
+        detail += ": " + _some((*r.outputs.changed, *r.outputs.added, *r.outputs.missing))
+    return detail
+
+
+def summary_lines(comparison: Comparison) -> list[str]:
+    """The denominator first, then every class that is not empty; fits 80 columns."""
+    s = comparison.summary
+    classes = [
+        ("identical", s.identical, True),
+        ("within tolerance", s.within_tolerance, False),
+        ("moved", s.moved, True),
+        ("failed", s.failures, False),
+        ("missing evidence", s.missing_evidence, False),
+        ("definition differs", s.definition_differs, False),
+        ("not compared", s.not_compared, False),
+    ]
+    if s.cache_files_baseline == s.cache_files_candidate:
+        cache = f"{s.cache_files_baseline} cache files on each side"
+    else:
+        cache = (
+            f"cache files: {s.cache_files_baseline} baseline, {s.cache_files_candidate} candidate"
+        )
+    return [
+        f"declared {s.declared} · executed {s.executed_baseline} baseline, "
+        f"{s.executed_candidate} candidate · compared {s.compared}",
+        " · ".join(f"{name} {n}" for name, n, always in classes if n or always),
+        f"{cache}; {s.cache_files_differ} differ",
+    ]
+
+
+def prediction_lines(outcome: Outcome) -> list[str]:
+    p, j = outcome.prediction, outcome.judged
+    if p is None or j is None:
+        return []
+    lines = [
+        f"prediction {p.path} (sha256 {p.sha256[:12]}): {p.why}",
+        f"predicted {len(j.predicted)} · moved {len(j.moved)} · confirmed {len(j.confirmed)} · "
+        f"unexpected {len(j.unexpected)} · missed {len(j.missed)} · failed {len(j.failed)}",
+    ]
+    named = [
+        ("unexpected (moved, not predicted)", j.unexpected),
+        ("missed (predicted, did not move)", j.missed),
+        ("failed", j.failed),
+    ]
+    for label, ids in named:
+        if ids:
+            lines.append(f"{label}: {', '.join(ids)}")
+    return lines
+
+
+def verdict(outcome: Outcome) -> str:
+    s, j = outcome.comparison.summary, outcome.judged
+    code = outcome.exit_code
+    if code == 3:
+        return (
+            f"UNTRUSTED: {len(outcome.findings)} provenance findings; {s.compared} of "
+            f"{s.declared} compared (exit 3)"
+        )
+    if j is not None and j.verdict is Held.HELD:
+        return f"HELD: the moved set equals the prediction ({len(j.moved)} cases) (exit 0)"
+    if j is not None:
+        return (
+            f"FALSIFIED: {len(j.unexpected)} unexpected, {len(j.missed)} missed, "
+            f"{len(j.failed)} failed (exit 1)"
+        )
+    if code == 0:
+        tolerated = f", {s.within_tolerance} within tolerance" if s.within_tolerance else ""
+        return f"HOLDS: all {s.declared} declared cases identical{tolerated} (exit 0)"
+    return f"MOVED: {s.moved} moved, {s.failures} failed of {s.declared} (exit 1)"

@@ -1,0 +1,74 @@
+"""The import contract (pyproject's [tool.importlinter]) holds, and breaks on each defect.
+
+Imports run one way: cli -> demo -> capabilities (which never import each other) ->
+infrastructure -> checkers (which import nothing of fidelity), with no cycle between
+sibling modules. The red cases plant one bad import in a copy of the source each.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+
+
+def lint(where: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", LINT, "--no-cache"],
+        cwd=where,
+        env={"PYTHONPATH": str(where), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_contract_holds_on_this_tree() -> None:
+    done = lint(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 kept, 0 broken" in done.stdout
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    ignore = shutil.ignore_patterns("__pycache__", "files")
+    for package in ("fidelity", "checkers"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def plant(copy: Path, module: str, line: str) -> None:
+    path = copy / module
+    text = path.read_text()
+    head, sep, rest = text.partition("from __future__ import annotations\n")
+    path.write_text(head + sep + line + "\n" + rest)
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        # an upward import: a comparator reaching for the command line
+        ("fidelity/matrix/compare.py", "import fidelity.cli.options", "imports run one way"),
+        # capabilities are independent of each other
+        ("fidelity/matrix/gate.py", "import fidelity.controls.verdict", "imports run one way"),
+        # the checkers stand alone
+        ("checkers/fences.py", "import fidelity.errors", "the checkers import nothing"),
+        # a cycle between siblings: the comparators' shared types importing a comparator
+        ("fidelity/matrix/diffs.py", "import fidelity.matrix.csvcmp", "no import cycle"),
+    ],
+)
+def test_each_bad_import_breaks_the_contract(
+    copy: Path, module: str, line: str, broken: str
+) -> None:
+    assert lint(copy).returncode == 0, "the copy holds before the plant"
+    plant(copy, module, line)
+    done = lint(copy)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{broken}" in done.stdout and "BROKEN" in done.stdout
