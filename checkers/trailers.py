@@ -95,10 +95,13 @@ def _missing(where: str, key: str, lines: Sequence[str]) -> Finding:
     if line is None:
         return Finding(where, 1, 1, Code.MISSING, f"missing required trailer `{key}: ...`")
     return Finding(
-        where, line, 1, Code.MISSING,
+        where,
+        line,
+        1,
+        Code.MISSING,
         f"{key} is written on line {line} but is not a trailer: git reads trailers from the "
         "last paragraph only; move it into the final block of `Key: value` lines",
-    )  # fmt: skip
+    )
 
 
 def _value_findings(
@@ -108,9 +111,14 @@ def _value_findings(
     pattern = next((p for k, p in rules.required.items() if k.lower() == key.lower()), None)
     if pattern is not None and not pattern.fullmatch(value):
         found.append(
-            Finding(where, line, 1, Code.BAD_VALUE,
-                    f"{key}: {value!r} does not match {pattern.pattern!r}")
-        )  # fmt: skip
+            Finding(
+                where,
+                line,
+                1,
+                Code.BAD_VALUE,
+                f"{key}: {value!r} does not match {pattern.pattern!r}",
+            )
+        )
     check = next((v for k, v in rules.verify.items() if k.lower() == key.lower()), None)
     if check is Verify.ANCESTOR:
         problem = probe.commit_problem(value)
@@ -118,9 +126,14 @@ def _value_findings(
             found.append(Finding(where, line, 1, Code.NOT_ANCESTOR, f"{key}: {value} {problem}"))
     elif check is Verify.PATH and not probe.has_path(value):
         found.append(
-            Finding(where, line, 1, Code.NO_SUCH_PATH,
-                    f"{key}: {value} names no file or directory in the tree")
-        )  # fmt: skip
+            Finding(
+                where,
+                line,
+                1,
+                Code.NO_SUCH_PATH,
+                f"{key}: {value} names no file or directory in the tree",
+            )
+        )
     return found
 
 
@@ -150,9 +163,10 @@ def check_size(where: str, files: int, lines: int, rules: Rules) -> tuple[Findin
     if not over:
         return ()
     return (
-        Finding(where, 1, 1, Code.TOO_LARGE,
-                f"{' and '.join(over)}; split the change into smaller ones"),
-    )  # fmt: skip
+        Finding(
+            where, 1, 1, Code.TOO_LARGE, f"{' and '.join(over)}; split the change into smaller ones"
+        ),
+    )
 
 
 def rules_from_config(section: Mapping[str, Any], source: str) -> Rules:

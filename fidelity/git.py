@@ -16,15 +16,18 @@ from fidelity import proc
 from fidelity.errors import UntrustedError, UsageError
 
 GIT_TIMEOUT_S = 300.0
+_CONFIG = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "diff.external=",
+    "advice.detachedHead=false",
+    "core.pager=cat",
+)
 _HARDENING = (
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "core.fsmonitor=false",
-    "-c", "diff.external=",
-    "-c", "advice.detachedHead=false",
-    "-c", "core.pager=cat",
+    *(arg for setting in _CONFIG for arg in ("-c", setting)),
     "--no-pager",
     "--no-optional-locks",
-)  # fmt: skip
+)
 
 
 class GitError(UntrustedError):
@@ -78,10 +81,19 @@ def rev_parse(repo: Path, rev: str) -> str:
     if rev.startswith("-"):
         raise UsageError(f"revision {rev!r} looks like an option; name a commit or branch")
     out = proc.run(
-        ["git", *_HARDENING, "rev-parse", "--verify", "--quiet", "--end-of-options",
-         f"{rev}^{{commit}}"],
-        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
-    )  # fmt: skip
+        [
+            "git",
+            *_HARDENING,
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{rev}^{{commit}}",
+        ],
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
     if out.status is not proc.ProcStatus.OK:
         raise UsageError(
             f"unknown revision {rev!r} in {repo}. Check the name with `git log --oneline`, "
@@ -101,8 +113,10 @@ def blob_id(repo: Path, sha: str, path: str) -> str | None:
     """The git blob id of path at sha, or None when absent."""
     result = proc.run(
         ["git", *_HARDENING, "rev-parse", "--verify", "--quiet", f"{sha}:{path}"],
-        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
-    )  # fmt: skip
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
     return result.stdout.decode().strip() if result.status is proc.ProcStatus.OK else None
 
 
@@ -114,9 +128,15 @@ def hash_object(data: bytes) -> str:
 def dirty_paths(worktree: Path | str, paths: Sequence[str] = ()) -> list[str]:
     """Modified, staged, deleted or untracked paths (ignored files excluded), sorted."""
     out = git(
-        worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all",
-        "--ignore-submodules=none", "--", *paths,
-    )  # fmt: skip
+        worktree,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--ignore-submodules=none",
+        "--",
+        *paths,
+    )
     entries = out.split(b"\0")
     found: list[str] = []
     i = 0
@@ -165,10 +185,19 @@ def resolve(repo: Path, rev: str) -> str | None:
     if not rev or rev.startswith("-"):
         return None
     out = proc.run(
-        ["git", *_HARDENING, "rev-parse", "--verify", "--quiet", "--end-of-options",
-         f"{rev}^{{commit}}"],
-        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
-    )  # fmt: skip
+        [
+            "git",
+            *_HARDENING,
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{rev}^{{commit}}",
+        ],
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
     return out.stdout.decode().strip() if out.status is proc.ProcStatus.OK else None
 
 
@@ -176,8 +205,10 @@ def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
     """Whether ancestor is reachable from descendant (a commit is its own ancestor)."""
     result = proc.run(
         ["git", *_HARDENING, "merge-base", "--is-ancestor", ancestor, descendant],
-        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
-    )  # fmt: skip
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
     if result.status is proc.ProcStatus.OK:
         return True
     if result.returncode == 1:
@@ -215,8 +246,17 @@ def patch_ids(repo: Path, revs: Sequence[str]) -> dict[str, str]:
     `--stable` makes the id independent of hunk order, so a squash or cherry-pick of the
     same change is found whatever order its files were diffed in.
     """
-    diff = git(repo, "log", "-p", "--no-merges", "--no-ext-diff", "--no-color",
-               "--format=commit %H", *revs, "--")  # fmt: skip
+    diff = git(
+        repo,
+        "log",
+        "-p",
+        "--no-merges",
+        "--no-ext-diff",
+        "--no-color",
+        "--format=commit %H",
+        *revs,
+        "--",
+    )
     if not diff.strip():
         return {}
     out = git(repo, "patch-id", "--stable", stdin=diff).decode()
@@ -229,8 +269,19 @@ def patch_ids(repo: Path, revs: Sequence[str]) -> dict[str, str]:
 
 def pickaxe(repo: Path, ref: str, needle: str) -> list[tuple[str, str, int]]:
     """(sha, subject, net occurrences added) for commits on ref that change needle's count."""
-    out = git(repo, "log", "-p", "--no-ext-diff", "--no-color", "--no-merges", "-S", needle,
-              "--format=%x00%H%x1f%s", ref, "--")  # fmt: skip
+    out = git(
+        repo,
+        "log",
+        "-p",
+        "--no-ext-diff",
+        "--no-color",
+        "--no-merges",
+        "-S",
+        needle,
+        "--format=%x00%H%x1f%s",
+        ref,
+        "--",
+    )
     found = []
     for record in out.decode(errors="replace").split("\0")[1:]:
         head, _, body = record.partition("\n")
@@ -249,8 +300,10 @@ def grep_files(repo: Path, rev: str, needle: str) -> list[str]:
     """Paths in rev's tree whose content holds needle as a fixed string."""
     result = proc.run(
         ["git", *_HARDENING, "grep", "-z", "-l", "-F", "-I", "-e", needle, rev, "--"],
-        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
-    )  # fmt: skip
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
     if result.returncode == 1:
         return []
     if result.status is not proc.ProcStatus.OK:
@@ -289,8 +342,9 @@ def diff_size(repo: Path, base: str, tip: str) -> tuple[int, int]:
 
     Binary files count as files with no lines, as `--numstat` reports them.
     """
-    out = git(repo, "diff", "--numstat", "-z", "--no-ext-diff", "--no-renames",
-              f"{base}...{tip}", "--")  # fmt: skip
+    out = git(
+        repo, "diff", "--numstat", "-z", "--no-ext-diff", "--no-renames", f"{base}...{tip}", "--"
+    )
     files = lines = 0
     for record in out.decode(errors="surrogateescape").split("\0"):
         if not record.strip():
@@ -306,8 +360,10 @@ def merge_base(repo: Path, a: str, b: str) -> str | None:
     """The best common ancestor of a and b, or None when their histories are unrelated."""
     result = proc.run(
         ["git", *_HARDENING, "merge-base", a, b],
-        cwd=repo, env=clean_env(), timeout_s=GIT_TIMEOUT_S,
-    )  # fmt: skip
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
     return result.stdout.decode().strip() if result.status is proc.ProcStatus.OK else None
 
 
@@ -329,8 +385,9 @@ def _git_index(cwd: Path | str, index: Path, *args: str, stdin: bytes | None = N
     """Run git with GIT_INDEX_FILE pointing at a temporary index, never the user's."""
     env = clean_env()
     env["GIT_INDEX_FILE"] = str(index)
-    result = proc.run(["git", *_HARDENING, *args], cwd=cwd, env=env, timeout_s=GIT_TIMEOUT_S,
-                      stdin=stdin)  # fmt: skip
+    result = proc.run(
+        ["git", *_HARDENING, *args], cwd=cwd, env=env, timeout_s=GIT_TIMEOUT_S, stdin=stdin
+    )
     if result.status is not proc.ProcStatus.OK:
         msg = result.stderr.decode(errors="replace").strip() or result.error
         raise GitError(f"git {' '.join(args)} failed in {cwd}: {msg}")
@@ -379,8 +436,13 @@ def overlay_commit(repo: Path, base: str, overlay: str, paths: Sequence[str], sc
 
 def apply_patch(worktree: Path, patch: bytes) -> str:
     """Apply a unified diff to one of our own worktrees; '' on success, else git's reason."""
-    result = proc.run(["git", *_HARDENING, "apply", "--whitespace=nowarn", "-"], cwd=worktree,
-                      env=clean_env(), timeout_s=GIT_TIMEOUT_S, stdin=patch)  # fmt: skip
+    result = proc.run(
+        ["git", *_HARDENING, "apply", "--whitespace=nowarn", "-"],
+        cwd=worktree,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+        stdin=patch,
+    )
     if result.status is proc.ProcStatus.OK:
         return ""
     return result.stderr.decode(errors="replace").strip() or result.error or "git apply failed"
@@ -388,6 +450,7 @@ def apply_patch(worktree: Path, patch: bytes) -> str:
 
 def changed_files(repo: Path, base: str, tip: str) -> list[str]:
     """Paths the change from the merge base of base and tip to tip touches."""
-    out = git(repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff",
-              f"{base}...{tip}", "--")  # fmt: skip
+    out = git(
+        repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", f"{base}...{tip}", "--"
+    )
     return sorted(p.decode(errors="surrogateescape") for p in out.split(b"\0") if p)

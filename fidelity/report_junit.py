@@ -32,9 +32,15 @@ def to_xml(
     total_time = sum(c.time_s for c in cases)
     root = ET.Element("testsuites")
     node = ET.SubElement(
-        root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
-        errors=str(errors), skipped=str(skipped), time=f"{total_time:.3f}",
-    )  # fmt: skip
+        root,
+        "testsuite",
+        name=suite,
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped=str(skipped),
+        time=f"{total_time:.3f}",
+    )
     if properties:
         props = ET.SubElement(node, "properties")
         for key, value in properties.items():

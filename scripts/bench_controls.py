@@ -55,8 +55,12 @@ def plain_pytest(repo: Path, repeats: int = 3) -> float:
     times = []
     for _ in range(repeats):
         start = time.monotonic()
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                       cwd=repo, capture_output=True, check=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=repo,
+            capture_output=True,
+            check=True,
+        )
         times.append(time.monotonic() - start)
     return statistics.median(times)
 

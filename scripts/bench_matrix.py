@@ -42,8 +42,13 @@ def build(where: Path, cases: int) -> Path:
     (repo / "cases" / "matrix.toml").write_text("\n".join(lines))
     (repo / "benchpkg").mkdir()
     (repo / "benchpkg" / "__init__.py").write_text("")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x.invalid",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x.invalid"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x.invalid",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x.invalid",
+    }
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "bench"]):
         subprocess.run(["git", *args], cwd=repo, env=env, check=True)
     return repo
@@ -62,16 +67,26 @@ def floor(repo: Path, cases: int) -> float:
 
 def gated(repo: Path, jobs: int, n: int) -> float:
     start = time.perf_counter()
-    outcome = gate.run(repo, "HEAD", "HEAD", "cases/matrix.toml", harness_rev="HEAD",
-                       out=repo.parent / f"run-{jobs}-{n}", jobs=jobs)  # fmt: skip
+    outcome = gate.run(
+        repo,
+        "HEAD",
+        "HEAD",
+        "cases/matrix.toml",
+        harness_rev="HEAD",
+        out=repo.parent / f"run-{jobs}-{n}",
+        jobs=jobs,
+    )
     assert outcome.exit_code == 0, outcome.findings
     return time.perf_counter() - start
 
 
 def demo_time(where: Path) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "fidelity", "--quiet", "demo", "--dir",
-                    str(where / "demo")], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "fidelity", "--quiet", "demo", "--dir", str(where / "demo")],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 

@@ -198,8 +198,20 @@ def editable_venv(tmp: Path, name: str, layout: str) -> Path:
     (pkg / "__init__.py").write_text('VALUE = "other checkout"\n')
     (other / "pyproject.toml").write_text(PYPROJECT.format(name=name))
     python = nested_venv(tmp / f"venv-{name}")
-    run_shown([str(python), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
-               "--no-index", "-e", str(other)])  # fmt: skip
+    run_shown(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-build-isolation",
+            "--no-deps",
+            "--no-index",
+            "-e",
+            str(other),
+        ]
+    )
     return python
 
 

@@ -18,8 +18,9 @@ from fidelity.ab.verdict import Arm, Expect, Repetition, Verdict, judge, swap
 from fidelity.errors import UsageError
 
 
-def reps(a: list[float], b: list[float], ca: list[float] | None = None,
-         cb: list[float] | None = None) -> list[Repetition]:  # fmt: skip
+def reps(
+    a: list[float], b: list[float], ca: list[float] | None = None, cb: list[float] | None = None
+) -> list[Repetition]:
     out: list[Repetition] = []
     for arm, times, ctl in ((Arm.A, a, ca), (Arm.B, b, cb)):
         for i, t in enumerate(times):
@@ -121,14 +122,31 @@ def _logger(log: Path, mark: str, fail: bool = False) -> str:
 def test_runner_order_and_recording(tmp_path: Path) -> None:
     log = tmp_path / "log"
     out_json = tmp_path / "ab.json"
-    argv = ["ab", "--a", _logger(log, "A"), "--b", _logger(log, "B"),
-            "--control", _logger(log, "c"), "--reps", "2", "--json", str(out_json)]  # fmt: skip
+    argv = [
+        "ab",
+        "--a",
+        _logger(log, "A"),
+        "--b",
+        _logger(log, "B"),
+        "--control",
+        _logger(log, "c"),
+        "--reps",
+        "2",
+        "--json",
+        str(out_json),
+    ]
     code, out = run_cli(argv)
     assert log.read_text() == "AcBcAcBcBcAc"  # warm-ups A B, then A B B A; control after each
     data = json.loads(out_json.read_text())
     recorded = [(r["index"], r["arm"], r["warmup"]) for r in data["repetitions"]]
-    assert recorded == [(0, "a", True), (1, "b", True), (2, "a", False), (3, "b", False),
-                        (4, "b", False), (5, "a", False)]  # fmt: skip
+    assert recorded == [
+        (0, "a", True),
+        (1, "b", True),
+        (2, "a", False),
+        (3, "b", False),
+        (4, "b", False),
+        (5, "a", False),
+    ]
     assert all(r["seconds"] > 0 and r["control_seconds"] > 0 for r in data["repetitions"])
     assert data["judgement"]["verdict"] in {"established", "not-separable", "inconclusive"}
     assert code in (0, 1)  # speed is not what this test is about

@@ -55,27 +55,45 @@ def test_definition_ignores_timeout_and_tags_but_not_argv() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('[[case]]\nid = "a"\nargv = ["x"]\nbogus = 1\n', "case 'a' at $.case[0].bogus: unknown key 'bogus'"),
+        (
+            '[[case]]\nid = "a"\nargv = ["x"]\nbogus = 1\n',
+            "case 'a' at $.case[0].bogus: unknown key 'bogus'",
+        ),
         ('[[case]]\nid = "a"\n', "case 'a' at $.case[0]: 'argv' is a required property"),
-        ('[[case]]\nid = "a"\nargv = []\n', "case 'a' at $.case[0].argv: must be a list of strings"),
-        ('[[case]]\nid = "a"\nargv = "echo hi"\n', "case 'a' at $.case[0].argv: is a string; give an argv list"),
-        ('[[case]]\nid = "a"\nargv = ["x"]\n[[case]]\nid = "a"\nargv = ["y"]\n',
-         "case 'a' at $.case[1].id: duplicate id; first used by case #1"),
-        ('[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["../up.csv"]\n',
-         "case 'a' at $.case[0].outputs[0]: glob '../up.csv' must not leave"),
+        (
+            '[[case]]\nid = "a"\nargv = []\n',
+            "case 'a' at $.case[0].argv: must be a list of strings",
+        ),
+        (
+            '[[case]]\nid = "a"\nargv = "echo hi"\n',
+            "case 'a' at $.case[0].argv: is a string; give an argv list",
+        ),
+        (
+            '[[case]]\nid = "a"\nargv = ["x"]\n[[case]]\nid = "a"\nargv = ["y"]\n',
+            "case 'a' at $.case[1].id: duplicate id; first used by case #1",
+        ),
+        (
+            '[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["../up.csv"]\n',
+            "case 'a' at $.case[0].outputs[0]: glob '../up.csv' must not leave",
+        ),
         ('[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["[ab.csv"]\n', "unclosed '['"),
         ('[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["/abs"]\n', "must be relative"),
-        ('[matrix]\nnam = "x"\n[[case]]\nid = "a"\nargv = ["x"]\n', "at $.matrix.nam: unknown key 'nam'"),
+        (
+            '[matrix]\nnam = "x"\n[[case]]\nid = "a"\nargv = ["x"]\n',
+            "at $.matrix.nam: unknown key 'nam'",
+        ),
         ('[[case]]\nid = "has space"\nargv = ["x"]\n', "case 'has space' at $.case[0].id: "),
         ('[[case]]\nid = "a"\nargv = ["x"]\ntimeout_s = 0\n', "at $.case[0].timeout_s"),
-        ('[[case]]\nid = "a"\nargv = ["x"]\n[case.compare."o.csv"]\nkind = "csv"\n',
-         "case 'a' at $.case[0].compare.o.csv: names no entry of this case's outputs"),
+        (
+            '[[case]]\nid = "a"\nargv = ["x"]\n[case.compare."o.csv"]\nkind = "csv"\n',
+            "case 'a' at $.case[0].compare.o.csv: names no entry of this case's outputs",
+        ),
         ('[[case]]\nid = "a"\nargv = ["x"]\n', "case 'a' at $.case[0]: declares no evidence"),
         ('[[case]]\nid = "a"\nargv = ["x"]\noutputs = []\n', "declares no evidence"),
         ("[[case]\n", "invalid TOML"),
         ("[matrix]\n", "'case' is a required property"),
     ],
-)  # fmt: skip
+)
 def test_each_problem_is_located(text: str, expected: str) -> None:
     assert any(expected in p for p in problems(text)), problems(text)
 

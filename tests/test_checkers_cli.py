@@ -23,8 +23,12 @@ def fidelity(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "80"}
     return subprocess.run(
         [sys.executable, "-m", "fidelity", "-q", "check-docs", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -65,8 +69,12 @@ def test_no_paths_checks_readme_agents_and_records(repo: Path) -> None:
     assert report["checked"] == ["../README.md", "bench.md"]
     assert [f["code"] for f in report["findings"]] == ["FD201"]
     assert report["findings"][0] | {"message": ""} == {
-        "path": "bench.md", "line": 1, "col": 1, "code": "FD201", "message": ""
-    }  # fmt: skip
+        "path": "bench.md",
+        "line": 1,
+        "col": 1,
+        "code": "FD201",
+        "message": "",
+    }
 
 
 def test_bad_config_exits_2_naming_the_key(repo: Path) -> None:

@@ -81,24 +81,32 @@ RESIDUE = 'survives = true\nresidue = "neg of negatives untested"'
 SLOW = "__import__('time').sleep(30) or a + b"
 KILL = "__import__('os').kill(__import__('os').getpid(), 9)"
 
-EVERY_VERDICT = header() + "".join([
-    control("add-minus", fr("a + b", "a - b"), caught("test_add", "test_both")),
-    control("mul-plus", fr("a * b", "a + b"), caught("test_mul")),
-    control("mul-plus-includes", fr("a * b", "a + b"), caught("test_mul", match="includes")),
-    control("neg-abs", fr("return -a", "return -abs(a)"), caught("test_neg")),
-    control("neg-abs-residue", fr("return -a", "return -abs(a)"), RESIDUE),
-    control("neg-identity", fr("return -a", "return a"), RESIDUE),
-    control("neg-patch", f"{{ file = \"calc/__init__.py\", patch = {json.dumps(NEG_PATCH)} }}",
-            caught("test_neg")),
-    control("bad-patch", '{ file = "calc/__init__.py", patch = "--- a/calc/__init__.py\\n+++ b/calc/__init__.py\\n@@ -1,1 +1,1 @@\\n-nothing here\\n+x\\n" }',
-            caught("test_add")),
-    control("find-missing", fr("a / b", "a // b"), caught("test_add")),
-    control("find-ambiguous", fr("return", "return  "), caught("test_add")),
-    control("syntax-error", fr("def add(a, b):", "def add(a, b)"), caught("test_add")),
-    control("unknown-test", fr("a + b", "a - b"), caught("test_nope")),
-    control("slow", fr("a + b", SLOW), caught("test_add"), "timeout_s = 2"),
-    control("killed", fr("return a * b", f"return {KILL}"), caught("test_mul")),
-])  # fmt: skip
+EVERY_VERDICT = header() + "".join(
+    [
+        control("add-minus", fr("a + b", "a - b"), caught("test_add", "test_both")),
+        control("mul-plus", fr("a * b", "a + b"), caught("test_mul")),
+        control("mul-plus-includes", fr("a * b", "a + b"), caught("test_mul", match="includes")),
+        control("neg-abs", fr("return -a", "return -abs(a)"), caught("test_neg")),
+        control("neg-abs-residue", fr("return -a", "return -abs(a)"), RESIDUE),
+        control("neg-identity", fr("return -a", "return a"), RESIDUE),
+        control(
+            "neg-patch",
+            f'{{ file = "calc/__init__.py", patch = {json.dumps(NEG_PATCH)} }}',
+            caught("test_neg"),
+        ),
+        control(
+            "bad-patch",
+            '{ file = "calc/__init__.py", patch = "--- a/calc/__init__.py\\n+++ b/calc/__init__.py\\n@@ -1,1 +1,1 @@\\n-nothing here\\n+x\\n" }',
+            caught("test_add"),
+        ),
+        control("find-missing", fr("a / b", "a // b"), caught("test_add")),
+        control("find-ambiguous", fr("return", "return  "), caught("test_add")),
+        control("syntax-error", fr("def add(a, b):", "def add(a, b)"), caught("test_add")),
+        control("unknown-test", fr("a + b", "a - b"), caught("test_nope")),
+        control("slow", fr("a + b", SLOW), caught("test_add"), "timeout_s = 2"),
+        control("killed", fr("return a * b", f"return {KILL}"), caught("test_mul")),
+    ]
+)
 
 EXPECTED = {
     "add-minus": Verdict.CAUGHT,
@@ -119,12 +127,14 @@ EXPECTED = {
 
 
 def project(repo: Repo, table: str, tests: str = TESTS) -> str:
-    return repo.commit({
-        "calc/__init__.py": CALC,
-        "tests/test_calc.py": tests,
-        "cases/controls.toml": table,
-        ".gitignore": "__pycache__/\n",
-    })  # fmt: skip
+    return repo.commit(
+        {
+            "calc/__init__.py": CALC,
+            "tests/test_calc.py": tests,
+            "cases/controls.toml": table,
+            ".gitignore": "__pycache__/\n",
+        }
+    )
 
 
 def dirty(repo: Repo) -> None:
@@ -251,12 +261,30 @@ def test_cli_run_writes_every_format(
     make_repo: Callable[[str], Repo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo("cli")
-    project(repo, header() + control("add-minus", fr("a + b", "a - b"), caught("test_add", "test_both"))
-            + control("neg-abs", fr("return -a", "return -abs(a)"), caught("test_neg")))  # fmt: skip
+    project(
+        repo,
+        header()
+        + control("add-minus", fr("a + b", "a - b"), caught("test_add", "test_both"))
+        + control("neg-abs", fr("return -a", "return -abs(a)"), caught("test_neg")),
+    )
     out = tmp_path / "out"
-    code = main(["--quiet", "controls", "run", "--repo", str(repo.path), "--jobs", "2",
-                 "--json", str(out / "c.json"), "--markdown", str(out / "c.md"),
-                 "--junit", str(out / "c.xml")])  # fmt: skip
+    code = main(
+        [
+            "--quiet",
+            "controls",
+            "run",
+            "--repo",
+            str(repo.path),
+            "--jobs",
+            "2",
+            "--json",
+            str(out / "c.json"),
+            "--markdown",
+            str(out / "c.md"),
+            "--junit",
+            str(out / "c.xml"),
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 1
     assert "MISSED: 1 of 2 controls did not: 1 caught, 1 survived (exit 1)" in text
@@ -306,9 +334,21 @@ def test_ctrl_c_kills_the_control_and_leaves_the_checkout(
     dirty(repo)
     before = snapshot(repo.path)
     child = subprocess.Popen(
-        [sys.executable, "-m", "fidelity", "--quiet", "controls", "run", "--repo", str(repo.path), "--jobs", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fidelity",
+            "--quiet",
+            "controls",
+            "run",
+            "--repo",
+            str(repo.path),
+            "--jobs",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(mark)
         assert repo.git("worktree", "list", "--porcelain").count("worktree ") >= 2

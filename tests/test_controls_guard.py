@@ -49,8 +49,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def user_repo(make_repo: Callable[[str], Repo], python: Path, guard: list[str]) -> Repo:
     repo = make_repo("user")
-    repo.commit({"src/pkgsrc/__init__.py": PKG, "tests/test_value.py": TEST,
-                 "cases/controls.toml": table(python, guard)})  # fmt: skip
+    repo.commit(
+        {
+            "src/pkgsrc/__init__.py": PKG,
+            "tests/test_value.py": TEST,
+            "cases/controls.toml": table(python, guard),
+        }
+    )
     return repo
 
 

@@ -32,8 +32,14 @@ WEAK_TEST = "\n\ndef test_still_zero():\n    assert neg(0) == 0\n"
 
 
 def history(repo: Repo, new_tests: str) -> tuple[str, str]:
-    old = repo.commit({"calc/__init__.py": BUGGY, "tests/test_calc.py": OLD_TESTS,
-                       "cases/controls.toml": TABLE, ".gitignore": "__pycache__/\n"})  # fmt: skip
+    old = repo.commit(
+        {
+            "calc/__init__.py": BUGGY,
+            "tests/test_calc.py": OLD_TESTS,
+            "cases/controls.toml": TABLE,
+            ".gitignore": "__pycache__/\n",
+        }
+    )
     new = repo.commit({"calc/__init__.py": FIXED, "tests/test_calc.py": OLD_TESTS + new_tests})
     return old, new
 
@@ -55,8 +61,19 @@ def test_a_test_that_passes_on_the_old_code_does_not_test_the_fix(
 ) -> None:
     repo = make_repo("weak")
     old, _ = history(repo, WEAK_TEST)
-    code = main(["--quiet", "controls", "negative", "--repo", str(repo.path),
-                 "--source-from", old, "--paths", "calc"])  # fmt: skip
+    code = main(
+        [
+            "--quiet",
+            "controls",
+            "negative",
+            "--repo",
+            str(repo.path),
+            "--source-from",
+            old,
+            "--paths",
+            "calc",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 1
     assert "SURVIVED: every test passes on the pre-fix source" in out

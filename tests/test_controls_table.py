@@ -55,22 +55,37 @@ EDIT = 'edit = [{ file = "a.py", find = "1", replace = "2" }]'
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        (EDIT + '\ncaught_by = ["t"]\ncolour = 1',
-         "control 'x' at $.control[0].colour: unknown key 'colour'"),
-        ('edit = [{ file = "a.py", find = "1", replace = "2", patch = "p" }]\ncaught_by = ["t"]',
-         "control 'x' at $.control[0].edit[0]: give either find + replace, or patch (not both)"),
-        ('edit = [{ file = "a.py", find = "1" }]\ncaught_by = ["t"]',
-         "control 'x' at $.control[0].edit[0]: give either find + replace, or patch (not both)"),
-        (EDIT, "control 'x' at $.control[0]: give either caught_by (with an optional match), "
-               "or survives = true with a residue"),
-        (EDIT + '\ncaught_by = ["t"]\nsurvives = true\nresidue = "r"',
-         "control 'x' at $.control[0]: give either caught_by"),
-        (EDIT + '\ncaught_by = ["t"]\nmatch = "some"',
-         "control 'x' at $.control[0].match: 'some' is not one of ['exact', 'includes']"),
-        ('edit = [{ file = "/etc/passwd", find = "1", replace = "2" }]\ncaught_by = ["t"]',
-         "control 'x' at $.control[0].edit[0].file: '/etc/passwd' does not match"),
+        (
+            EDIT + '\ncaught_by = ["t"]\ncolour = 1',
+            "control 'x' at $.control[0].colour: unknown key 'colour'",
+        ),
+        (
+            'edit = [{ file = "a.py", find = "1", replace = "2", patch = "p" }]\ncaught_by = ["t"]',
+            "control 'x' at $.control[0].edit[0]: give either find + replace, or patch (not both)",
+        ),
+        (
+            'edit = [{ file = "a.py", find = "1" }]\ncaught_by = ["t"]',
+            "control 'x' at $.control[0].edit[0]: give either find + replace, or patch (not both)",
+        ),
+        (
+            EDIT,
+            "control 'x' at $.control[0]: give either caught_by (with an optional match), "
+            "or survives = true with a residue",
+        ),
+        (
+            EDIT + '\ncaught_by = ["t"]\nsurvives = true\nresidue = "r"',
+            "control 'x' at $.control[0]: give either caught_by",
+        ),
+        (
+            EDIT + '\ncaught_by = ["t"]\nmatch = "some"',
+            "control 'x' at $.control[0].match: 'some' is not one of ['exact', 'includes']",
+        ),
+        (
+            'edit = [{ file = "/etc/passwd", find = "1", replace = "2" }]\ncaught_by = ["t"]',
+            "control 'x' at $.control[0].edit[0].file: '/etc/passwd' does not match",
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_problem_is_located(body: str, expected: str) -> None:
     found = problems(control(body))
     assert any(p.startswith(expected) for p in found), found

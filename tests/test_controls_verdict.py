@@ -29,8 +29,16 @@ subsets = st.frozensets(st.sampled_from(TESTS))
 def controls(draw: st.DrawFn) -> Control:
     survives = draw(st.booleans())
     expected = () if survives else tuple(sorted(draw(subsets.filter(bool))))
-    return Control("c", "w", (), ("pytest",), caught_by=expected, match=draw(st.sampled_from(Match)),
-                   survives=survives, residue="r" if survives else "")  # fmt: skip
+    return Control(
+        "c",
+        "w",
+        (),
+        ("pytest",),
+        caught_by=expected,
+        match=draw(st.sampled_from(Match)),
+        survives=survives,
+        residue="r" if survives else "",
+    )
 
 
 runs = st.builds(

@@ -19,8 +19,12 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{bare / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run(
         [sys.executable, "-m", "fidelity", "--quiet", "demo", "--dir", str(where)],
-        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "HOLDS: all 10 declared cases identical (exit 0)" in out
@@ -40,8 +44,11 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
     sections = re.findall(r"^\W*(\d)\. ", out, flags=re.MULTILINE)
     assert sections == ["1", "2", "3", "4"], sections
     log = run_git(where, "log", "--format=%s")
-    assert log.splitlines() == ["fix: keep DP lane rotation across calls",
-                                "refactor: extract _slot", "baseline"]  # fmt: skip
+    assert log.splitlines() == [
+        "fix: keep DP lane rotation across calls",
+        "refactor: extract _slot",
+        "baseline",
+    ]
     assert run_git(where, "status", "--porcelain") == ""
     assert run_git(where, "worktree", "list", "--porcelain").count("worktree ") == 1
 
@@ -50,8 +57,9 @@ def test_demo_refuses_a_non_empty_dir(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     result = subprocess.run(
         [sys.executable, "-m", "fidelity", "demo", "--dir", str(tmp_path)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2
     assert "not empty" in result.stderr
     assert (tmp_path / "keep.txt").read_text() == "mine"

@@ -57,10 +57,22 @@ class Runs:
         out = self.root / f"{name}.xml"
         env = {k: v for k, v in os.environ.items() if k not in ("FAIL_B", "FAIL_C", "BREAK_D")}
         subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-             "--continue-on-collection-errors", f"--junitxml={out}", *paths],
-            cwd=self.root, env={**env, **flags}, capture_output=True, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--continue-on-collection-errors",
+                f"--junitxml={out}",
+                *paths,
+            ],
+            cwd=self.root,
+            env={**env, **flags},
+            capture_output=True,
+            check=False,
+        )
         return out
 
 
@@ -88,23 +100,45 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture
 def baseline(reports: dict[str, Path], tmp_path: Path) -> Path:
     out = tmp_path / "records" / "failset.json"
-    assert main(["--quiet", "failset", "record", str(reports["base"]), "--out", str(out),
-                 "--command", "pytest", "--repo", str(tmp_path)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "--quiet",
+                "failset",
+                "record",
+                str(reports["base"]),
+                "--out",
+                str(out),
+                "--command",
+                "pytest",
+                "--repo",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     return out
 
 
 def diff(baseline: Path, *args: str, tmp_path: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
     out = tmp_path / "diff.json"
-    code = main(["--quiet", "failset", "diff", "--baseline", str(baseline), *args,
-                 "--json", str(out)])  # fmt: skip
+    code = main(
+        ["--quiet", "failset", "diff", "--baseline", str(baseline), *args, "--json", str(out)]
+    )
     return code, json.loads(out.read_text())["categories"]
 
 
 def test_record_keeps_the_set_and_its_provenance(baseline: Path) -> None:
     data = json.loads(baseline.read_text())
     assert data["failing"] == [B]
-    assert data["counts"] == {"tests": 4, "failing": 1, "passing": 3, "flaky": 0,
-                              "collection_errors": 0, "runs": 1}  # fmt: skip
+    assert data["counts"] == {
+        "tests": 4,
+        "failing": 1,
+        "passing": 3,
+        "flaky": 0,
+        "collection_errors": 0,
+        "runs": 1,
+    }
     assert data["provenance"]["command"] == "pytest"
     assert data["provenance"]["files"][0][0]["sha256"]
     assert failset.load(baseline).failing == (B,)

@@ -39,41 +39,71 @@ def test_clean_run_has_no_findings_and_exits_0() -> None:
 @pytest.mark.parametrize(
     ("code", "red", "green"),
     [
-        (Code.DIRTY_SIDE,
-         {"cand": replace(CAND, source_dirty=True, dirty_paths=("x.py",))},
-         {"cand": replace(CAND, source_dirty=False)}),
-        (Code.DIRTY_HARNESS,
-         {"harness": replace(HARNESS, table_dirty=True, dirty=True)},
-         {"harness": replace(HARNESS, dirty=True, dirty_paths=("notes.txt",))}),
-        (Code.SHADOWED_IMPORT,
-         {"base": replace(BASE, imports=(ImportResolution("pkg", "/other/pkg/__init__.py", False),))},
-         {"base": replace(BASE, imports=(ImportResolution("pkg", "/wt/pkg/__init__.py", True),))}),
-        (Code.UNRESOLVED_IMPORT,
-         {"base": replace(BASE, imports=(ImportResolution("pkg", None, False, "no module"),))},
-         {"base": replace(BASE, imports=(ImportResolution("pkg", "/wt/pkg.py", True),))}),
-        (Code.SETUP_FAILED,
-         {"base": replace(BASE, setup=(SetupStep("pip install -e .", "failed", 1, 0.1),))},
-         {"base": replace(BASE, setup=(SetupStep("pip install -e .", "ok", 0, 0.1),))}),
-        (Code.EXECUTED_DIFFERS,
-         {"cand": replace(CAND, cases={"a": replace(OK, status=CaseStatus.NOT_RUN)})},
-         {"cand": replace(CAND, cases={"a": replace(OK, status=CaseStatus.FAILED)})}),
-        (Code.CACHE_NOT_EMPTY,
-         {"cand": replace(CAND, cases={"a": replace(OK, cache_preexisting=("stale.bin",))})},
-         {"cand": replace(CAND, cases={"a": replace(OK, cache={"fresh.bin": "2" * 64})})}),
-        (Code.WORKTREE_NOT_REMOVED,
-         {"cand": replace(CAND, worktree_removed=False, worktree="/tmp/wt")},
-         {"cand": replace(CAND, worktree_removed=True, worktree="/tmp/wt")}),
-        (Code.MISSING_EVIDENCE,
-         {"cand": replace(CAND, cases={"a": replace(OK, missing_outputs=("*.csv",))})},
-         {"cand": replace(CAND, cases={"a": replace(OK, outputs={"o": "9" * 64})})}),
-        (Code.DEFINITION_DIFFERS,
-         {"base": replace(BASE, own_definitions={"a": "e" * 64})},
-         {"base": replace(BASE, own_definitions={"a": DEF, "gone": "e" * 64})}),
-        (Code.NOTHING_COMPARED,
-         {"base": replace(BASE, cases={"a": replace(OK, status=CaseStatus.FAILED)})},
-         {"base": replace(BASE, cases={"a": replace(OK, outputs={"o": "9" * 64})})}),
+        (
+            Code.DIRTY_SIDE,
+            {"cand": replace(CAND, source_dirty=True, dirty_paths=("x.py",))},
+            {"cand": replace(CAND, source_dirty=False)},
+        ),
+        (
+            Code.DIRTY_HARNESS,
+            {"harness": replace(HARNESS, table_dirty=True, dirty=True)},
+            {"harness": replace(HARNESS, dirty=True, dirty_paths=("notes.txt",))},
+        ),
+        (
+            Code.SHADOWED_IMPORT,
+            {
+                "base": replace(
+                    BASE, imports=(ImportResolution("pkg", "/other/pkg/__init__.py", False),)
+                )
+            },
+            {
+                "base": replace(
+                    BASE, imports=(ImportResolution("pkg", "/wt/pkg/__init__.py", True),)
+                )
+            },
+        ),
+        (
+            Code.UNRESOLVED_IMPORT,
+            {"base": replace(BASE, imports=(ImportResolution("pkg", None, False, "no module"),))},
+            {"base": replace(BASE, imports=(ImportResolution("pkg", "/wt/pkg.py", True),))},
+        ),
+        (
+            Code.SETUP_FAILED,
+            {"base": replace(BASE, setup=(SetupStep("pip install -e .", "failed", 1, 0.1),))},
+            {"base": replace(BASE, setup=(SetupStep("pip install -e .", "ok", 0, 0.1),))},
+        ),
+        (
+            Code.EXECUTED_DIFFERS,
+            {"cand": replace(CAND, cases={"a": replace(OK, status=CaseStatus.NOT_RUN)})},
+            {"cand": replace(CAND, cases={"a": replace(OK, status=CaseStatus.FAILED)})},
+        ),
+        (
+            Code.CACHE_NOT_EMPTY,
+            {"cand": replace(CAND, cases={"a": replace(OK, cache_preexisting=("stale.bin",))})},
+            {"cand": replace(CAND, cases={"a": replace(OK, cache={"fresh.bin": "2" * 64})})},
+        ),
+        (
+            Code.WORKTREE_NOT_REMOVED,
+            {"cand": replace(CAND, worktree_removed=False, worktree="/tmp/wt")},
+            {"cand": replace(CAND, worktree_removed=True, worktree="/tmp/wt")},
+        ),
+        (
+            Code.MISSING_EVIDENCE,
+            {"cand": replace(CAND, cases={"a": replace(OK, missing_outputs=("*.csv",))})},
+            {"cand": replace(CAND, cases={"a": replace(OK, outputs={"o": "9" * 64})})},
+        ),
+        (
+            Code.DEFINITION_DIFFERS,
+            {"base": replace(BASE, own_definitions={"a": "e" * 64})},
+            {"base": replace(BASE, own_definitions={"a": DEF, "gone": "e" * 64})},
+        ),
+        (
+            Code.NOTHING_COMPARED,
+            {"base": replace(BASE, cases={"a": replace(OK, status=CaseStatus.FAILED)})},
+            {"base": replace(BASE, cases={"a": replace(OK, outputs={"o": "9" * 64})})},
+        ),
     ],
-)  # fmt: skip
+)
 def test_finding_fires_and_does_not(code: Code, red: dict, green: dict) -> None:  # type: ignore[type-arg]
     assert code in codes(**red)
     assert code not in codes(**green)

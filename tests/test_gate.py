@@ -65,8 +65,13 @@ def test_candidate_failure_and_baseline_failure(sim_repo: Repo) -> None:
 
 
 def test_timeout_kills_the_case_and_is_a_status(sim_repo: Repo) -> None:
-    sim_repo.commit({"cases/matrix.toml": matrix_toml({"slow": "sleep", "a": "ok"}, timeout="1")
-                     .replace("timeout_s = 20\ntimeout = 1", "timeout_s = 0.5")})  # fmt: skip
+    sim_repo.commit(
+        {
+            "cases/matrix.toml": matrix_toml({"slow": "sleep", "a": "ok"}, timeout="1").replace(
+                "timeout_s = 20\ntimeout = 1", "timeout_s = 0.5"
+            )
+        }
+    )
     outcome = run(sim_repo, "HEAD")
     assert verdicts(outcome) == {"slow": "both-failed", "a": "identical"}
     assert outcome.baseline.cases["slow"].status == "timeout"
@@ -205,11 +210,14 @@ def test_out_dir_that_is_not_empty_is_refused(sim_repo: Repo, tmp_path: Path) ->
     assert (out / "x").read_text() == "keep me"
 
 
-@pytest.mark.parametrize("argv", [
-    ["run", "--baseline", "no-such-rev"],
-    ["run", "--baseline", "HEAD", "--cases", "missing.toml"],
-    ["run", "--baseline", "HEAD", "--harness", "no-such"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--baseline", "no-such-rev"],
+        ["run", "--baseline", "HEAD", "--cases", "missing.toml"],
+        ["run", "--baseline", "HEAD", "--harness", "no-such"],
+    ],
+)
 def test_usage_errors_exit_2(sim_repo: Repo, argv: list[str]) -> None:
     assert main([*argv, "--repo", str(sim_repo.path)]) == 2
 

@@ -20,16 +20,18 @@ from fidelity.matrix.importguard import classify
 
 
 def table(python: Path, name: str, argv: list[str], env: str = "") -> str:
-    return "\n".join([
-        "[matrix]",
-        f"python = {json.dumps(str(python))}",
-        f'import_check = ["{name}"]',
-        env,
-        "[[case]]",
-        'id = "value"',
-        f"argv = {json.dumps([str(python), *argv])}",
-        'outputs = ["v.txt"]',
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "[matrix]",
+            f"python = {json.dumps(str(python))}",
+            f'import_check = ["{name}"]',
+            env,
+            "[[case]]",
+            'id = "value"',
+            f"argv = {json.dumps([str(python), *argv])}",
+            'outputs = ["v.txt"]',
+        ]
+    )
 
 
 WRITE = "import {name}, sys; open(sys.argv[1] + '/v.txt', 'w').write({name}.VALUE)"

@@ -27,10 +27,20 @@ def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
     (sim_repo.path / "wip.txt").write_text("uncommitted")
     before = snapshot(sim_repo.path)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fidelity", "--quiet", "run", "--baseline", "HEAD",
-         "--repo", str(sim_repo.path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "fidelity",
+            "--quiet",
+            "run",
+            "--baseline",
+            "HEAD",
+            "--repo",
+            str(sim_repo.path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(mark)
         worktrees = sim_repo.git("worktree", "list", "--porcelain")

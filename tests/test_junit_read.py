@@ -62,10 +62,22 @@ def pytest_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o",
-         "junit_family=xunit1", "--continue-on-collection-errors", "--junitxml=report.xml"],
-        cwd=root, capture_output=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "junit_family=xunit1",
+            "--continue-on-collection-errors",
+            "--junitxml=report.xml",
+        ],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
     return root / "report.xml"
 
 
@@ -81,8 +93,11 @@ def test_pytest_report_reads_as_node_ids(pytest_report: Path) -> None:
         "tests/test_a.py::test_skip": Outcome.SKIPPED,
         "tests/test_coll.py": Outcome.COLLECTION,
     }
-    assert suite.failing == {"tests/test_a.py::test_bad", "tests/test_a.py::TestC::test_p[c/d]",
-                             "tests/test_a.py::test_err"}  # fmt: skip
+    assert suite.failing == {
+        "tests/test_a.py::test_bad",
+        "tests/test_a.py::TestC::test_p[c/d]",
+        "tests/test_a.py::test_err",
+    }
     assert suite.collection_errors == {"tests/test_coll.py"}
     assert suite.counts()["tests"] == 7
 
@@ -96,8 +111,10 @@ XUNIT2 = b"""<?xml version="1.0" encoding="utf-8"?>
 
 def test_without_file_attributes_ids_are_class_names_and_match_node_ids() -> None:
     found = {r.id: r.outcome for r in parse_bytes(XUNIT2, "x.xml")}
-    assert found == {"tests.test_a.TestC::test_p[c/d]": Outcome.FAILED,
-                     "tests.test_a::test_ok": Outcome.PASSED}  # fmt: skip
+    assert found == {
+        "tests.test_a.TestC::test_p[c/d]": Outcome.FAILED,
+        "tests.test_a::test_ok": Outcome.PASSED,
+    }
     assert canonical("tests/test_a.py::TestC::test_p[c/d]") == canonical(
         "tests.test_a.TestC::test_p[c/d]"
     )

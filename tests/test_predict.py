@@ -27,9 +27,14 @@ def table(cases: dict[str, tuple[str, list[str]]] = CASES) -> str:
     lines = []
     for cid, (_mode, tags) in cases.items():
         source = "value.txt" if cid == "a" else f"{cid}.txt"
-        lines += ["[[case]]", f'id = "{cid}"',
-                  f'argv = [{json.dumps(PY)}, "-c", "import shutil, sys; shutil.copy({source!r}, sys.argv[1])", "{{out}}"]',
-                  f'outputs = ["{source}"]', f"tags = {json.dumps(tags)}", ""]  # fmt: skip
+        lines += [
+            "[[case]]",
+            f'id = "{cid}"',
+            f'argv = [{json.dumps(PY)}, "-c", "import shutil, sys; shutil.copy({source!r}, sys.argv[1])", "{{out}}"]',
+            f'outputs = ["{source}"]',
+            f"tags = {json.dumps(tags)}",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -40,14 +45,22 @@ def prediction(*moved: str, why: str = "b and c read the files the fix changes")
 @pytest.fixture
 def repo(make_repo) -> Repo:  # type: ignore[no-untyped-def]
     r: Repo = make_repo("pred")
-    r.commit({"prog.py": PROG, "value.txt": "1", "b.txt": "1", "c.txt": "1",
-              "cases/matrix.toml": table(),
-              "cases/fix.toml": prediction("tag:moves"),
-              "cases/ids.toml": prediction("b", "c"),
-              "cases/under.toml": prediction("b"),
-              "cases/over.toml": prediction("a", "b", "c"),
-              "cases/nothing.toml": prediction(),
-              "cases/ghost.toml": prediction("tag:nope")}, "base")  # fmt: skip
+    r.commit(
+        {
+            "prog.py": PROG,
+            "value.txt": "1",
+            "b.txt": "1",
+            "c.txt": "1",
+            "cases/matrix.toml": table(),
+            "cases/fix.toml": prediction("tag:moves"),
+            "cases/ids.toml": prediction("b", "c"),
+            "cases/under.toml": prediction("b"),
+            "cases/over.toml": prediction("a", "b", "c"),
+            "cases/nothing.toml": prediction(),
+            "cases/ghost.toml": prediction("tag:nope"),
+        },
+        "base",
+    )
     r.commit({"b.txt": "2", "c.txt": "2"}, "fix")
     return r
 
@@ -87,7 +100,10 @@ def test_a_failure_falsifies_even_when_the_moved_set_matches(repo: Repo) -> None
     repo.commit(message="case a can no longer run")
     outcome = gate.run(repo.path, "HEAD~2", "HEAD", "cases/matrix.toml", expect="cases/fix.toml")
     assert [str(r.verdict) for r in outcome.comparison.cases] == [
-        "candidate-only-failed", "moved", "moved"]  # fmt: skip
+        "candidate-only-failed",
+        "moved",
+        "moved",
+    ]
     assert outcome.judged is not None and outcome.judged.failed == ("a",)
     assert outcome.judged.moved == outcome.judged.predicted == ("b", "c")
     assert outcome.judged.verdict is Held.FALSIFIED and outcome.exit_code == 1
@@ -145,9 +161,24 @@ def test_verify_a_run_that_stated_no_prediction(repo: Repo) -> None:
 
 def test_reports_parse_back_with_their_content(repo: Repo, tmp_path: Path) -> None:
     out = tmp_path / "reports"
-    code = main(["--quiet", "run", "--repo", str(repo.path), "--baseline", "HEAD~1",
-                 "--expect", "cases/under.toml", "--markdown", str(out / "s.md"),
-                 "--junit", str(out / "j.xml"), "--json", str(out / "r.json")])  # fmt: skip
+    code = main(
+        [
+            "--quiet",
+            "run",
+            "--repo",
+            str(repo.path),
+            "--baseline",
+            "HEAD~1",
+            "--expect",
+            "cases/under.toml",
+            "--markdown",
+            str(out / "s.md"),
+            "--junit",
+            str(out / "j.xml"),
+            "--json",
+            str(out / "r.json"),
+        ]
+    )
     assert code == 1
     md = (out / "s.md").read_text()
     assert md.startswith("### fidelity: FALSIFIED: 1 unexpected, 0 missed, 0 failed (exit 1)")
@@ -188,8 +219,15 @@ def _fake_outcome(results: tuple[CaseResult, ...]) -> Outcome:
     summary = Summary(n, n, n, n, 0, 0, n, 0, 0, 0, 0, 0, 0, 0)
     side = SideEvidence("baseline", "main", "1" * 40)
     harness = Harness("WORKTREE", "0" * 40, False, (), "m.toml", "a" * 64, False)
-    return Outcome(Path("run"), harness, side, replace(side, role="candidate"),
-                        Comparison(results, summary), (), 1)  # fmt: skip
+    return Outcome(
+        Path("run"),
+        harness,
+        side,
+        replace(side, role="candidate"),
+        Comparison(results, summary),
+        (),
+        1,
+    )
 
 
 def test_resolve_selectors() -> None:

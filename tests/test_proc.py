@@ -25,8 +25,11 @@ def test_statuses() -> None:
 
 def test_output_goes_to_log_files(tmp_path: Path) -> None:
     out, err = tmp_path / "o.log", tmp_path / "e.log"
-    run([PY, "-c", "import sys; print('hi'); print('oops', file=sys.stderr)"],
-        stdout_path=out, stderr_path=err)  # fmt: skip
+    run(
+        [PY, "-c", "import sys; print('hi'); print('oops', file=sys.stderr)"],
+        stdout_path=out,
+        stderr_path=err,
+    )
     assert out.read_text() == "hi\n" and err.read_text() == "oops\n"
 
 

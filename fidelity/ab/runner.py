@@ -78,15 +78,27 @@ class AbReport:
             return cols, []
         ctl = (j.control_a, j.control_b)
         rows = [
-            [name, str(n), f"{band.low:.4f}", f"{band.median:.4f}", f"{band.high:.4f}",
-             f"{c.median:.4f}" if c else ""]
+            [
+                name,
+                str(n),
+                f"{band.low:.4f}",
+                f"{band.median:.4f}",
+                f"{band.high:.4f}",
+                f"{c.median:.4f}" if c else "",
+            ]
             for name, n, band, c in zip(("A", "B"), j.n, (j.a, j.b), ctl, strict=True)
-        ]  # fmt: skip
+        ]
         cr = j.control_ratio
         rows.append(
-            ["B/A", "", f"{j.ratio_band[0]:.3f}", f"{j.ratio:.3f}", f"{j.ratio_band[1]:.3f}",
-             f"{cr:.3f}" if cr is not None else ""]
-        )  # fmt: skip
+            [
+                "B/A",
+                "",
+                f"{j.ratio_band[0]:.3f}",
+                f"{j.ratio:.3f}",
+                f"{j.ratio_band[1]:.3f}",
+                f"{cr:.3f}" if cr is not None else "",
+            ]
+        )
         return cols, rows
 
     def to_json(self) -> dict[str, Any]:
@@ -110,11 +122,16 @@ class AbReport:
             "failure": self.failure,
             "judgement": verdict,
             "repetitions": [
-                {"index": r.index, "arm": str(r.arm), "seconds": r.seconds,
-                 "control_seconds": r.control_seconds, "warmup": r.warmup}
+                {
+                    "index": r.index,
+                    "arm": str(r.arm),
+                    "seconds": r.seconds,
+                    "control_seconds": r.control_seconds,
+                    "warmup": r.warmup,
+                }
                 for r in self.reps
             ],
-        }  # fmt: skip
+        }
 
 
 Runner = Callable[[Command, float], proc.ProcResult]

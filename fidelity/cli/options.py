@@ -24,16 +24,22 @@ _HELP = {
 def quiet(parser: argparse.ArgumentParser) -> None:
     """`-q` after the command as well as before it (`fidelity run -q`, `fidelity -q run`)."""
     parser.add_argument(
-        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
         help="plain output for CI logs: no progress, no colour",
-    )  # fmt: skip
+    )
 
 
 def repo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--repo", type=Path, default=Path("."), metavar="DIR",
+        "--repo",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
         help="the repository (default: the one holding the working directory)",
-    )  # fmt: skip
+    )
 
 
 def reports(

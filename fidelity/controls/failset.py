@@ -85,22 +85,40 @@ def record(runs: Sequence[Sequence[Path]], command: str, repo: Path) -> FailSet:
     sides = classify_runs(suites)
     if not sides.seen:
         raise UntrustedError("the JUnit reports hold no test: nothing to record")
-    counts = {"tests": len(sides.seen), "failing": len(sides.failing),
-              "passing": len(sides.passing), "flaky": len(sides.flaky),
-              "collection_errors": len(sides.collection_errors), "runs": len(runs)}  # fmt: skip
+    counts = {
+        "tests": len(sides.seen),
+        "failing": len(sides.failing),
+        "passing": len(sides.passing),
+        "flaky": len(sides.flaky),
+        "collection_errors": len(sides.collection_errors),
+        "runs": len(runs),
+    }
     now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     provenance = {
-        **_revision(repo), "command": command, "tool": f"fidelity {__version__}",
-        "recorded_at": now, "files": [[_file_entry(p) for p in files] for files in runs],
-    }  # fmt: skip
-    return FailSet(tuple(sorted(sides.failing)), tuple(sorted(sides.collection_errors)),
-                   tuple(sorted(sides.flaky)), counts, provenance)  # fmt: skip
+        **_revision(repo),
+        "command": command,
+        "tool": f"fidelity {__version__}",
+        "recorded_at": now,
+        "files": [[_file_entry(p) for p in files] for files in runs],
+    }
+    return FailSet(
+        tuple(sorted(sides.failing)),
+        tuple(sorted(sides.collection_errors)),
+        tuple(sorted(sides.flaky)),
+        counts,
+        provenance,
+    )
 
 
 def to_json(fs: FailSet) -> dict[str, Any]:
-    return {"version": 1, "failing": list(fs.failing),
-            "collection_errors": list(fs.collection_errors), "flaky": list(fs.flaky),
-            "counts": dict(fs.counts), "provenance": dict(fs.provenance)}  # fmt: skip
+    return {
+        "version": 1,
+        "failing": list(fs.failing),
+        "collection_errors": list(fs.collection_errors),
+        "flaky": list(fs.flaky),
+        "counts": dict(fs.counts),
+        "provenance": dict(fs.provenance),
+    }
 
 
 def save(fs: FailSet, path: Path) -> None:
@@ -110,9 +128,11 @@ def save(fs: FailSet, path: Path) -> None:
 
 def record_line(fs: FailSet, path: Path) -> str:
     c = fs.counts
-    return (f"recorded {path}: {c['failing']} failing, {c['collection_errors']} collection "
-            f"errors, {c['flaky']} flaky of {c['tests']} tests over {c['runs']} run(s) at "
-            f"{str(fs.provenance.get('revision') or 'no revision')[:12]}")  # fmt: skip
+    return (
+        f"recorded {path}: {c['failing']} failing, {c['collection_errors']} collection "
+        f"errors, {c['flaky']} flaky of {c['tests']} tests over {c['runs']} run(s) at "
+        f"{str(fs.provenance.get('revision') or 'no revision')[:12]}"
+    )
 
 
 def load(path: Path) -> FailSet:
@@ -126,9 +146,13 @@ def load(path: Path) -> FailSet:
     problems = [f"at {schema.json_path(p)}: {m}" for p, m in schema.errors("failset", data)]
     if problems:
         raise UsageError(f"invalid failing-set baseline {path}:\n  " + "\n  ".join(problems))
-    return FailSet(tuple(data["failing"]), tuple(data.get("collection_errors", ())),
-                   tuple(data.get("flaky", ())), data.get("counts", {}),
-                   data.get("provenance", {}))  # fmt: skip
+    return FailSet(
+        tuple(data["failing"]),
+        tuple(data.get("collection_errors", ())),
+        tuple(data.get("flaky", ())),
+        data.get("counts", {}),
+        data.get("provenance", {}),
+    )
 
 
 CATEGORIES = (
@@ -140,8 +164,9 @@ CATEGORIES = (
     ("flaky", "failed and passed across runs: reported apart"),
     ("still-failing", "in the baseline and still failing"),
 )
-RED = frozenset({"new-failure", "new-collection-error", "repaired", "vanished",
-                 "collection-cleared"})  # fmt: skip
+RED = frozenset(
+    {"new-failure", "new-collection-error", "repaired", "vanished", "collection-cleared"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +187,11 @@ class Diff:
         return ["category", "test"], rows
 
     def to_json(self) -> dict[str, Any]:
-        return {"tests": self.tests, "runs": self.runs,
-                "categories": {c: list(self.found.get(c, ())) for c, _ in CATEGORIES}}  # fmt: skip
+        return {
+            "tests": self.tests,
+            "runs": self.runs,
+            "categories": {c: list(self.found.get(c, ())) for c, _ in CATEGORIES},
+        }
 
     def summary(self) -> str:
         if not self.tests:
@@ -183,23 +211,31 @@ def _pick(ids: Iterable[str], keys: set[str]) -> tuple[str, ...]:
 
 def compare(base: FailSet, now: Sides, runs: int) -> Diff:
     """Pure: the current side's classes against the baseline, by canonical id."""
-    key = {name: {canonical(i) for i in ids} for name, ids in (
-        ("failing", now.failing), ("passing", now.passing), ("flaky", now.flaky),
-        ("collection", now.collection_errors), ("seen", now.seen),
-        ("b_failing", base.failing), ("b_flaky", base.flaky),
-        ("b_collection", base.collection_errors),
-    )}  # fmt: skip
+    key = {
+        name: {canonical(i) for i in ids}
+        for name, ids in (
+            ("failing", now.failing),
+            ("passing", now.passing),
+            ("flaky", now.flaky),
+            ("collection", now.collection_errors),
+            ("seen", now.seen),
+            ("b_failing", base.failing),
+            ("b_flaky", base.flaky),
+            ("b_collection", base.collection_errors),
+        )
+    }
     flaky = key["flaky"] | (key["b_flaky"] & key["seen"])
     found = {
         "new-failure": _pick(now.failing, key["failing"] - key["b_failing"] - flaky),
-        "new-collection-error": _pick(now.collection_errors,
-                                      key["collection"] - key["b_collection"]),
+        "new-collection-error": _pick(
+            now.collection_errors, key["collection"] - key["b_collection"]
+        ),
         "repaired": _pick(base.failing, (key["b_failing"] & key["passing"]) - flaky),
         "vanished": _pick(base.failing, key["b_failing"] - key["seen"]),
         "collection-cleared": _pick(base.collection_errors, key["b_collection"] - key["seen"]),
         "flaky": _pick(now.seen, flaky),
         "still-failing": _pick(now.failing, key["failing"] & key["b_failing"]),
-    }  # fmt: skip
+    }
     return Diff(found, len(now.seen), runs)
 
 

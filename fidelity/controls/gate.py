@@ -126,10 +126,16 @@ def _unmodified(
 
 
 def run(
-    repo: Path, table: ControlTable, rev: str = "HEAD", *, with_uncommitted: bool = False,
-    jobs: int = 1, only: Sequence[str] = (), in_diff: str | None = None,
+    repo: Path,
+    table: ControlTable,
+    rev: str = "HEAD",
+    *,
+    with_uncommitted: bool = False,
+    jobs: int = 1,
+    only: Sequence[str] = (),
+    in_diff: str | None = None,
     progress: Progress | None = None,
-) -> Report:  # fmt: skip
+) -> Report:
     """Judge the selected controls; the report's exit code is the gate's."""
     with tree_under_test(repo, rev, with_uncommitted) as sha:
         shown = f"{rev}+{UNCOMMITTED}" if with_uncommitted else rev
@@ -148,8 +154,9 @@ def run(
         for c in chosen:
             unknown = unknown_tests(c, baseline.tests)
             if unknown:
-                early[c.id] = unviable(c, f"expects tests the unmodified tree did not run: "
-                                          f"{', '.join(unknown)}")  # fmt: skip
+                early[c.id] = unviable(
+                    c, f"expects tests the unmodified tree did not run: {', '.join(unknown)}"
+                )
         runnable = [c for c in chosen if c.id not in early] + [noop]
         tasks: list[Callable[[], ControlResult]] = [
             functools.partial(_judged, repo, sha, c, table, logs) for c in runnable

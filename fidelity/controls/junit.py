@@ -27,8 +27,13 @@ class Outcome(enum.StrEnum):
 
 
 # when an id repeats (overlapping shards, reruns) the worse outcome wins
-_RANK = {Outcome.PASSED: 0, Outcome.SKIPPED: 1, Outcome.FAILED: 2, Outcome.ERROR: 3,
-         Outcome.COLLECTION: 4}  # fmt: skip
+_RANK = {
+    Outcome.PASSED: 0,
+    Outcome.SKIPPED: 1,
+    Outcome.FAILED: 2,
+    Outcome.ERROR: 3,
+    Outcome.COLLECTION: 4,
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,17 +53,24 @@ class NegativeReport:
 
     def to_json(self) -> dict[str, Any]:
         own, other = self._split()
-        return {"verdict": str(self.verdict()), "new_status": str(self.new.status),
-                "mixed_status": str(self.mixed.status), "detail": self.mixed.detail,
-                "failing_touched": own, "failing_other": other,
-                "touched_files": sorted(self.touched)}  # fmt: skip
+        return {
+            "verdict": str(self.verdict()),
+            "new_status": str(self.new.status),
+            "mixed_status": str(self.mixed.status),
+            "detail": self.mixed.detail,
+            "failing_touched": own,
+            "failing_other": other,
+            "touched_files": sorted(self.touched),
+        }
 
     def summary(self) -> str:
         code = self.exit_code()
         if code == 3:
             failing = ", ".join(sorted(self.new.failing))
-            return (f"UNTRUSTED: the new tree does not pass ({self.new.status}: "
-                    f"{self.new.detail or failing}) (exit 3)")  # fmt: skip
+            return (
+                f"UNTRUSTED: the new tree does not pass ({self.new.status}: "
+                f"{self.new.detail or failing}) (exit 3)"
+            )
         own, other = self._split()
         verdict = self.verdict()
         text = {
@@ -87,9 +94,10 @@ def run(
         mixed_sha = git.overlay_commit(repo, new, old, paths, scratch)
         prefixes = [p.strip("/") for p in paths]
         touched = frozenset(
-            f for f in git.changed_files(repo, old, new)
+            f
+            for f in git.changed_files(repo, old, new)
             if not any(f == p or f.startswith(p + "/") for p in prefixes)
-        )  # fmt: skip
+        )
         logs = log_dir(repo, new)
         tasks = [
             functools.partial(run_tree, repo, sha, noop, table, logs / f"_{name}.log")

@@ -81,8 +81,9 @@ def table(report: Report) -> Table:
 def report(console: Console, result: Report) -> None:
     console.print(
         f"controls at {result.sha[:10]} ({result.rev}); table {result.table}",
-        markup=False, highlight=False,
-    )  # fmt: skip
+        markup=False,
+        highlight=False,
+    )
     problem = trust_problem(result)
     if problem and result.results:  # above the table, so it is never read as a pass
         console.print(Text(f"The evidence cannot be trusted: {problem}", "bold red"))
@@ -93,11 +94,16 @@ def report(console: Console, result: Report) -> None:
         console.print(
             f"unmodified tree: {b.status}, {len(b.tests)} tests in {b.duration_s:.2f} s; "
             f"no-op control: {'survived' if n.verdict is Verdict.RESIDUE_HELD else n.verdict}",
-            markup=False, highlight=False,
-        )  # fmt: skip
+            markup=False,
+            highlight=False,
+        )
     for group in identical_subsets(result.results):
-        console.print(Text(f"! identical failing subsets, they do not discriminate: "
-                           f"{', '.join(group)}", "yellow"))  # fmt: skip
+        console.print(
+            Text(
+                f"! identical failing subsets, they do not discriminate: {', '.join(group)}",
+                "yellow",
+            )
+        )
     style = {0: "bold green", 1: "bold red"}.get(result.exit_code(), "bold red")
     console.print(Text(summary(result), style))
 
@@ -111,7 +117,7 @@ def to_json(result: Report) -> dict[str, Any]:
             **asdict(result.baseline),
             "failing": sorted(result.baseline.failing),
             "tests": len(result.baseline.tests),
-        },  # fmt: skip
+        },
         "noop": asdict(result.noop) if result.noop else None,
         "controls": [asdict(r) for r in result.results],
         "identical_subsets": [list(g) for g in identical_subsets(result.results)],
@@ -144,8 +150,13 @@ def to_junit(result: Report) -> list[JUnitCase]:
     for r in result.results:
         why = f"{r.verdict}: {detail(r)}\nfailing: {', '.join(r.failing) or '-'}"
         broken = r.verdict in (Verdict.UNVIABLE, Verdict.TIMEOUT, Verdict.CRASHED)
-        cases.append(JUnitCase(
-            r.id, "fidelity.controls", r.duration_s,
-            failure=None if r.met or broken else why, error=why if broken else None,
-        ))  # fmt: skip
+        cases.append(
+            JUnitCase(
+                r.id,
+                "fidelity.controls",
+                r.duration_s,
+                failure=None if r.met or broken else why,
+                error=why if broken else None,
+            )
+        )
     return cases

@@ -50,21 +50,28 @@ def classify(
         return TreeRun(RunStatus.UNVIABLE, detail=f"the test command did not start: {output_tail}")
     if suite is None:
         return TreeRun(
-            RunStatus.UNVIABLE, detail=f"no JUnit report (exit {returncode}): {output_tail}",
+            RunStatus.UNVIABLE,
+            detail=f"no JUnit report (exit {returncode}): {output_tail}",
             exit_code=returncode,
-        )  # fmt: skip
+        )
     tests = frozenset(suite.results)
     if suite.collection_errors:
         names = ", ".join(sorted(suite.collection_errors))
-        return TreeRun(RunStatus.UNVIABLE, tests=tests, detail=f"collection error in {names}",
-                       exit_code=returncode)  # fmt: skip
+        return TreeRun(
+            RunStatus.UNVIABLE,
+            tests=tests,
+            detail=f"collection error in {names}",
+            exit_code=returncode,
+        )
     if suite.failing:
         return TreeRun(RunStatus.FAILED, suite.failing, tests, exit_code=returncode)
     if returncode != 0:
         return TreeRun(
-            RunStatus.UNVIABLE, tests=tests, exit_code=returncode,
+            RunStatus.UNVIABLE,
+            tests=tests,
+            exit_code=returncode,
             detail=f"exit {returncode} without a failing test: {output_tail}",
-        )  # fmt: skip
+        )
     if not tests:
         return TreeRun(RunStatus.UNVIABLE, detail="no test ran", exit_code=returncode)
     return TreeRun(RunStatus.PASSED, tests=tests, exit_code=returncode)
@@ -80,8 +87,9 @@ def combine(runs: Sequence[tuple[str, TreeRun]]) -> TreeRun:
         return TreeRun(RunStatus.PASSED, tests=tests, duration_s=duration)
     command, first = bad[0]
     where = f" (command: {command})" if len(runs) > 1 else ""
-    return replace(first, failing=failing, tests=tests, detail=first.detail + where,
-                   duration_s=duration)  # fmt: skip
+    return replace(
+        first, failing=failing, tests=tests, detail=first.detail + where, duration_s=duration
+    )
 
 
 class Verdict(enum.StrEnum):
@@ -139,8 +147,16 @@ def judge(control: Control, run: TreeRun) -> ControlResult:
 
     def result(verdict: Verdict, detail: str = "") -> ControlResult:
         match = str(control.match) if control.caught_by else ""
-        return ControlResult(control.id, verdict, control.caught_by, failing, detail,
-                             run.duration_s, match, run.overhead_s)  # fmt: skip
+        return ControlResult(
+            control.id,
+            verdict,
+            control.caught_by,
+            failing,
+            detail,
+            run.duration_s,
+            match,
+            run.overhead_s,
+        )
 
     if run.status in _RUN_VERDICT:
         return result(_RUN_VERDICT[run.status], run.detail)

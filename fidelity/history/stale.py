@@ -119,10 +119,16 @@ class StaleReport:
 
     def table(self) -> tuple[list[str], list[list[str]]]:
         rows = [
-            [f"{c.row.path}:{c.row.line}", c.row.key, c.row.commit[:12], str(c.status),
-             "" if c.since is None else f"{c.since}/{c.stale_after}", c.detail()]
+            [
+                f"{c.row.path}:{c.row.line}",
+                c.row.key,
+                c.row.commit[:12],
+                str(c.status),
+                "" if c.since is None else f"{c.since}/{c.stale_after}",
+                c.detail(),
+            ]
             for c in self.checks
-        ]  # fmt: skip
+        ]
         return ["where", "row", "commit", "status", "since/limit", "detail"], rows
 
     def to_json(self) -> dict[str, Any]:
@@ -131,13 +137,21 @@ class StaleReport:
             "ref_sha": self.ref_sha,
             "records": list(self.records),
             "rows": [
-                {"path": c.row.path, "line": c.row.line, "key": c.row.key,
-                 "commit": c.row.commit, "sha": c.sha, "status": str(c.status),
-                 "since": c.since, "stale_after": c.stale_after, "watch": list(c.row.watch),
-                 "newest": [{"sha": s, "subject": t} for s, t in c.newest]}
+                {
+                    "path": c.row.path,
+                    "line": c.row.line,
+                    "key": c.row.key,
+                    "commit": c.row.commit,
+                    "sha": c.sha,
+                    "status": str(c.status),
+                    "since": c.since,
+                    "stale_after": c.stale_after,
+                    "watch": list(c.row.watch),
+                    "newest": [{"sha": s, "subject": t} for s, t in c.newest],
+                }
                 for c in self.checks
             ],
-        }  # fmt: skip
+        }
 
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -164,8 +178,9 @@ def _rows_of(table: Table, spec: RecordSpec) -> list[Row]:
             return texts[i] if i is not None and i < len(texts) else ""
 
         own = _watch(cell(watch_i))
-        rows.append(Row(spec.path, row.line, plain(cell(key_i)), plain(cell(commit_i)),
-                        own or spec.watch))  # fmt: skip
+        rows.append(
+            Row(spec.path, row.line, plain(cell(key_i)), plain(cell(commit_i)), own or spec.watch)
+        )
     return rows
 
 

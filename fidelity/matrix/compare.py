@@ -193,9 +193,13 @@ def _moved(
         )
     what = [f"{n} {label}" for n, label in ((outputs.count, "output"), (cache.count, "cache")) if n]
     return CaseResult(
-        case_id, Verdict.MOVED, outputs, cache, ", ".join(what) + " files differ",
+        case_id,
+        Verdict.MOVED,
+        outputs,
+        cache,
+        ", ".join(what) + " files differ",
         tuple(by_path.values()),
-    )  # fmt: skip
+    )
 
 
 def compare(
@@ -209,11 +213,15 @@ def compare(
     explanations = explanations or {}
     results = tuple(
         compare_case(
-            cid, sha, baseline.cases.get(cid), candidate.cases.get(cid), own,
+            cid,
+            sha,
+            baseline.cases.get(cid),
+            candidate.cases.get(cid),
+            own,
             explanations.get(cid, ()),
         )
         for cid, sha in declared
-    )  # fmt: skip
+    )
     return Comparison(results, summarize(results, declared, baseline, candidate))
 
 

@@ -36,8 +36,10 @@ def _labels(frame: pd.DataFrame, key: Sequence[str]) -> list[str]:
         return [f"row {i + 1}" for i in range(len(frame))]
     if len(key) == 1:
         return [str(v) for v in frame[key[0]]]
-    return [", ".join(f"{k}={v}" for k, v in zip(key, row, strict=True))
-            for row in frame[list(key)].itertuples(index=False)]  # fmt: skip
+    return [
+        ", ".join(f"{k}={v}" for k, v in zip(key, row, strict=True))
+        for row in frame[list(key)].itertuples(index=False)
+    ]
 
 
 def _key_problems(base: pd.DataFrame, cand: pd.DataFrame, key: Sequence[str]) -> list[str]:

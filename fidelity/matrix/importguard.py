@@ -75,9 +75,11 @@ def classify(
     elsewhere = [p for p in _places(bare) if not _inside(p, root)] if not bare["error"] else []
     if elsewhere:
         return ImportResolution(
-            module, elsewhere[0], False,
+            module,
+            elsewhere[0],
+            False,
             note="resolves inside only while the worktree root is the first sys.path entry",
-        )  # fmt: skip
+        )
     return ImportResolution(module, places[0], True)
 
 

@@ -31,10 +31,18 @@ def _head(outcome: Outcome) -> list[str]:
     lines += [f"{line}  " for line in words.summary_lines(outcome.comparison)] + [""]
     j, p = outcome.judged, outcome.prediction
     if j is not None and p is not None:
-        lines += [f"**Prediction** `{p.path}` (sha256 `{p.sha256[:12]}`): {_cell(p.why)}", "",
-                  "| | cases |", "|---|---|"]  # fmt: skip
-        for label, ids in (("confirmed", j.confirmed), ("unexpected", j.unexpected),
-                           ("missed", j.missed), ("failed", j.failed)):  # fmt: skip
+        lines += [
+            f"**Prediction** `{p.path}` (sha256 `{p.sha256[:12]}`): {_cell(p.why)}",
+            "",
+            "| | cases |",
+            "|---|---|",
+        ]
+        for label, ids in (
+            ("confirmed", j.confirmed),
+            ("unexpected", j.unexpected),
+            ("missed", j.missed),
+            ("failed", j.failed),
+        ):
             lines.append(f"| {label} ({len(ids)}) | {_cell(', '.join(ids)) or '—'} |")
         lines.append("")
     return lines
@@ -57,8 +65,10 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
         shown.append(line)
     note = ""
     if len(shown) < len(rows):
-        note = (f"\n{len(rows) - len(shown)} more non-identical cases not shown (size limit); "
-                "see run.json in the run directory.\n")  # fmt: skip
+        note = (
+            f"\n{len(rows) - len(shown)} more non-identical cases not shown (size limit); "
+            "see run.json in the run directory.\n"
+        )
     return head + table + "".join(shown) + note
 
 
@@ -89,8 +99,16 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
     cases = []
     for r in outcome.comparison.cases:
         failure, error = _judge_case(r, outcome)
-        cases.append(JUnitCase(r.case_id, suite, durations.get(r.case_id, 0.0), failure, error,
-                               output=f"{r.verdict}: {words.case_detail(r)}"))  # fmt: skip
+        cases.append(
+            JUnitCase(
+                r.case_id,
+                suite,
+                durations.get(r.case_id, 0.0),
+                failure,
+                error,
+                output=f"{r.verdict}: {words.case_detail(r)}",
+            )
+        )
     findings = "\n".join(words.finding_line(f) for f in outcome.findings)
     cases.append(JUnitCase("provenance", suite, error=findings or None))
     return cases

@@ -74,7 +74,7 @@ def manifest(
                 }
                 for c in matrix.cases
             ],
-        },  # fmt: skip
+        },
         "sides": {"baseline": side_to_json(baseline), "candidate": side_to_json(candidate)},
         "comparison": asdict(comparison),
         "findings": [asdict(f) for f in findings],

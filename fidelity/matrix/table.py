@@ -131,9 +131,13 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
                 problems.append(_locate(raw, (*here, "outputs", j), f"glob {pattern!r} {why}"))
         if not case.get("outputs") and not case.get("cache_env"):
             problems.append(
-                _locate(raw, here, "declares no evidence: give `outputs` globs or a `cache_env`; "
-                        "a case with nothing to compare could never move")
-            )  # fmt: skip
+                _locate(
+                    raw,
+                    here,
+                    "declares no evidence: give `outputs` globs or a `cache_env`; "
+                    "a case with nothing to compare could never move",
+                )
+            )
         for name in case.get("compare", {}):
             if name not in case.get("outputs", []):
                 problems.append(

@@ -78,11 +78,14 @@ def compare_json(
             diffs.append(Difference(where, _show(b), _show(c)))
     out = [d for d in diffs if not d.within]
     return OutputDiff(
-        path, "json", not out, summary(out, [d for d in diffs if d.within], []),
+        path,
+        "json",
+        not out,
+        summary(out, [d for d in diffs if d.within], []),
         keys=tuple(d.where for d in out)[:50],
         keys_total=len(out),
         largest=largest(diffs, int(spec.get("top", DEFAULT_TOP))),
-    )  # fmt: skip
+    )
 
 
 def compare_text(
