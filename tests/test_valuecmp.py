@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import csv as csv_module
+import io
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -145,4 +149,87 @@ def test_a_dropped_row_alone_is_a_move() -> None:
     d = csv({"key": ["id"]}, b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n")
     assert d.rows_dropped == ("3",) and not d.rows_added
     assert "1 rows dropped" in d.summary
+    assert not d.within_tolerance
+
+
+def _csv_bytes(header: list[str], rows: list[tuple[str, ...]]) -> bytes:
+    out = io.StringIO()
+    writer = csv_module.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+# key values built to collide if keys were ever joined into one label (`a=x, b=y, b=z`)
+adversarial = st.text(alphabet=st.sampled_from(list('ab=, x"')), max_size=5)
+
+
+@given(
+    st.lists(st.tuples(adversarial, adversarial), min_size=2, max_size=8, unique=True), st.data()
+)
+def test_composite_keys_never_collide_whatever_their_text(
+    keys: list[tuple[str, str]], data: st.DataObject
+) -> None:
+    rows = [(a, b, str(i)) for i, (a, b) in enumerate(keys)]
+    i, j = data.draw(st.lists(st.integers(0, len(rows) - 1), min_size=2, max_size=2, unique=True))
+    swapped = list(rows)
+    swapped[i], swapped[j] = (*rows[i][:2], rows[j][2]), (*rows[j][:2], rows[i][2])
+    order = data.draw(st.permutations(range(len(rows))))
+    cand = [swapped[k] for k in order]
+    spec = {"kind": "csv", "key": ["a", "b"]}
+    d = explain("m.csv", _csv_bytes(["a", "b", "v"], rows), _csv_bytes(["a", "b", "v"], cand), spec)
+    assert not d.within_tolerance
+    assert d.keys_total == 2 and not d.rows_added and not d.rows_dropped, d
+    same = explain(
+        "m.csv",
+        _csv_bytes(["a", "b", "v"], rows),
+        _csv_bytes(["a", "b", "v"], [rows[k] for k in order]),
+        spec,
+    )
+    assert same.within_tolerance and same.keys_total == 0
+
+
+def test_keys_that_would_share_a_label_are_kept_apart() -> None:
+    base = b'a,b,v\n"x, b=y",z,1\nx,"y, b=z",2\n'
+    cand = b'a,b,v\n"x, b=y",z,2\nx,"y, b=z",1\n'
+    d = explain("m.csv", base, cand, {"kind": "csv", "key": ["a", "b"]})
+    assert not d.within_tolerance and d.keys_total == 2
+
+
+def test_ignored_columns_and_reordering_are_said_as_they_are() -> None:
+    cand = b"id,lat,name,wall\n2,20.0,b,6\n1,10.0,a,99\n3,30.0,c,7\n"
+    d = csv({"key": ["id"], "ignore": ["wall"]}, cand)
+    assert d.within_tolerance
+    assert d.summary == "no value differs outside the ignored columns; the row order changed"
+    quoted = csv({"key": ["id"]}, BASE.replace(b",a,", b',"a",'))
+    assert quoted.summary.startswith("no value differs; only the formatting changed")
+
+
+def test_json_too_deep_or_too_large_for_a_float_is_said_not_raised() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    d = explain("r.json", deep, b"[]", {"kind": "json"})
+    assert not d.within_tolerance and "nested too deeply" in d.summary
+    big = b'{"n": 1' + b"0" * 400 + b"}"
+    d = explain("r.json", big, b'{"n": 2' + b"0" * 400 + b"}", {"kind": "json", "rtol": 1.0})
+    assert not d.within_tolerance and d.keys == ("$.n",)
+    assert explain("r.json", big, big + b" ", {"kind": "json"}).within_tolerance
+
+
+def test_large_text_is_compared_in_step_and_shown_lines_are_clipped(tmp_path: Path) -> None:
+    base, cand = tmp_path / "b.txt", tmp_path / "c.txt"
+    line = "x" * 1000 + "\n"
+    base.write_text(line * 10_000)  # about 10 MB: over the in-memory diff limit
+    cand.write_text(line * 4_999 + "y" * 1000 + "\n" + line * 5_000)
+    d = explain("log.txt", base, cand, {"kind": "text"})
+    assert "1 lines differ, compared line by line in step" in d.summary
+    assert d.diff[0].startswith("-5000: xxx") and d.diff[0].endswith(" [...]")
+    assert all(len(shown) < 300 for shown in d.diff)
+
+
+def test_a_json_beyond_the_limit_is_a_limit_not_a_guess(tmp_path: Path) -> None:
+    base, cand = tmp_path / "b.json", tmp_path / "c.json"
+    base.write_bytes(b"[" + b"1," * (17 * 2**20) + b"1]")
+    cand.write_bytes(b"[2]")
+    d = explain("r.json", base, cand, {"kind": "json"})
+    assert d.limit and "over the json comparator's 32 MiB limit" in d.summary
     assert not d.within_tolerance

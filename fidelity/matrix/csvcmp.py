@@ -1,116 +1,247 @@
-"""CSV/TSV outputs compared with pandas: rows aligned on key columns, tolerances per column.
+"""CSV/TSV outputs compared by value: rows aligned on key columns, tolerances per column.
 
 Cells are read as text, so nothing is rounded on the way in; only cells whose text differs
-are parsed as numbers and judged against the tolerance.
+are parsed as numbers and judged against the tolerance. Keys are tuples of cell texts end
+to end (a label such as `a=1, b=x` is only ever shown, never compared), so no two keys can
+be mistaken for each other.
+
+Memory is bounded: both files are read in chunks (pandas' C parser) and walked in step.
+Rows that arrive in the same order cost nothing to align; a row whose partner has not been
+seen yet is held until it is, and every key is remembered once to find duplicates. So the
+cost is about `KEY_BYTES` per row plus the rows that arrive out of order, whatever the
+width of the rows; past `MAX_PENDING` out-of-order rows the comparison stops and says so.
 """
 
 from __future__ import annotations
 
-import io
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from fidelity.matrix.diffs import (
     DEFAULT_TOP,
-    Difference,
+    SHOWN_KEYS,
     OutputDiff,
+    Tally,
+    Tolerance,
+    counted_summary,
     judge,
-    largest,
-    summary,
     tolerance_for,
 )
+from fidelity.matrix.sources import Source, opened
 
-SHOWN_KEYS = 50
+CHUNK_ROWS = 50_000
+MAX_PENDING = 2_000_000
+KEY_BYTES = 120  # about what one remembered key of one short column costs in memory
+
+Key = tuple[str, ...]
 
 
-def read(data: bytes, sep: str) -> pd.DataFrame:
-    if not data.strip():
-        return pd.DataFrame()
-    return pd.read_csv(io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False)
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Which columns are keys, compared or ignored, on one side."""
+
+    columns: tuple[str, ...]
+    key: tuple[int, ...]
 
 
-def _labels(frame: pd.DataFrame, key: Sequence[str]) -> list[str]:
-    if not key:
-        return [f"row {i + 1}" for i in range(len(frame))]
+def _chunks(source: Source, sep: str) -> Iterator[pd.DataFrame]:
+    with opened(source) as f:
+        if not f.read(1):
+            return
+        f.seek(0)
+        yield from pd.read_csv(f, sep=sep, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS)
+
+
+def _rows(chunks: Iterator[pd.DataFrame], first: pd.DataFrame | None) -> Iterator[tuple[str, ...]]:
+    if first is not None:
+        yield from first.itertuples(index=False, name=None)
+    for chunk in chunks:
+        yield from chunk.itertuples(index=False, name=None)
+
+
+def _quoted(value: str) -> str:
+    plain = value and value.strip() == value and not any(ch in value for ch in ',="\n')
+    return value if plain else json.dumps(value)
+
+
+def label(key: Sequence[str], values: Key) -> str:
+    """How a key is shown: the value alone for one key column, else `a=1, b=x`; a value
+    that could blur the boundary between two keys is quoted, so labels stay distinct."""
     if len(key) == 1:
-        return [str(v) for v in frame[key[0]]]
-    return [
-        ", ".join(f"{k}={v}" for k, v in zip(key, row, strict=True))
-        for row in frame[list(key)].itertuples(index=False)
-    ]
+        return values[0]
+    return ", ".join(f"{k}={_quoted(v)}" for k, v in zip(key, values, strict=True))
 
 
-def _key_problems(base: pd.DataFrame, cand: pd.DataFrame, key: Sequence[str]) -> list[str]:
-    problems = []
-    for role, frame in (("baseline", base), ("candidate", cand)):
-        absent = [k for k in key if k not in frame.columns]
-        if absent:
-            problems.append(f"{role} lacks key column {', '.join(absent)}")
-        elif key and frame.duplicated(list(key)).any():
-            problems.append(f"{role} has duplicate keys")
-    return problems
+class _Walk:
+    """Both sides' rows, paired by key (or by position without one), differences tallied."""
+
+    def __init__(self, spec: Mapping[str, Any], key: Sequence[str], base: _Layout, cand: _Layout):
+        self.key = tuple(key)
+        self.ignore = ignore = set(spec.get("ignore", [])) - set(key)
+        skip = ignore | set(key)
+        shared = [c for c in base.columns if c in cand.columns and c not in skip]
+        self.pairs = [(c, base.columns.index(c), cand.columns.index(c)) for c in shared]
+        self.tolerances: dict[str, Tolerance] = {c: tolerance_for(spec, c) for c in shared}
+        ignored = [c for c in ignore if c in base.columns and c in cand.columns]
+        self.ignored = [(base.columns.index(c), cand.columns.index(c)) for c in ignored]
+        self.base, self.cand = base, cand
+        self.tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))
+        self.pending_base: dict[Key, tuple[str, ...]] = {}
+        self.pending_cand: dict[Key, tuple[str, ...]] = {}
+        self.seen_base: set[Key] = set()
+        self.seen_cand: set[Key] = set()
+        self.duplicates: list[str] = []
+        self.reordered = False
+        self.ignored_differ = False
+        self.position = 0
+
+    def _key(self, layout: _Layout, row: tuple[str, ...]) -> Key:
+        if not self.key:
+            return (f"row {self.position}",)
+        return tuple(row[i] for i in layout.key)
+
+    def shown(self, key: Key) -> str:
+        return label(self.key, key) if self.key else key[0]
+
+    def _remember(self, key: Key, seen: set[Key], role: str) -> None:
+        if not self.key:
+            return  # positions are unique
+        if key in seen:
+            if len(self.duplicates) < 3:
+                self.duplicates.append(f"{role} has duplicate keys ({label(self.key, key)})")
+            return
+        seen.add(key)
+
+    def compare(self, key: Key, b: tuple[str, ...], c: tuple[str, ...]) -> None:
+        if b == c:
+            return
+        shown = self.shown(key)
+        for column, i, j in self.pairs:
+            if b[i] != c[j]:
+                diff = judge(f"{shown} / {column}", b[i], c[j], self.tolerances[column])
+                if diff is not None:
+                    self.tally.add(shown, column, diff)
+        if any(b[i] != c[j] for i, j in self.ignored):
+            self.ignored_differ = True
+
+    def step(self, b: tuple[str, ...] | None, c: tuple[str, ...] | None) -> None:
+        self.position += 1
+        kb = self._key(self.base, b) if b is not None else None
+        kc = self._key(self.cand, c) if c is not None else None
+        if kb is not None and b is not None:
+            self._remember(kb, self.seen_base, "baseline")
+        if kc is not None and c is not None:
+            self._remember(kc, self.seen_cand, "candidate")
+        if kb is not None and kb == kc and b is not None and c is not None:
+            self.compare(kb, b, c)
+            return
+        if kb is not None and b is not None:
+            self._place(kb, b, self.pending_cand, self.pending_base, base_side=True)
+        if kc is not None and c is not None:
+            self._place(kc, c, self.pending_base, self.pending_cand, base_side=False)
+
+    def _place(
+        self,
+        key: Key,
+        row: tuple[str, ...],
+        other: dict[Key, tuple[str, ...]],
+        own: dict[Key, tuple[str, ...]],
+        base_side: bool,
+    ) -> None:
+        partner = other.pop(key, None)
+        if partner is None:
+            own[key] = row
+            return
+        self.reordered = True
+        self.compare(key, row, partner) if base_side else self.compare(key, partner, row)
+
+    @property
+    def overflowing(self) -> bool:
+        return len(self.pending_base) + len(self.pending_cand) > MAX_PENDING
 
 
-def _cell_diffs(
-    base: pd.Series, cand: pd.Series, labels: Sequence[str], column: str, spec: Mapping[str, Any]
-) -> list[Difference]:
-    tol = tolerance_for(spec, column)
-    differs = (base.to_numpy() != cand.to_numpy()).nonzero()[0]
-    found = []
-    for i in differs:
-        diff = judge(f"{labels[i]} / {column}", str(base.iloc[i]), str(cand.iloc[i]), tol)
-        if diff is not None:
-            found.append(diff)
-    return found
+def _layout(frame: pd.DataFrame, key: Sequence[str]) -> _Layout:
+    columns = tuple(str(c) for c in frame.columns)
+    return _Layout(columns, tuple(columns.index(k) for k in key if k in columns))
 
 
-def compare_csv(
-    path: str, base_bytes: bytes, cand_bytes: bytes, spec: Mapping[str, Any]
-) -> OutputDiff:
+def _first(chunks: Iterator[pd.DataFrame]) -> pd.DataFrame:
+    return next(chunks, pd.DataFrame())
+
+
+def compare_csv(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
     """Explain a CSV (kind csv) or TSV (kind tsv) difference under the spec's tolerances."""
     kind = spec.get("kind", "csv")
-    base, cand = (
-        read(base_bytes, "\t" if kind == "tsv" else ","),
-        read(cand_bytes, "\t" if kind == "tsv" else ","),
-    )
+    sep = "\t" if kind == "tsv" else ","
     key = list(spec.get("key", []))
-    ignore = set(spec.get("ignore", [])) - set(key)
-    problems = _key_problems(base, cand, key)
+    base_chunks, cand_chunks = _chunks(base, sep), _chunks(cand, sep)
+    base_first, cand_first = _first(base_chunks), _first(cand_chunks)
+    problems = [
+        f"{role} lacks key column {', '.join(absent)}"
+        for role, frame in (("baseline", base_first), ("candidate", cand_first))
+        if (absent := [k for k in key if k not in frame.columns])
+    ]
     if problems:
         return OutputDiff(path, kind, False, "; ".join(problems))
-    cols_b = [c for c in base.columns if c not in ignore and c not in key]
-    cols_c = [c for c in cand.columns if c not in ignore and c not in key]
-    extra = [f"column {c} added" for c in cols_c if c not in cols_b]
-    extra += [f"column {c} dropped" for c in cols_b if c not in cols_c]
-    base_labels, cand_labels = _labels(base, key), _labels(cand, key)
-    base.index, cand.index = base_labels, cand_labels
-    cand_set, base_set = set(cand_labels), set(base_labels)
-    added = [k for k in cand_labels if k not in base_set]
-    dropped = [k for k in base_labels if k not in cand_set]
+    walk = _Walk(spec, key, _layout(base_first, key), _layout(cand_first, key))
+    base_rows, cand_rows = _rows(base_chunks, base_first), _rows(cand_chunks, cand_first)
+    for b, c in _zip_longest(base_rows, cand_rows):
+        walk.step(b, c)
+        if walk.overflowing:
+            why = f"over {MAX_PENDING:,} rows out of order: too many to align in memory"
+            return OutputDiff(path, kind, False, f"not compared by value: {why}", limit=why)
+    if walk.duplicates:
+        return OutputDiff(path, kind, False, "; ".join(walk.duplicates))
+    return _result(path, kind, walk)
+
+
+def _zip_longest(
+    a: Iterator[tuple[str, ...]], b: Iterator[tuple[str, ...]]
+) -> Iterator[tuple[tuple[str, ...] | None, tuple[str, ...] | None]]:
+    while True:
+        x, y = next(a, None), next(b, None)
+        if x is None and y is None:
+            return
+        yield x, y
+
+
+def _result(path: str, kind: str, walk: _Walk) -> OutputDiff:
+    hidden = walk.ignore | set(walk.key)
+    base_cols = [c for c in walk.base.columns if c not in hidden]
+    cand_cols = [c for c in walk.cand.columns if c not in hidden]
+    extra = [f"column {c} added" for c in cand_cols if c not in base_cols]
+    extra += [f"column {c} dropped" for c in base_cols if c not in cand_cols]
+    added = [walk.shown(k) for k in walk.pending_cand]
+    dropped = [walk.shown(k) for k in walk.pending_base]
     if added:
         extra.append(f"{len(added)} rows added")
     if dropped:
         extra.append(f"{len(dropped)} rows dropped")
-    common = [k for k in base_labels if k in cand_set]
-    diffs: list[Difference] = []
-    for column in (c for c in cols_b if c in cols_c):
-        diffs += _cell_diffs(
-            base.loc[common, column], cand.loc[common, column], common, column, spec
-        )
-    out = [d for d in diffs if not d.within]
-    within = [d for d in diffs if d.within]
-    keys = tuple(dict.fromkeys(d.where.rsplit(" / ", 1)[0] for d in out))
+    tally = walk.tally
     return OutputDiff(
         path=path,
         kind=kind,
-        within_tolerance=not out and not extra,
-        summary=summary(out, within, extra),
-        columns=tuple(dict.fromkeys(d.where.rsplit(" / ", 1)[1] for d in out)),
-        keys=keys[:SHOWN_KEYS],
-        keys_total=len(keys),
+        within_tolerance=not tally.out and not extra,
+        summary=counted_summary(tally.out, tally.within, extra, _why_same(walk)),
+        columns=tuple(tally.columns),
+        keys=tuple(tally.keys),
+        keys_total=tally.keys_total,
         rows_added=tuple(added[:SHOWN_KEYS]),
         rows_dropped=tuple(dropped[:SHOWN_KEYS]),
-        largest=largest(diffs, int(spec.get("top", DEFAULT_TOP))),
+        largest=tally.largest(),
     )
+
+
+def _why_same(walk: _Walk) -> str:
+    """Why bytes differ although no value does: said as it is, never guessed."""
+    if walk.ignored_differ and walk.reordered:
+        return "no value differs outside the ignored columns; the row order changed"
+    if walk.ignored_differ:
+        return "no value differs outside the ignored columns"
+    if walk.reordered:
+        return "no value differs; only the row order changed"
+    return "no value differs; only the formatting changed (quoting, spacing or line endings)"

@@ -36,6 +36,7 @@ class OutputDiff:
     rows_dropped: tuple[str, ...] = ()
     largest: tuple[Difference, ...] = ()
     diff: tuple[str, ...] = field(default=())  # bounded unified diff, for text
+    limit: str = ""  # why the comparator could not judge by value (too large): a finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +88,51 @@ def largest(diffs: Sequence[Difference], top: int) -> tuple[Difference, ...]:
 
 
 def summary(out: Sequence[Difference], within: Sequence[Difference], extra: Sequence[str]) -> str:
+    return counted_summary(len(out), len(within), extra)
+
+
+def counted_summary(out: int, within: int, extra: Sequence[str], same: str = "") -> str:
+    """What differs, in words; `same` says why nothing did although the bytes differ."""
     parts = [*extra]
     if out:
-        parts.append(f"{len(out)} values out of tolerance")
+        parts.append(f"{out} values out of tolerance")
     if within:
-        parts.append(f"{len(within)} differ within tolerance")
-    return "; ".join(parts) or "no value differs (formatting or row order only)"
+        parts.append(f"{within} differ within tolerance")
+    return "; ".join(parts) or same or "no value differs (formatting or row order only)"
+
+
+SHOWN_KEYS = 50
+
+
+@dataclass(slots=True)
+class Tally:
+    """Differences met while streaming through an output: counts, the first keys and
+    columns out of tolerance, and the largest differences, in bounded memory."""
+
+    top: int = DEFAULT_TOP
+    out: int = 0
+    within: int = 0
+    columns: dict[str, None] = field(default_factory=dict)
+    keys: dict[str, None] = field(default_factory=dict)
+    keys_total: int = 0
+    _largest: list[Difference] = field(default_factory=list)
+    _last_key: str | None = None
+
+    def add(self, key: str, column: str | None, diff: Difference) -> None:
+        if diff.within:
+            self.within += 1
+        else:
+            self.out += 1
+            if column is not None:
+                self.columns.setdefault(column, None)
+            if key != self._last_key:  # a row's differences come together, once per row
+                self.keys_total += 1
+                if len(self.keys) < SHOWN_KEYS:
+                    self.keys[key] = None
+                self._last_key = key
+        self._largest.append(diff)
+        if len(self._largest) > 4 * self.top + 16:
+            self._largest = list(largest(self._largest, self.top))
+
+    def largest(self) -> tuple[Difference, ...]:
+        return largest(self._largest, self.top)

@@ -39,7 +39,5 @@ def explanations(
             ]
             if spec is None or not all(f.is_file() for f in files):
                 continue
-            found.setdefault(case_id, []).append(
-                explain(path, files[0].read_bytes(), files[1].read_bytes(), spec)
-            )
+            found.setdefault(case_id, []).append(explain(path, files[0], files[1], spec))
     return found

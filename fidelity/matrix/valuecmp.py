@@ -18,32 +18,49 @@ from fidelity.matrix.diffs import (
     DEFAULT_TOP,
     Difference,
     OutputDiff,
-    largest,
-    summary,
+    Tally,
+    Tolerance,
+    counted_summary,
     tolerance_for,
 )
+from fidelity.matrix.sources import Source, opened, read, size
 
 TEXT_DIFF_LINES = 40
+SHOWN_LINE_CHARS = 200
+JSON_LIMIT_BYTES = 32 * 2**20  # parsed JSON takes ~10-30x its size in memory
+TEXT_DIFF_LIMIT_BYTES = 8 * 2**20  # above this, text is compared line by line in step
+_PIECE = 2**20  # a line longer than this is compared piece by piece
 
 
 def _walk(
     base: Any, cand: Any, where: str, ignore: frozenset[str]
 ) -> Iterator[tuple[str, Any, Any]]:
-    """Yield (path, base, cand) for every leaf that differs; absent sides are `_ABSENT`."""
-    if where in ignore:
-        return
-    if isinstance(base, dict) and isinstance(cand, dict):
-        for k in dict.fromkeys([*base, *cand]):
-            if k in ignore:
-                continue
-            yield from _walk(base.get(k, _ABSENT), cand.get(k, _ABSENT), f"{where}.{k}", ignore)
-    elif isinstance(base, list) and isinstance(cand, list):
-        for i in range(max(len(base), len(cand))):
-            b = base[i] if i < len(base) else _ABSENT
-            c = cand[i] if i < len(cand) else _ABSENT
-            yield from _walk(b, c, f"{where}[{i}]", ignore)
-    elif base != cand or type(base) is not type(cand):
-        yield where, base, cand
+    """Yield (path, base, cand) for every leaf that differs; absent sides are `_ABSENT`.
+
+    Iterative, so a deeply nested document cannot exhaust the stack.
+    """
+    stack = [(base, cand, where)]
+    while stack:
+        b, c, here = stack.pop()
+        if here in ignore:
+            continue
+        if isinstance(b, dict) and isinstance(c, dict):
+            keys = [k for k in dict.fromkeys([*b, *c]) if k not in ignore]
+            stack.extend(
+                (b.get(k, _ABSENT), c.get(k, _ABSENT), f"{here}.{k}") for k in reversed(keys)
+            )
+        elif isinstance(b, list) and isinstance(c, list):
+            n = max(len(b), len(c))
+            stack.extend(
+                (
+                    b[i] if i < len(b) else _ABSENT,
+                    c[i] if i < len(c) else _ABSENT,
+                    f"{here}[{i}]",
+                )
+                for i in reversed(range(n))
+            )
+        elif b != c or type(b) is not type(c):
+            yield here, b, c
 
 
 class _Absent:
@@ -55,55 +72,102 @@ _ABSENT = _Absent()
 
 
 def _show(value: Any) -> str:
-    return repr(value) if value is _ABSENT else json.dumps(value)
+    text = repr(value) if value is _ABSENT else json.dumps(value)
+    return text if len(text) <= SHOWN_LINE_CHARS else text[:SHOWN_LINE_CHARS] + "..."
 
 
-def compare_json(
-    path: str, base_bytes: bytes, cand_bytes: bytes, spec: Mapping[str, Any]
-) -> OutputDiff:
-    """Path-wise JSON differences; numbers are judged with the global tolerance."""
+def _numbers(where: str, b: Any, c: Any, tol: Tolerance) -> Difference:
+    """Two JSON numbers: judged as floats, or exactly when they are too large for one."""
     try:
-        base, cand = json.loads(base_bytes), json.loads(cand_bytes)
-    except ValueError as exc:
-        return OutputDiff(path, "json", False, f"not valid JSON: {exc}")
+        fb, fc = float(b), float(c)
+    except OverflowError:
+        return Difference(where, _show(b), _show(c))
+    return Difference(where, _show(b), _show(c), abs(fc - fb), tol.holds(fb, fc))
+
+
+def _too_large(path: str, kind: str, base: Source, cand: Source, limit: int) -> OutputDiff | None:
+    biggest = max(size(base), size(cand))
+    if biggest <= limit:
+        return None
+    why = f"{biggest / 2**20:.1f} MiB is over the {kind} comparator's {limit / 2**20:.0f} MiB limit"
+    return OutputDiff(path, kind, False, f"not compared by value: {why}", limit=why)
+
+
+def compare_json(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
+    """Path-wise JSON differences; numbers are judged with the global tolerance."""
+    refused = _too_large(path, "json", base, cand, JSON_LIMIT_BYTES)
+    if refused is not None:
+        return refused
+    try:
+        b_doc, c_doc = json.loads(read(base)), json.loads(read(cand))
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        return OutputDiff(path, "json", False, f"not valid JSON: {why}")
     tol = tolerance_for(spec)
-    diffs = []
-    for where, b, c in _walk(base, cand, "$", frozenset(spec.get("ignore", []))):
+    tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))
+    for where, b, c in _walk(b_doc, c_doc, "$", frozenset(spec.get("ignore", []))):
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (b, c))
-        if numeric:
-            diffs.append(
-                Difference(where, _show(b), _show(c), abs(c - b), tol.holds(float(b), float(c)))
-            )
-        else:
-            diffs.append(Difference(where, _show(b), _show(c)))
-    out = [d for d in diffs if not d.within]
+        diff = _numbers(where, b, c, tol) if numeric else Difference(where, _show(b), _show(c))
+        tally.add(where, None, diff)
     return OutputDiff(
         path,
         "json",
-        not out,
-        summary(out, [d for d in diffs if d.within], []),
-        keys=tuple(d.where for d in out)[:50],
-        keys_total=len(out),
-        largest=largest(diffs, int(spec.get("top", DEFAULT_TOP))),
+        not tally.out,
+        counted_summary(tally.out, tally.within, []),
+        keys=tuple(tally.keys),
+        keys_total=tally.keys_total,
+        largest=tally.largest(),
     )
 
 
-def compare_text(
-    path: str, base_bytes: bytes, cand_bytes: bytes, spec: Mapping[str, Any]
-) -> OutputDiff:
+def _clip(line: str) -> str:
+    return line if len(line) <= SHOWN_LINE_CHARS else line[:SHOWN_LINE_CHARS] + " [...]"
+
+
+def _shown(lines: list[str], limit: int, total: int) -> tuple[str, ...]:
+    more = [f"... {total - limit} more diff lines"] if total > limit else []
+    return tuple(_clip(line) for line in lines[:limit]) + tuple(more)
+
+
+def compare_text(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
     """A bounded unified diff; text has no tolerance, so any difference is a move."""
-    base = base_bytes.decode(errors="replace").splitlines()
-    cand = cand_bytes.decode(errors="replace").splitlines()
-    lines = list(difflib.unified_diff(base, cand, "baseline", "candidate", lineterm="", n=1))
     limit = int(spec.get("top", TEXT_DIFF_LINES))
-    shown = lines[:limit] + (
-        [f"... {len(lines) - limit} more diff lines"] if len(lines) > limit else []
-    )
+    if max(size(base), size(cand)) > TEXT_DIFF_LIMIT_BYTES:
+        return _text_in_step(path, base, cand, limit)
+    b_lines = read(base).decode(errors="replace").splitlines()
+    c_lines = read(cand).decode(errors="replace").splitlines()
+    lines = list(difflib.unified_diff(b_lines, c_lines, "baseline", "candidate", lineterm="", n=1))
     changed = sum(1 for line in lines[2:] if line[:1] in "+-")
-    return OutputDiff(path, "text", False, f"{changed} lines changed", diff=tuple(shown))
+    shown = _shown(lines, limit, len(lines))
+    return OutputDiff(path, "text", False, f"{changed} lines changed", diff=shown)
 
 
-def explain(path: str, base: bytes, cand: bytes, spec: Mapping[str, Any]) -> OutputDiff:
+def _text_in_step(path: str, base: Source, cand: Source, limit: int) -> OutputDiff:
+    """Large text, line by line in step: bounded memory, but an inserted line makes every
+    later line differ, and the summary says so."""
+    differing, total = 0, 0
+    shown: list[str] = []
+    with opened(base) as fb, opened(cand) as fc:
+        number = 0
+        while True:
+            b, c = fb.readline(_PIECE), fc.readline(_PIECE)
+            if not b and not c:
+                break
+            number += 1
+            if b == c:
+                continue
+            differing += 1
+            for sign, text in (("-", b), ("+", c)):
+                if text:
+                    total += 1
+                    if len(shown) < limit:
+                        shown.append(f"{sign}{number}: {text.decode(errors='replace').rstrip()}")
+    summary = f"{differing} lines differ, compared line by line in step (over "
+    summary += f"{TEXT_DIFF_LIMIT_BYTES // 2**20} MiB: an inserted line shifts all later ones)"
+    return OutputDiff(path, "text", False, summary, diff=_shown(shown, limit, total))
+
+
+def explain(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
     """Dispatch on the spec's kind; `bytes` (or no spec) only says that the bytes differ."""
     kind = spec.get("kind", "bytes")
     try:
@@ -118,4 +182,5 @@ def explain(path: str, base: bytes, cand: bytes, spec: Mapping[str, Any]) -> Out
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return OutputDiff(path, kind, False, f"bytes differ and not parseable as {kind}: {first}")
-    return OutputDiff(path, "bytes", False, f"bytes differ ({len(base)} -> {len(cand)} bytes)")
+    sizes = f"{size(base)} -> {size(cand)} bytes"
+    return OutputDiff(path, "bytes", False, f"bytes differ ({sizes})")
