@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from fidelity.text import xml_safe
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +27,10 @@ class JUnitCase:
 def to_xml(
     suite: str, cases: Sequence[JUnitCase], properties: dict[str, str] | None = None
 ) -> bytes:
-    """One <testsuite> inside <testsuites>, with counts that match its test cases."""
+    """One <testsuite> inside <testsuites>, with counts that match its test cases; any text
+    XML cannot carry (control characters, names that are not UTF-8) is escaped first."""
+    cases = [_safe(c) for c in cases]
+    properties = {xml_safe(k): xml_safe(v) for k, v in (properties or {}).items()}
     failures = sum(1 for c in cases if c.failure is not None)
     errors = sum(1 for c in cases if c.error is not None)
     skipped = sum(1 for c in cases if c.skipped is not None)
@@ -60,6 +65,21 @@ def to_xml(
             ET.SubElement(item, "system-out").text = case.output
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def _safe(case: JUnitCase) -> JUnitCase:
+    def clean(text: str | None) -> str | None:
+        return None if text is None else xml_safe(text)
+
+    return replace(
+        case,
+        name=xml_safe(case.name),
+        classname=xml_safe(case.classname),
+        failure=clean(case.failure),
+        error=clean(case.error),
+        skipped=clean(case.skipped),
+        output=xml_safe(case.output),
+    )
 
 
 def write(

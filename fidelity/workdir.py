@@ -4,20 +4,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fidelity.errors import UsageError
+
 ROOT = ".fidelity"
 
 
 def fresh(repo: Path, kind: str, label: str) -> Path:
     """A new, empty `.fidelity/<kind>/<label>[-n]` directory (a `.gitignore` keeps it out)."""
     root = repo / ROOT
-    root.mkdir(exist_ok=True)
-    ignore = root / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# fidelity's run directories; never committed\n*\n")
-    out = root / kind / label
-    n = 1
-    while out.exists():
-        n += 1
-        out = root / kind / f"{label}-{n}"
-    out.mkdir(parents=True)
+    try:
+        root.mkdir(exist_ok=True)
+        ignore = root / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# fidelity's run directories; never committed\n*\n")
+        out = root / kind / label
+        n = 1
+        while out.exists():
+            n += 1
+            out = root / kind / f"{label}-{n}"
+        out.mkdir(parents=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot make a folder under {root}: {exc.strerror or exc}; fidelity keeps its runs "
+            f"there (it must be a writable directory), or pass --out DIR"
+        ) from exc
     return out

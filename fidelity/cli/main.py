@@ -71,6 +71,9 @@ def _exit_code(exc: BaseException) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 must not crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     out = console.make(args.quiet)
@@ -88,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         known = _exit_code(exc)
         if known is not None:
-            err.print(f"fidelity {args.command}: {exc}", markup=False)
+            err.print(f"fidelity {args.command}: {exc}", markup=False, soft_wrap=True)
             return known
         proc.kill_all()  # a crash is not "the evidence says no": it is untrusted
         err.print_exception()

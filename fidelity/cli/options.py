@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from fidelity.errors import UsageError
+from fidelity.text import printable
 
 STDOUT = Path("-")
 _HELP = {
@@ -90,6 +91,7 @@ def write(path: Path | None, text: str) -> None:
     """Write a report, making its folder; `-` writes to standard output."""
     if path is None:
         return
+    text = printable(text)
     if path == STDOUT:
         sys.stdout.write(text)
         return

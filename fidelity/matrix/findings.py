@@ -32,6 +32,13 @@ class Code(enum.StrEnum):
     PREDICTION_UNCOMMITTED = "prediction-uncommitted"
     PREDICTION_DIFFERS = "prediction-differs"
     PREDICTION_NOT_STATED = "prediction-not-stated"
+    COMPARATOR_LIMIT = "comparator-limit"
+    SIDE_CHANGED = "side-changed"
+    CHECKOUT_CHANGED = "checkout-changed"
+    LEFTOVER_PROCESS = "leftover-process"
+    LINKED_EVIDENCE = "linked-evidence"
+    RUN_JSON_ALTERED = "run-json-altered"
+    REJUDGED_DIFFERS = "rejudged-differs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +146,10 @@ def provenance(
     for side in (baseline, candidate):
         found.extend(_side_findings(side, declared))
     for result in comparison.cases:
+        for explained in result.explained:
+            if explained.limit:
+                why = f"{explained.path} could not be compared by value: {explained.limit}"
+                found.append(Finding(Code.COMPARATOR_LIMIT, why, case_id=result.case_id))
         if result.verdict is Verdict.MISSING_EVIDENCE:
             found.append(Finding(Code.MISSING_EVIDENCE, result.detail, case_id=result.case_id))
         elif result.verdict is Verdict.DEFINITION_DIFFERS:

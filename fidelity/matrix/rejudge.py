@@ -5,13 +5,14 @@ The evidence files are hashed again, so a run directory edited after the fact is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from fidelity import git
 from fidelity.errors import UsageError
 from fidelity.matrix import predict, rundir
-from fidelity.matrix.compare import compare
+from fidelity.matrix.compare import Comparison, compare
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import explanations
 from fidelity.matrix.findings import Code, Finding, provenance
@@ -40,6 +41,22 @@ def altered_evidence(run_dir: Path, side: SideEvidence) -> list[Finding]:
     return found
 
 
+def _integrity(
+    integrity: str, recorded: Mapping[str, str], comparison: Comparison
+) -> list[Finding]:
+    """Findings when run.json was edited, or when judging again disagrees with the run."""
+    found = [Finding(Code.RUN_JSON_ALTERED, integrity)] if integrity else []
+    for result in comparison.cases:
+        was = recorded.get(result.case_id)
+        if was != str(result.verdict):
+            why = (
+                f"the run itself judged this case {was or 'not at all'}, judged again now "
+                f"{result.verdict}; trust neither until the run is repeated"
+            )
+            found.append(Finding(Code.REJUDGED_DIFFERS, why, case_id=result.case_id))
+    return found
+
+
 def recompare(run_dir: Path) -> Outcome:
     """Re-render the verdict from a run directory alone, re-checking its evidence files."""
     record = rundir.read(run_dir)
@@ -51,6 +68,7 @@ def recompare(run_dir: Path) -> Outcome:
     findings += tuple(
         altered_evidence(run_dir, record.baseline) + altered_evidence(run_dir, record.candidate)
     )
+    findings += tuple(_integrity(record.integrity, record.recorded, comparison))
     prediction = predict.from_json(record.raw.get("prediction"))
     findings += prediction_findings(prediction)
     judged, code = decide(comparison, findings, prediction)

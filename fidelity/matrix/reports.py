@@ -11,6 +11,7 @@ from fidelity.matrix import predict, rundir, words
 from fidelity.matrix.compare import FAILURES, CaseResult, Verdict
 from fidelity.matrix.outcome import Outcome
 from fidelity.report_junit import JUnitCase
+from fidelity.text import printable
 
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 UNTRUSTED = frozenset({Verdict.NOT_COMPARED, Verdict.MISSING_EVIDENCE, Verdict.DEFINITION_DIFFERS})
@@ -50,7 +51,7 @@ def _head(outcome: Outcome) -> list[str]:
 
 def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
     """A compact summary under `limit` bytes; the case table is cut with a note if need be."""
-    head = "\n".join(_head(outcome)) + "\n"
+    head = printable("\n".join(_head(outcome)) + "\n")
     rows = [r for r in outcome.comparison.cases if r.verdict is not Verdict.IDENTICAL]
     if not rows:
         return head
@@ -58,7 +59,9 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
     budget = limit - len(head.encode()) - len(table.encode()) - 200
     shown: list[str] = []
     for r in rows:
-        line = f"| `{_cell(r.case_id)}` | {r.verdict} | {_cell(words.case_detail(r))} |\n"
+        line = printable(
+            f"| `{_cell(r.case_id)}` | {r.verdict} | {_cell(words.case_detail(r))} |\n"
+        )
         budget -= len(line.encode())
         if budget < 0:
             break
@@ -116,7 +119,8 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
 
 def json_report(outcome: Outcome) -> dict[str, Any]:
     """The run manifest with this judgement's comparison, findings and verdict, schema-checked."""
-    data = dict(outcome.manifest)
+    data = {k: v for k, v in outcome.manifest.items() if k != "digest"}  # not the run.json
+    data["run_dir"] = str(outcome.run_dir)
     data["comparison"] = asdict(outcome.comparison)
     data["findings"] = [asdict(f) for f in outcome.findings]
     data["prediction"] = predict.to_json(outcome.prediction)

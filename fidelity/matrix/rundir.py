@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -34,6 +35,16 @@ class RunRecord:
     specs: Mapping[str, Specs]  # case id -> output glob -> comparison spec
     tags: Mapping[str, tuple[str, ...]]  # case id -> tags, to resolve tag: selectors
     raw: Mapping[str, Any]
+    recorded: Mapping[str, str]  # case id -> the verdict the run itself gave
+    integrity: str  # "" when the digest matches; else why run.json cannot be trusted
+    checkout_changes: tuple[str, ...] = ()
+
+
+def digest(data: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of everything but the digest itself."""
+    body = {k: v for k, v in data.items() if k != "digest"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def environment() -> dict[str, Any]:
@@ -71,6 +82,7 @@ def manifest(
                     "definition_sha": c.definition_sha(),
                     "tags": list(c.tags),
                     "definition": c.definition(),
+                    "compare": {k: dict(v) for k, v in c.compare.items()},
                 }
                 for c in matrix.cases
             ],
@@ -90,15 +102,24 @@ def plain(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write(run_dir: Path, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate and write run.json atomically (a crash leaves the old file or none)."""
+    """Validate and write run.json atomically, with its digest (a crash or a full disk
+    leaves no partial file behind)."""
     data = plain(data)
+    data["digest"] = digest(data)
     problems = schema.errors("run", data)
     if problems:
         raise UntrustedError(f"internal error: run.json does not match its schema: {problems[:3]}")
     path = run_dir / MANIFEST
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UntrustedError(
+            f"could not write {path}: {exc.strerror or exc}; the case evidence is in {run_dir}, "
+            "but without run.json it cannot be judged again: free space and run again"
+        ) from exc
     return data
 
 
@@ -108,10 +129,12 @@ def read(run_dir: Path) -> RunRecord:
     if not path.is_file():
         raise UsageError(f"{run_dir} is not a run directory: it has no {MANIFEST}")
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON: {exc}") from exc
-    problems = schema.errors("run", data)
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{path}: not valid UTF-8 JSON ({exc}); it cannot be judged") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    problems = schema.errors("run", data) if isinstance(data, dict) else [((), "not an object")]
     if problems:
         where, msg = problems[0]
         raise UsageError(f"{path}: does not match {SCHEMA_ID} at {schema.json_path(where)}: {msg}")
@@ -128,13 +151,36 @@ def read(run_dir: Path) -> RunRecord:
         {c["id"]: c.get("compare", {}) for c in cases},
         {c["id"]: tuple(c.get("tags", ())) for c in cases},
         data,
+        {c["case_id"]: c["verdict"] for c in data["comparison"]["cases"]},
+        _integrity(data),
+        tuple(data.get("checkout_changes", ())),
     )
 
 
+def _integrity(data: Mapping[str, Any]) -> str:
+    if "digest" not in data:
+        return (
+            "run.json carries no digest (an older fidelity wrote it), so an edit to it "
+            "cannot be detected; run the gate again to get a run that can be judged again"
+        )
+    if data["digest"] != digest(data):
+        return "run.json was edited after the run: its digest does not match its content"
+    return ""
+
+
 def prepare(out: Path | None, repo: Path, label: str) -> Path:
-    """Create a fresh run directory; refuse one that already holds anything."""
+    """Create a fresh run directory (absolute: cases run elsewhere); refuse one that
+    already holds anything, or that cannot be made."""
     if out is None:
         return workdir.fresh(repo, "runs", label)
+    out = out.absolute()
+    try:
+        return _fresh(out)
+    except OSError as exc:
+        raise UsageError(f"cannot make the run directory {out}: {exc.strerror or exc}") from exc
+
+
+def _fresh(out: Path) -> Path:
     if out.exists() and not out.is_dir():
         raise UsageError(f"run directory {out} exists and is not a directory; choose another --out")
     if out.exists() and any(out.iterdir()):

@@ -19,6 +19,7 @@ from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.table import Case, Command, Matrix
 from fidelity.placeholders import fill as substitute
+from fidelity.placeholders import fill_shell
 
 Progress = Callable[[str, str, CaseStatus], None]
 
@@ -67,7 +68,7 @@ def collect_outputs(out_dir: Path, globs: tuple[str, ...]) -> tuple[dict[str, st
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
     if isinstance(command, str):
-        return substitute(command, places)
+        return fill_shell(command, places)
     return [substitute(a, places) for a in command]
 
 

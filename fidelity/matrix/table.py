@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from fidelity import schema
+from fidelity import placeholders, schema
 from fidelity.errors import UsageError
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -109,8 +110,61 @@ def glob_problem(pattern: str) -> str | None:
     return None
 
 
+def _numbers(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[str | int, ...]]:
+    """Paths of every number that is not finite (TOML allows nan and inf)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _numbers(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _numbers(v, (*path, i))
+
+
+def _strings(
+    value: Any, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, (*path, i))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, (*path, k))
+
+
+def _placeholder_problems(raw: Mapping[str, Any]) -> list[str]:
+    head = raw.get("matrix", {})
+    places: list[tuple[tuple[str | int, ...], Any, frozenset[str]]] = [
+        (("matrix", key), head[key], placeholders.SIDE)
+        for key in ("setup", "env", "python")
+        if key in head
+    ]
+    for i, case in enumerate(raw["case"]):
+        places += [
+            (("case", i, key), case[key], placeholders.CASE)
+            for key in ("argv", "env")
+            if key in case
+        ]
+    problems = []
+    for where, value, allowed in places:
+        for path, text in _strings(value, where):
+            for name in placeholders.unknown(text, allowed):
+                known = ", ".join(f"{{{n}}}" for n in sorted(allowed))
+                problems.append(
+                    _locate(raw, path, f"unknown placeholder {name}; known here: {known}")
+                )
+    return problems
+
+
 def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
-    problems: list[str] = []
+    problems: list[str] = [
+        _locate(raw, path, "must be a finite number (TOML's nan and inf would disable the check)")
+        for path in _numbers(raw, ())
+    ]
+    problems += _placeholder_problems(raw)
     seen: dict[str, int] = {}
     for i, case in enumerate(raw["case"]):
         here = ("case", i)

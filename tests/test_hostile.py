@@ -1,0 +1,173 @@
+"""Hostile but realistic input: odd paths, values that would disable a check, broken files.
+
+Each is a located usage error (exit 2) or a finding (exit 3), never a traceback and never
+a silent pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from support import PY, Repo, matrix_toml
+
+from fidelity.cli.main import main
+from fidelity.matrix import gate, rejudge
+from fidelity.matrix.table import CaseTableError, parse
+
+
+def table_with(extra_case_keys: str = "", extra_matrix: str = "") -> bytes:
+    return (
+        f'[matrix]\nname = "t"\n{extra_matrix}\n[[case]]\nid = "a"\n'
+        f'argv = ["x", "{{out}}"]\noutputs = ["r.txt"]\n{extra_case_keys}\n'
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("case_keys", "matrix_keys", "said"),
+    [
+        ("timeout_s = nan", "", "case 'a' at $.case[0].timeout_s: must be a finite number"),
+        ("timeout_s = inf", "", "$.case[0].timeout_s: must be a finite number"),
+        ('[case.compare."r.txt"]\nkind = "csv"\nrtol = nan', "", ".compare.r.txt.rtol: must be"),
+        ("", "setup_timeout_s = -inf", "$.matrix.setup_timeout_s"),
+        ('env = { X = "{outt}" }', "", "unknown placeholder {outt}; known here: {cache}, {out}"),
+        ("", 'setup = [["make", "{out}"]]', "$.matrix.setup[0][1]: unknown placeholder {out}"),
+    ],
+)
+def test_values_that_would_disable_a_check_are_located_errors(
+    case_keys: str, matrix_keys: str, said: str
+) -> None:
+    with pytest.raises(CaseTableError) as info:
+        parse(table_with(case_keys, matrix_keys), "t.toml")
+    assert said in str(info.value)
+
+
+def test_their_valid_neighbours_parse() -> None:
+    matrix = parse(
+        table_with('timeout_s = 1e9\nenv = { X = "{out}", Y = "${HOME}", Z = "{{out}}" }'),
+        "t.toml",
+    )
+    assert matrix.cases[0].timeout_s == 1e9
+
+
+def test_jobs_below_one_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--baseline", "HEAD", "--jobs", "0"])
+    assert info.value.code == 2
+    assert "must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_shell_cases_quote_their_placeholders(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("a repo with spaces $(touch pwned)")
+    table = (
+        '[[case]]\nid = "s"\nargv = "printf x > {out}/r.txt"\nshell = true\noutputs = ["r.txt"]\n'
+    )
+    repo.commit({"cases/matrix.toml": table})
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    assert [str(r.verdict) for r in outcome.comparison.cases] == ["identical"]
+    assert outcome.exit_code == 0
+    assert not list(tmp_path.rglob("pwned")) and not list(repo.path.rglob("pwned"))
+
+
+def test_a_relative_out_is_where_the_evidence_lands(sim_repo: Repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(sim_repo.path)
+    code = main(["-q", "run", "--baseline", "HEAD", "--out", "rel/run"])
+    assert code == 0
+    assert (sim_repo.path / "rel" / "run" / "run.json").is_file()
+
+
+def test_dot_fidelity_being_a_file_is_a_usage_error(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    (sim_repo.path / ".fidelity").write_text("not a folder")
+    assert main(["run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]) == 2
+    err = capsys.readouterr().err
+    assert "must be a writable directory" in err and "Traceback" not in err
+
+
+def test_an_unwritable_report_fails_before_anything_runs(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    blocker = sim_repo.path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    argv = [
+        "run",
+        "--repo",
+        str(sim_repo.path),
+        "--baseline",
+        "HEAD",
+        "--json",
+        str(blocker / "x.json"),
+    ]
+    assert main(argv) == 2
+    assert "is not a writable folder" in capsys.readouterr().err
+    assert not (sim_repo.path / ".fidelity").exists(), "nothing ran"
+
+
+def test_reports_go_into_folders_that_do_not_exist_yet(sim_repo: Repo) -> None:
+    where = sim_repo.path.parent / "new" / "deeper"
+    argv = ["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]
+    reports = [
+        "--json",
+        str(where / "v.json"),
+        "--markdown",
+        str(where / "v.md"),
+        "--junit",
+        str(where / "v.xml"),
+    ]
+    assert main([*argv, *reports]) == 0
+    assert json.loads((where / "v.json").read_text())["exit_code"] == 0
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text.encode()[:100] + b"\xff" + text.encode()[101:],
+        lambda text: text.replace('"tags": [', '"tags": null, "x": [', 1).encode(),
+        lambda text: b"",
+        lambda text: b"[]",
+    ],
+)
+def test_a_corrupt_run_json_is_a_usage_error(sim_repo: Repo, damage, capsys) -> None:  # type: ignore[no-untyped-def]
+    outcome = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    path = outcome.run_dir / "run.json"
+    path.write_bytes(damage(path.read_text()))
+    assert main(["compare", str(outcome.run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "run.json" in err and "internal error" not in err
+
+
+def test_file_names_that_are_not_utf8_reach_every_report(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("names")
+    write = "import os, sys; open(os.path.join(sys.argv[1].encode(), b'r\\xff.txt'), 'wb').write(open('v.txt','rb').read())"
+    table = f'[[case]]\nid = "n"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(write)}, "{{out}}"]\noutputs = ["*.txt"]\n'
+    base = repo.commit({"cases/matrix.toml": table, "v.txt": "1"})
+    repo.commit({"v.txt": "2"})
+    reports = tmp_path / "reports"
+    argv = [
+        "-q",
+        "run",
+        "--repo",
+        str(repo.path),
+        "--baseline",
+        base,
+        "--json",
+        str(reports / "v.json"),
+    ]
+    code = main([*argv, "--markdown", str(reports / "v.md"), "--junit", str(reports / "v.xml")])
+    assert code == 1
+    from xml.etree import ElementTree
+
+    ElementTree.parse(reports / "v.xml")  # well-formed XML
+    assert (
+        "r\\udcff.txt" in (reports / "v.md").read_text()
+        or "r\\xff.txt" in (reports / "v.md").read_text()
+    )
+    json.loads((reports / "v.json").read_text())
+    assert (
+        rejudge.recompare(Path(json.loads((reports / "v.json").read_text())["run_dir"])).exit_code
+        == 1
+    )
+
+
+def test_matrix_toml_helper_still_builds_valid_tables() -> None:
+    assert parse(matrix_toml({"a": "ok"}).encode(), "t.toml").cases[0].id == "a"
+    assert os.sep == "/"
