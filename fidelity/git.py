@@ -152,6 +152,55 @@ def dirty_paths(worktree: Path | str, paths: Sequence[str] = ()) -> list[str]:
     return sorted(found)
 
 
+def status_entries(worktree: Path | str, untracked: bool = True) -> list[tuple[str, str]]:
+    """(two-letter status, path) for every changed path; untracked too unless told not."""
+    out = git(
+        worktree,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        f"--untracked-files={'all' if untracked else 'no'}",
+        "--ignore-submodules=none",
+    )
+    entries = out.split(b"\0")
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if not entry:
+            continue
+        found.append((entry[:2].decode(), entry[3:].decode(errors="surrogateescape")))
+        if entry[:1] in (b"R", b"C"):
+            i += 1
+    return found
+
+
+def head_state(repo: Path | str) -> str:
+    """HEAD's commit and, when on a branch, the branch: `<sha> refs/heads/main`."""
+    sha = git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).decode().strip()
+    branch = git(repo, "symbolic-ref", "--quiet", "HEAD", check=False).decode().strip()
+    return f"{sha or '(no commit)'} {branch or '(detached)'}"
+
+
+def index_listing(repo: Path | str) -> bytes:
+    """What the index stages (mode, blob, stage, path), not its stat cache."""
+    return git(repo, "ls-files", "--stage", "-z")
+
+
+def refs(repo: Path | str) -> dict[str, str]:
+    """Every ref and the object it names."""
+    out = git(repo, "for-each-ref", "--format=%(objectname) %(refname)")
+    pairs = (line.split(" ", 1) for line in out.decode(errors="replace").splitlines() if line)
+    return {name: sha for sha, name in pairs}
+
+
+def common_dir(repo: Path | str) -> Path:
+    """The repository's shared .git directory (config, hooks, refs), absolute."""
+    out = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    return Path(out.decode().strip())
+
+
 def refresh_index(worktree: Path) -> None:
     """Re-hash every file of one of our own worktrees, so that status trusts no stat cache."""
     git(worktree, "update-index", "-q", "--really-refresh", check=False)

@@ -12,9 +12,10 @@ import enum
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class ProcResult:
     stdout: bytes = b""
     stderr: bytes = b""
     error: str = ""
+    leftover: tuple[str, ...] = ()  # processes the command left running, killed
 
 
 def child_env() -> dict[str, str]:
@@ -47,7 +49,47 @@ def child_env() -> dict[str, str]:
 
 
 _live: set[subprocess.Popen[bytes]] = set()
+# held while a child is created and registered, and while strays are reaped, so a child
+# between fork and registration is never mistaken for a stray
 _live_lock = threading.Lock()
+MARKER_ENV = "FIDELITY_CASE"
+_adopting = False
+
+
+def _subreaper(on: bool) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def adopting() -> Iterator[bool]:
+    """While inside, orphaned descendants (Linux) come back to this process instead of
+    init, so a process that escaped its group with setsid() can be found and killed when
+    its case ends. On the way out, adopted zombies are reaped and adoption stops, so a
+    long-lived caller (a test session, a library user) is not left holding orphans."""
+    global _adopting
+    if _adopting:
+        yield True
+        return
+    _adopting = _subreaper(True)
+    try:
+        yield _adopting
+    finally:
+        if _adopting:
+            _subreaper(False)
+            with _live_lock:
+                _strays(None)
+            _adopting = False
+
+
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -67,6 +109,94 @@ def kill_all() -> None:
         _kill_group(p)
 
 
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _name(pid: int) -> str:
+    command = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").strip()
+    return f"pid {pid}: {command.decode(errors='replace')[:80] or '?'}"
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live processes of a process group (Linux /proc; elsewhere none are named)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                stat = _read(f"/proc/{entry}/stat")
+                fields = stat[stat.rfind(b")") + 2 :].split()
+                if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+                    found.append(int(entry))
+    return found
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            found.update(int(p) for p in _read(f"/proc/self/task/{task}/children").split())
+    return found
+
+
+def _strays(marker: str | None) -> list[str]:
+    """Kill and reap adopted descendants of one case (they carry its marker; with None, of
+    any case); reap adopted zombies of no one's. Called with _live_lock held."""
+    ours = {p.pid for p in _live}
+    needle = f"{MARKER_ENV}={marker}".encode() if marker is not None else None
+    killed = []
+    for pid in _children() - ours:
+        environ = _read(f"/proc/{pid}/environ").split(b"\0")
+        if (
+            needle in environ
+            if needle
+            else any(v.startswith(MARKER_ENV.encode() + b"=") for v in environ)
+        ):
+            killed.append(_name(pid))
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        elif environ != [b""]:
+            continue  # alive and not this case's: another case may still own it
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
+    return killed
+
+
+def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
+    """Processes a finished command left running, killed: its group, and (when adopting
+    orphans) descendants that left the group but carry the command's marker."""
+    found: list[str] = []
+    if marker is not None and _adopting:
+        with _live_lock:
+            found += _strays(marker)
+    members = _group_members(pgid)
+    found += [_name(pid) for pid in members]
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, 0)  # without /proc (not Linux) this is all that can be known
+        os.killpg(pgid, signal.SIGKILL)
+        if not found and not sys.platform.startswith("linux"):
+            found.append(f"process group {pgid}: members still running")
+    if found and marker is not None and _adopting:
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:  # the killed group's orphans reach us a moment later
+            time.sleep(0.05)
+            with _live_lock:
+                found += _strays(marker)
+    return tuple(dict.fromkeys(found))
+
+
+def _status(code: int, shell: bool) -> ProcStatus:
+    if shell and code in (126, 127):
+        return ProcStatus.NOT_FOUND
+    if code < 0:
+        return ProcStatus.CRASHED
+    return ProcStatus.OK if code == 0 else ProcStatus.FAILED
+
+
 def run(
     argv: Sequence[str] | str,
     *,
@@ -77,43 +207,43 @@ def run(
     stderr_path: Path | None = None,
     shell: bool = False,
     stdin: bytes | None = None,
+    marker: str | None = None,
 ) -> ProcResult:
     """Run one command to completion; never raises for a command that fails to start or run.
 
     Output goes to the given log files (one file for both when the paths are equal), else
-    is captured in memory. On timeout or KeyboardInterrupt the whole process group is
-    killed (the interrupt is re-raised).
+    is captured in memory. The wait blocks (no polling); a timer enforces the timeout by
+    killing the whole process group, as Ctrl-C does (the interrupt is re-raised). With a
+    marker (set in the child's environment), processes the command leaves behind are
+    killed and named in `leftover`.
     """
     start = time.monotonic()
     merged = stdout_path is not None and stdout_path == stderr_path
     out_f = open(stdout_path, "wb") if stdout_path else None  # noqa: SIM115
     err_f = open(stderr_path, "wb") if stderr_path and not merged else None  # noqa: SIM115
+    child_env = dict(env) if env is not None else None
+    if marker is not None:
+        child_env = {**(child_env if child_env is not None else os.environ), MARKER_ENV: marker}
     try:
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=out_f or subprocess.PIPE,
-                stderr=subprocess.STDOUT if merged else (err_f or subprocess.PIPE),
-                shell=shell,
-                start_new_session=True,
-            )
+            with _live_lock:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=child_env,
+                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                    stdout=out_f or subprocess.PIPE,
+                    stderr=subprocess.STDOUT if merged else (err_f or subprocess.PIPE),
+                    shell=shell,
+                    start_new_session=True,
+                )
+                _live.add(proc)
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             return ProcResult(ProcStatus.NOT_FOUND, None, time.monotonic() - start, error=str(exc))
-        with _live_lock:
-            _live.add(proc)
+        expired = threading.Event()
+        piped = out_f is None or (err_f is None and not merged)
         try:
-            stdout, stderr = proc.communicate(stdin, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            return ProcResult(
-                ProcStatus.TIMEOUT,
-                None,
-                time.monotonic() - start,
-                error=f"timed out after {timeout_s:g} s; process group killed",
-            )
+            stdout, stderr = _wait(proc, stdin, timeout_s, expired, piped)
         except BaseException:
             _kill_group(proc)
             raise
@@ -121,17 +251,60 @@ def run(
             with _live_lock:
                 _live.discard(proc)
         duration = time.monotonic() - start
+        left = leftovers(proc.pid, marker) if marker is not None else ()
+        if expired.is_set():
+            error = f"timed out after {timeout_s:g} s; process group killed"
+            return ProcResult(ProcStatus.TIMEOUT, None, duration, error=error, leftover=left)
         code = proc.returncode
-        if shell and code in (126, 127):
-            status = ProcStatus.NOT_FOUND
-        elif code < 0:
-            status = ProcStatus.CRASHED
-        elif code == 0:
-            status = ProcStatus.OK
-        else:
-            status = ProcStatus.FAILED
-        return ProcResult(status, code, duration, stdout or b"", stderr or b"")
+        return ProcResult(
+            _status(code, shell), code, duration, stdout or b"", stderr or b"", leftover=left
+        )
     finally:
         for f in (out_f, err_f):
             if f is not None:
                 f.close()
+
+
+def _wait(
+    proc: subprocess.Popen[bytes],
+    stdin: bytes | None,
+    timeout_s: float | None,
+    expired: threading.Event,
+    piped: bool,
+) -> tuple[bytes | None, bytes | None]:
+    """Wait for the child. Output going to files: block in waitpid while a timer enforces
+    the timeout, so the case's wall time is its own (Popen.wait with a timeout polls).
+    Output captured through pipes: communicate's own timeout, since a descendant that
+    kept a pipe open would otherwise block the read after the group is killed."""
+    if piped:
+        try:
+            return proc.communicate(stdin, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            expired.set()
+            _kill_group(proc)
+            return None, None
+    timer = _timer(proc, timeout_s, expired)
+    try:
+        return proc.communicate(stdin)
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _timer(
+    proc: subprocess.Popen[bytes], timeout_s: float | None, expired: threading.Event
+) -> threading.Timer | None:
+    """Kill the group when the time is up; the waiting thread then wakes as the child dies."""
+    if timeout_s is None:
+        return None
+
+    def expire() -> None:
+        if proc.returncode is None:
+            expired.set()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout_s, expire)
+    timer.daemon = True
+    timer.start()
+    return timer

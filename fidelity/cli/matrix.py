@@ -98,6 +98,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import gate
 
     options.check_writable(args.json, args.markdown, args.junit)
+
     repo = git.toplevel(args.repo)
     cases = _cases_path(args.cases, repo)
     with progress(console, args.quiet, "running cases") as advance:

@@ -37,6 +37,8 @@ class CaseEvidence:
     cache: Mapping[str, str] = field(default_factory=dict)  # path under {cache} -> sha256
     cache_preexisting: tuple[str, ...] = ()  # files found in the cache dir before the case ran
     error: str = ""
+    links: tuple[str, ...] = ()  # symbolic links (and special files) in out/ or cache/
+    leftover: tuple[str, ...] = ()  # processes the case left running when it exited, killed
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class SideEvidence:
     cases: Mapping[str, CaseEvidence] = field(default_factory=dict)
     worktree: str = ""
     worktree_removed: bool = True
+    changed: tuple[str, ...] = ()  # what the cases changed in their own worktree
 
 
 def side_to_json(side: SideEvidence) -> dict[str, Any]:
@@ -87,6 +90,8 @@ def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
                 "status": CaseStatus(v["status"]),
                 "missing_outputs": tuple(v["missing_outputs"]),
                 "cache_preexisting": tuple(v["cache_preexisting"]),
+                "links": tuple(v.get("links", ())),
+                "leftover": tuple(v.get("leftover", ())),
             }
         )
         for k, v in data["cases"].items()
@@ -95,6 +100,7 @@ def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
         **{
             **data,
             "dirty_paths": tuple(data["dirty_paths"]),
+            "changed": tuple(data.get("changed", ())),
             "imports": tuple(ImportResolution(**i) for i in data["imports"]),
             "setup": tuple(SetupStep(**s) for s in data["setup"]),
             "cases": cases,

@@ -93,14 +93,15 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
         yield Finding(
             Code.EXECUTED_DIFFERS, f"{role} executed {executed} of {declared} declared cases", role
         )
-    for e in side.cases.values():
-        if e.cache_preexisting:
-            yield Finding(
-                Code.CACHE_NOT_EMPTY,
-                f"cache dir held {len(e.cache_preexisting)} files before the case ran",
-                role,
-                e.case_id,
-            )
+    if side.changed:
+        yield Finding(
+            Code.SIDE_CHANGED,
+            f"the {role} cases changed their own worktree ({'; '.join(side.changed)}); "
+            f"its evidence may not be what {side.sha[:12]} produces. A case must not run git "
+            "or edit tracked files in its worktree",
+            role,
+        )
+    yield from _case_findings(side)
     if not side.worktree_removed:
         yield Finding(
             Code.WORKTREE_NOT_REMOVED,
@@ -108,6 +109,34 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
             "`git worktree prune`",
             role,
         )
+
+
+def _case_findings(side: SideEvidence) -> Iterator[Finding]:
+    role = side.role
+    for e in side.cases.values():
+        if e.leftover:
+            yield Finding(
+                Code.LEFTOVER_PROCESS,
+                f"the case left {len(e.leftover)} processes running after it exited, killed: "
+                f"{'; '.join(e.leftover[:3])}; they could have written evidence after it was read",
+                role,
+                e.case_id,
+            )
+        if e.links:
+            yield Finding(
+                Code.LINKED_EVIDENCE,
+                f"{'; '.join(e.links[:3])}: links are never followed (their targets are not kept "
+                "or compared); write real files into {out} and {cache}",
+                role,
+                e.case_id,
+            )
+        if e.cache_preexisting:
+            yield Finding(
+                Code.CACHE_NOT_EMPTY,
+                f"cache dir held {len(e.cache_preexisting)} files before the case ran",
+                role,
+                e.case_id,
+            )
 
 
 def _widenings(specs: Mapping[str, Specs], baseline: SideEvidence) -> Iterator[Finding]:
@@ -131,9 +160,19 @@ def provenance(
     candidate: SideEvidence,
     comparison: Comparison,
     specs: Mapping[str, Specs] | None = None,
+    checkout_changes: tuple[str, ...] = (),
 ) -> tuple[Finding, ...]:
     """Every finding for a run, harness first, then sides, then per-case evidence."""
     found: list[Finding] = list(_widenings(specs or {}, baseline))
+    if checkout_changes:
+        found.append(
+            Finding(
+                Code.CHECKOUT_CHANGED,
+                f"your repository changed while the run ran: {'; '.join(checkout_changes)}. A "
+                "case (or something else) wrote outside its worktree; check these and undo "
+                "what you did not mean",
+            )
+        )
     if harness.table_dirty:
         found.append(
             Finding(

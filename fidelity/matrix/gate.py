@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import asdict
 from pathlib import Path
 
-from fidelity import git
+from fidelity import git, proc, repo_state
 from fidelity.matrix import predict, rundir
 from fidelity.matrix.compare import compare
 from fidelity.matrix.explain import explanations
@@ -38,6 +38,7 @@ def run(
 ) -> Outcome:
     """Run both sides under one harness table, compare, and write the run directory."""
     repo = git.toplevel(repo)
+    before = repo_state.snapshot(repo)
     rel = table_path(repo, cases)
     harness, matrix = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, matrix) if expect else None
@@ -48,14 +49,19 @@ def run(
     started = _now()
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = rundir.prepare(out, repo, f"{stamp}-{plans[0].sha[:7]}-{plans[1].sha[:7]}")
-    base, cand = (run_side(repo, p, matrix, rel, run_dir, jobs, progress) for p in plans)
+    with proc.adopting():  # a case's descendant that escapes its group comes back to us
+        base, cand = (run_side(repo, p, matrix, rel, run_dir, jobs, progress) for p in plans)
     declared = tuple((c.id, c.definition_sha()) for c in matrix.cases)
     specs = {c.id: c.compare for c in matrix.cases}
     comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs))
-    findings = provenance(harness, base, cand, comparison, specs) + prediction_findings(prediction)
+    own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
+    changes = tuple(repo_state.changes(before, repo_state.snapshot(repo), own))
+    findings = provenance(harness, base, cand, comparison, specs, changes)
+    findings += prediction_findings(prediction)
     judged, code = decide(comparison, findings, prediction)
     times = {"started": started, "finished": _now()}
     data = rundir.manifest(harness, matrix, base, cand, comparison, findings, code, times)
+    data["checkout_changes"] = list(changes)
     data["prediction"] = predict.to_json(prediction)
     data["prediction_verdict"] = asdict(judged) if judged else None
     data = rundir.write(run_dir, data)

@@ -15,9 +15,9 @@ from fidelity.matrix import predict, rundir
 from fidelity.matrix.compare import Comparison, compare
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import explanations
+from fidelity.matrix.files import hash_tree
 from fidelity.matrix.findings import Code, Finding, provenance
 from fidelity.matrix.outcome import Outcome, decide, prediction_findings
-from fidelity.matrix.runner import hash_tree
 
 
 def altered_evidence(run_dir: Path, side: SideEvidence) -> list[Finding]:
@@ -63,7 +63,12 @@ def recompare(run_dir: Path) -> Outcome:
     explained = explanations(run_dir, record.baseline, record.candidate, record.specs)
     comparison = compare(record.declared, record.baseline, record.candidate, explained)
     findings = provenance(
-        record.harness, record.baseline, record.candidate, comparison, record.specs
+        record.harness,
+        record.baseline,
+        record.candidate,
+        comparison,
+        record.specs,
+        record.checkout_changes,
     )
     findings += tuple(
         altered_evidence(run_dir, record.baseline) + altered_evidence(run_dir, record.candidate)

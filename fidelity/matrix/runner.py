@@ -7,16 +7,17 @@ worktree and `fidelity compare` can check it again later.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity import git, proc, worktree
+from fidelity import git, proc, repo_state, worktree
 from fidelity.matrix import importguard
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
+from fidelity.matrix.files import collect, walk
+from fidelity.matrix.files import hash_tree as hash_tree
 from fidelity.matrix.table import Case, Command, Matrix
 from fidelity.placeholders import fill as substitute
 from fidelity.placeholders import fill_shell
@@ -29,41 +30,6 @@ class SidePlan:
     role: str  # "baseline" or "candidate"
     rev: str
     sha: str
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def hash_tree(root: Path) -> dict[str, str]:
-    """Every file under root, by POSIX relative path, to its sha256."""
-    if not root.is_dir():
-        return {}
-    return {
-        p.relative_to(root).as_posix(): sha256_file(p)
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
-def collect_outputs(out_dir: Path, globs: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
-    """Hash the files the declared globs match; name each glob that matched nothing."""
-    found: dict[str, str] = {}
-    missing: list[str] = []
-    for pattern in globs:
-        matched = False
-        for path in sorted(out_dir.glob(pattern)):
-            files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-            for f in files:
-                matched = True
-                found[f.relative_to(out_dir).as_posix()] = sha256_file(f)
-        if not matched:
-            missing.append(pattern)
-    return found, missing
 
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
@@ -83,7 +49,7 @@ def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEviden
     out_dir, cache_dir = case_dir / "out", case_dir / "cache"
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    preexisting = tuple(sorted(hash_tree(cache_dir)))
+    preexisting = tuple(sorted({*walk(cache_dir).files, *walk(cache_dir).links}))
     places = {"out": str(out_dir), "cache": str(cache_dir), "worktree": str(wt)}
     env = side_env(matrix, places)
     env.update({k: substitute(v, places) for k, v in case.env.items()})
@@ -97,8 +63,13 @@ def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEviden
         stdout_path=case_dir / "stdout.log",
         stderr_path=case_dir / "stderr.log",
         shell=case.shell,
+        marker=str(case_dir),  # unique to this run, side and case: finds what it left behind
     )
-    outputs, missing = collect_outputs(out_dir, case.outputs)
+    outputs, missing, links = collect(out_dir, case.outputs)
+    cache = walk(cache_dir)
+    linked = [f"out/{rel} -> {target}" for rel, target in links.items()]
+    linked += [f"cache/{rel} -> {target}" for rel, target in cache.links.items()]
+    linked += [f"cache/{rel} (not a regular file)" for rel in cache.other]
     return CaseEvidence(
         case_id=case.id,
         definition_sha=case.definition_sha(),
@@ -110,6 +81,8 @@ def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEviden
         cache=hash_tree(cache_dir),
         cache_preexisting=preexisting,
         error=result.error,
+        links=tuple(linked),
+        leftover=result.leftover,
     )
 
 
@@ -194,13 +167,16 @@ def run_side(
         dirty = git.dirty_paths(wt)
         setup = run_setup(matrix, wt, side_dir)
         env = side_env(matrix, {"worktree": str(wt)})
+        changed: list[str] = []
         if any(s.status != "ok" for s in setup):
             imports: tuple = ()
             cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
         else:
             python = substitute(matrix.python, {"worktree": str(wt)})
             imports = importguard.resolve(python, matrix.import_check, wt, env)
+            before = tree_state(wt)
             cases = run_cases(matrix, wt, side_dir, plan.role, jobs, progress)
+            changed = side_changes(before, tree_state(wt))
         evidence = SideEvidence(
             role=plan.role,
             rev=plan.rev,
@@ -214,5 +190,38 @@ def run_side(
             setup=setup,
             cases=cases,
             worktree=str(wt),
+            changed=tuple(changed),
         )
     return replace(evidence, worktree_removed=checkout.removed)
+
+
+def tree_state(wt: Path) -> dict[str, str]:
+    """HEAD, the staged entries and every changed tracked file (status, size, mtime) of a
+    side's worktree; untracked files are a case's own business (logs, caches)."""
+    git.refresh_index(wt)
+    state = {
+        "HEAD": git.head_state(wt).split(" ", 1)[0][:12],
+        "index": repo_state.digest(git.index_listing(wt)),
+    }
+    for code, path in git.status_entries(wt, untracked=False):
+        state[f"file {path}"] = f"{code.strip()} {repo_state.stat_of(wt, path)}"
+    return state
+
+
+def side_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """What the cases changed in their worktree after setup: HEAD moved, the index, tracked
+    files. Any of it means the evidence may not be what the side's commit produces."""
+    found = []
+    if before["HEAD"] != after["HEAD"]:
+        found.append(f"HEAD moved from {before['HEAD']} to {after['HEAD']}")
+    if before["index"] != after["index"]:
+        found.append("the index's staged entries changed")
+    files = sorted(
+        k.removeprefix("file ")
+        for k in before.keys() | after.keys()
+        if k.startswith("file ") and before.get(k) != after.get(k)
+    )
+    if files:
+        more = " ..." if len(files) > 5 else ""
+        found.append(f"tracked files changed: {', '.join(files[:5])}{more}")
+    return found

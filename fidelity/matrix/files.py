@@ -1,0 +1,100 @@
+"""The files a case left in its output and cache folders, read without following links.
+
+A symbolic link there would be followed to wherever it points (another checkout, the
+user's home) and its target hashed as if it were evidence; the run directory would keep
+the link, not the bytes. So links are never followed: each is reported, and only regular
+files count as evidence. Globs are matched against the files found, with `**` for any
+number of folders and a folder's match taking every file under it, as `Path.glob` would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    files: dict[str, Path] = field(default_factory=dict)  # relative POSIX path -> file
+    links: dict[str, str] = field(default_factory=dict)  # relative path -> where it points
+    other: tuple[str, ...] = ()  # fifos, sockets, devices: never read
+
+
+def walk(root: Path) -> Tree:
+    """Regular files, links and special files under root; links to folders not entered."""
+    tree = Tree()
+    other: list[str] = []
+    if not root.is_dir() or root.is_symlink():
+        return tree
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        for name in sorted([*dirnames, *filenames]):
+            path = here / name
+            rel = path.relative_to(root).as_posix()
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                tree.links[rel] = os.readlink(path)
+            elif stat.S_ISREG(mode):
+                tree.files[rel] = path
+            elif not stat.S_ISDIR(mode):
+                other.append(rel)
+        dirnames[:] = [d for d in sorted(dirnames) if not (here / d).is_symlink()]
+    return Tree(dict(sorted(tree.files.items())), dict(sorted(tree.links.items())), tuple(other))
+
+
+def sha256_file(path: Path) -> str:
+    """A regular file's sha256, opened without following a link swapped in meanwhile."""
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def hash_tree(root: Path) -> dict[str, str]:
+    """Every regular file under root, by POSIX relative path, to its sha256."""
+    return {rel: sha256_file(path) for rel, path in walk(root).files.items()}
+
+
+@lru_cache(maxsize=256)
+def _parts(pattern: str) -> tuple[str, ...]:
+    return tuple(p for p in pattern.split("/") if p not in ("", "."))
+
+
+def _match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    """parts (a path, or a prefix of one) match pattern's segments entirely."""
+    if not pattern:
+        return not parts
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_match(parts[i:], rest) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], head) and _match(parts[1:], rest)
+
+
+def matches(rel: str, pattern: str) -> bool:
+    """rel matches the glob, or lies in a folder the glob matches."""
+    parts, pat = tuple(rel.split("/")), _parts(pattern)
+    return any(_match(parts[:n], pat) for n in range(1, len(parts) + 1))
+
+
+def collect(root: Path, globs: tuple[str, ...]) -> tuple[dict[str, str], list[str], dict[str, str]]:
+    """Hashes of the regular files the globs match, the globs that matched none, and the
+    links among the matches (never followed)."""
+    tree = walk(root)
+    found: dict[str, str] = {}
+    missing: list[str] = []
+    links: dict[str, str] = {}
+    for pattern in globs:
+        files = [rel for rel in tree.files if matches(rel, pattern)]
+        for rel in files:
+            found.setdefault(rel, sha256_file(tree.files[rel]))
+        links.update({rel: target for rel, target in tree.links.items() if matches(rel, pattern)})
+        if not files:
+            missing.append(pattern)
+    return found, missing, links

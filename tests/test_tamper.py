@@ -1,0 +1,163 @@
+"""Cases that tamper: with their own worktree, with the user's repository, with processes
+that outlive them, and with links out of their output folders. Each is a finding (exit 3)
+that names what happened; the nearest well-behaved case is not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from support import PY, Repo, snapshot
+
+from fidelity.matrix import gate, rejudge
+from fidelity.matrix.findings import Code
+from fidelity.matrix.outcome import Outcome
+
+
+def shell_case(script: str, outputs: str = '["r.txt"]', env: str = "") -> str:
+    return (
+        f'[[case]]\nid = "t"\nargv = {json.dumps(script)}\nshell = true\noutputs = {outputs}\n'
+        f"timeout_s = 30\n{env}\n"
+    )
+
+
+def judged(repo: Repo, table: str, files: dict[str, str] | None = None) -> Outcome:
+    repo.commit({"cases/matrix.toml": table, "src/code.py": "x = 1\n", **(files or {})})
+    return gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+
+
+def findings(outcome: Outcome, code: Code) -> list[str]:
+    return [f.message for f in outcome.findings if f.code is code]
+
+
+WRITE = "printf x > {out}/r.txt"
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        (f"git checkout -q --detach HEAD~1 && {WRITE}", "HEAD moved from"),
+        (f"echo 'x = 2' > src/code.py && {WRITE}", "tracked files changed: src/code.py"),
+        (f"echo y > new.txt && git add new.txt && {WRITE}", "the index's staged entries changed"),
+    ],
+)
+def test_a_case_that_changes_its_own_worktree_is_a_finding(
+    make_repo, script: str, said: str
+) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    repo.commit({"first.txt": "1"})
+    outcome = judged(repo, shell_case(script))
+    messages = findings(outcome, Code.SIDE_CHANGED)
+    assert len(messages) == 2 and said in messages[0], outcome.findings
+    assert outcome.exit_code == 3
+
+
+def test_untracked_files_in_the_worktree_are_the_cases_own_business(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    outcome = judged(repo, shell_case(f"echo log > run.log && mkdir -p build && {WRITE}"))
+    assert outcome.findings == () and outcome.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("git config --local tamper.key yes", "repository file changed: config"),
+        ("git branch -f stolen HEAD", "ref added: refs/heads/stolen"),
+        (
+            'printf "#!/bin/sh\\n" > "$(git rev-parse --git-common-dir)/hooks/pre-commit"',
+            "repository file added: hooks/pre-commit",
+        ),
+        ('echo edited >> "$USER_CHECKOUT/notes.txt"', "file added: notes.txt"),
+        ('echo edited >> "$USER_CHECKOUT/first.txt"', "file added: first.txt"),
+    ],
+)
+def test_a_case_that_changes_the_users_repository_is_a_finding(
+    make_repo, script: str, said: str
+) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    repo.commit({"first.txt": "1\n"})
+    env = f"env = {{ USER_CHECKOUT = {json.dumps(str(repo.path))} }}"
+    outcome = judged(repo, shell_case(f"{script} && {WRITE}", env=env))
+    messages = findings(outcome, Code.CHECKOUT_CHANGED)
+    assert len(messages) == 1 and said in messages[0], outcome.findings
+    assert outcome.exit_code == 3
+    again = rejudge.recompare(outcome.run_dir)  # the finding is evidence: it is judged again
+    assert findings(again, Code.CHECKOUT_CHANGED) == messages
+
+
+def test_a_run_that_touches_nothing_leaves_the_users_repository_as_it_was(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    repo.commit({"cases/matrix.toml": shell_case("git status --short > /dev/null && " + WRITE)})
+    (repo.path / "wip.txt").write_text("uncommitted")
+    before = snapshot(repo.path)
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    assert findings(outcome, Code.CHECKOUT_CHANGED) == []
+    assert snapshot(repo.path) == before
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat").read_text() if Path(f"/proc/{pid}/stat").exists() else ""
+    return ") Z " in stat
+
+
+@pytest.mark.parametrize(
+    "spawn",
+    [
+        "sleep 30 & echo $! > {out}/../pid",  # stays in the case's group
+        "setsid sh -c 'echo $$ > {out}/../pid; exec sleep 30' & sleep 0.3",  # leaves the group
+    ],
+)
+def test_processes_a_case_leaves_behind_are_killed_and_a_finding(make_repo, spawn: str) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    outcome = judged(repo, shell_case(f"{spawn}; {WRITE}"))
+    messages = findings(outcome, Code.LEFTOVER_PROCESS)
+    assert len(messages) == 2 and "sleep" in messages[0], outcome.findings
+    for role in ("baseline", "candidate"):
+        pid = int((outcome.run_dir / role / "cases" / "t" / "pid").read_text())
+        deadline = time.monotonic() + 5
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(pid), f"{role}: pid {pid} still running after the run"
+    assert outcome.exit_code == 3
+
+
+def test_a_case_that_waits_for_its_children_leaves_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("user")
+    outcome = judged(repo, shell_case(f"sleep 0.2 & wait; {WRITE}"))
+    assert findings(outcome, Code.LEFTOVER_PROCESS) == [] and outcome.exit_code == 0
+
+
+def test_linked_outputs_and_caches_are_never_followed(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "outside"
+    secret.mkdir()
+    (secret / "r.txt").write_text("outside bytes")
+    (secret / "m.csv").write_text("a\n1\n")
+    script = (
+        f"ln -s {secret}/r.txt {{out}}/r.txt && ln -s {secret} {{out}}/dir && "
+        f"ln -s {secret} $CACHE/linked"
+    )
+    table = shell_case(script, outputs='["r.txt", "dir/m.csv"]') + 'cache_env = "CACHE"\n'
+    outcome = judged(repo := make_repo("user"), table)
+    messages = findings(outcome, Code.LINKED_EVIDENCE)
+    assert len(messages) == 2 and "out/r.txt -> " in messages[0] and "cache/linked" in messages[0]
+    case = outcome.candidate.cases["t"]
+    assert case.outputs == {} and case.cache == {}, "no link was followed"
+    assert set(case.missing_outputs) == {"r.txt", "dir/m.csv"}
+    assert outcome.exit_code == 3
+    assert repo.path.exists()
+
+
+def test_real_files_in_nested_folders_are_evidence(make_repo) -> None:  # type: ignore[no-untyped-def]
+    script = "mkdir -p {out}/2026-11-30T10-00/a && printf 1 > {out}/2026-11-30T10-00/a/m.csv"
+    outcome = judged(make_repo("user"), shell_case(script, outputs='["*/a/m.csv", "**/*.csv"]'))
+    assert outcome.findings == () and outcome.exit_code == 0
+    assert list(outcome.candidate.cases["t"].outputs) == ["2026-11-30T10-00/a/m.csv"]
+    assert PY
