@@ -7,18 +7,21 @@ be mistaken for each other.
 
 Memory is bounded: both files are read in chunks (pandas' C parser) and walked in step.
 Rows that arrive in the same order cost nothing to align; a row whose partner has not been
-seen yet is held until it is, and every key is remembered once to find duplicates. So the
-cost is about `KEY_BYTES` per row plus the rows that arrive out of order, whatever the
-width of the rows; past `MAX_PENDING` out-of-order rows the comparison stops and says so.
+seen yet is held until it is. Duplicate keys are found from an 8-byte hash per row and
+side, sorted at the end (a second pass names one). So the cost is about `KEY_BYTES` per
+row plus the rows that arrive out of order, whatever the width of the rows; past
+`MAX_PENDING` out-of-order rows the comparison stops and says so.
 """
 
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from fidelity.matrix.diffs import (
@@ -35,7 +38,7 @@ from fidelity.matrix.sources import Source, opened
 
 CHUNK_ROWS = 50_000
 MAX_PENDING = 2_000_000
-KEY_BYTES = 120  # about what one remembered key of one short column costs in memory
+KEY_BYTES = 16  # two sides' 8-byte key hashes per row
 
 Key = tuple[str, ...]
 
@@ -92,9 +95,8 @@ class _Walk:
         self.tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))
         self.pending_base: dict[Key, tuple[str, ...]] = {}
         self.pending_cand: dict[Key, tuple[str, ...]] = {}
-        self.seen_base: set[Key] = set()
-        self.seen_cand: set[Key] = set()
-        self.duplicates: list[str] = []
+        self.hashes_base = array("q")
+        self.hashes_cand = array("q")
         self.reordered = False
         self.ignored_differ = False
         self.position = 0
@@ -107,14 +109,9 @@ class _Walk:
     def shown(self, key: Key) -> str:
         return label(self.key, key) if self.key else key[0]
 
-    def _remember(self, key: Key, seen: set[Key], role: str) -> None:
-        if not self.key:
-            return  # positions are unique
-        if key in seen:
-            if len(self.duplicates) < 3:
-                self.duplicates.append(f"{role} has duplicate keys ({label(self.key, key)})")
-            return
-        seen.add(key)
+    def _remember(self, key: Key, hashes: array[int]) -> None:
+        if self.key:  # positions are unique
+            hashes.append(hash(key))
 
     def compare(self, key: Key, b: tuple[str, ...], c: tuple[str, ...]) -> None:
         if b == c:
@@ -133,9 +130,9 @@ class _Walk:
         kb = self._key(self.base, b) if b is not None else None
         kc = self._key(self.cand, c) if c is not None else None
         if kb is not None and b is not None:
-            self._remember(kb, self.seen_base, "baseline")
+            self._remember(kb, self.hashes_base)
         if kc is not None and c is not None:
-            self._remember(kc, self.seen_cand, "candidate")
+            self._remember(kc, self.hashes_cand)
         if kb is not None and kb == kc and b is not None and c is not None:
             self.compare(kb, b, c)
             return
@@ -194,9 +191,33 @@ def compare_csv(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) 
         if walk.overflowing:
             why = f"over {MAX_PENDING:,} rows out of order: too many to align in memory"
             return OutputDiff(path, kind, False, f"not compared by value: {why}", limit=why)
-    if walk.duplicates:
-        return OutputDiff(path, kind, False, "; ".join(walk.duplicates))
+    duplicates = [
+        f"{role} has duplicate keys ({_first_with(source, sep, key, dup)})"
+        for role, source, hashes in (
+            ("baseline", base, walk.hashes_base),
+            ("candidate", cand, walk.hashes_cand),
+        )
+        if (dup := _duplicated(hashes))
+    ]
+    if duplicates:
+        return OutputDiff(path, kind, False, "; ".join(duplicates))
     return _result(path, kind, walk)
+
+
+def _duplicated(hashes: array[int]) -> set[int]:
+    if len(hashes) < 2:
+        return set()
+    values, counts = np.unique(np.frombuffer(hashes, dtype=np.int64), return_counts=True)
+    return {int(v) for v in values[counts > 1][:3]}
+
+
+def _first_with(source: Source, sep: str, key: Sequence[str], hashes: set[int]) -> str:
+    """A second pass, only when duplicates were seen: the first key with such a hash."""
+    for chunk in _chunks(source, sep):
+        for values in chunk[list(key)].itertuples(index=False, name=None):
+            if hash(values) in hashes:
+                return label(key, values)
+    return "?"
 
 
 def _zip_longest(

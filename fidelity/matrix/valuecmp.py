@@ -32,33 +32,41 @@ TEXT_DIFF_LIMIT_BYTES = 8 * 2**20  # above this, text is compared line by line i
 _PIECE = 2**20  # a line longer than this is compared piece by piece
 
 
-def _walk(
-    base: Any, cand: Any, where: str, ignore: frozenset[str]
-) -> Iterator[tuple[str, Any, Any]]:
+Pair = tuple[Any, Any, str]
+
+
+def _members(
+    b: dict[str, Any], c: dict[str, Any], here: str, ignore: frozenset[str]
+) -> Iterator[Pair]:
+    for k in dict.fromkeys([*b, *c]):
+        if k not in ignore:
+            yield b.get(k, _ABSENT), c.get(k, _ABSENT), f"{here}.{k}"
+
+
+def _items(b: list[Any], c: list[Any], here: str) -> Iterator[Pair]:
+    for i in range(max(len(b), len(c))):
+        yield (b[i] if i < len(b) else _ABSENT), (c[i] if i < len(c) else _ABSENT), f"{here}[{i}]"
+
+
+def _walk(base: Any, cand: Any, where: str, ignore: frozenset[str]) -> Iterator[Pair]:
     """Yield (path, base, cand) for every leaf that differs; absent sides are `_ABSENT`.
 
-    Iterative, so a deeply nested document cannot exhaust the stack.
+    Iterative, with one lazy iterator per open container, so neither a deeply nested nor
+    a very long document costs more than the parsed documents themselves.
     """
-    stack = [(base, cand, where)]
+    stack: list[Iterator[Pair]] = [iter([(base, cand, where)])]
     while stack:
-        b, c, here = stack.pop()
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        b, c, here = item
         if here in ignore:
             continue
         if isinstance(b, dict) and isinstance(c, dict):
-            keys = [k for k in dict.fromkeys([*b, *c]) if k not in ignore]
-            stack.extend(
-                (b.get(k, _ABSENT), c.get(k, _ABSENT), f"{here}.{k}") for k in reversed(keys)
-            )
+            stack.append(_members(b, c, here, ignore))
         elif isinstance(b, list) and isinstance(c, list):
-            n = max(len(b), len(c))
-            stack.extend(
-                (
-                    b[i] if i < len(b) else _ABSENT,
-                    c[i] if i < len(c) else _ABSENT,
-                    f"{here}[{i}]",
-                )
-                for i in reversed(range(n))
-            )
+            stack.append(_items(b, c, here))
         elif b != c or type(b) is not type(c):
             yield here, b, c
 
