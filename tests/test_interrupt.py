@@ -14,11 +14,15 @@ from support import PY, Repo, alive, snapshot, wait_for
 
 
 @pytest.mark.parametrize(
-    ("signum", "code", "said"),
-    [(signal.SIGINT, 130, b"interrupted"), (signal.SIGTERM, 143, b"interrupted")],
+    ("signum", "code", "said", "twice"),
+    [
+        (signal.SIGINT, 130, b"interrupted", False),
+        (signal.SIGTERM, 143, b"interrupted", False),
+        (signal.SIGINT, 130, b"interrupted", True),  # a second Ctrl-C during the cleanup
+    ],
 )
 def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
-    sim_repo: Repo, tmp_path: Path, signum: int, code: int, said: bytes
+    sim_repo: Repo, tmp_path: Path, signum: int, code: int, said: bytes, twice: bool
 ) -> None:
     mark = tmp_path / "case.pid"
     sleeper = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
@@ -46,6 +50,10 @@ def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
         worktrees = sim_repo.git("worktree", "list", "--porcelain")
         assert worktrees.count("worktree ") == 2, "the side's worktree exists while it runs"
         proc.send_signal(signum)
+        if twice:
+            for _ in range(5):
+                time.sleep(0.01)
+                proc.send_signal(signum)
         _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
@@ -57,3 +65,4 @@ def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
         time.sleep(0.05)
     assert not alive(case_pid), "the running case was not killed"
     assert snapshot(sim_repo.path) == before
+    assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1

@@ -59,6 +59,21 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
+class _Interrupt:
+    """Ctrl-C once unwinds like KeyboardInterrupt; again while cleaning up is ignored (and
+    said), so that worktrees and processes are still removed. Ctrl-\\ still kills."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.seen:
+            sys.stderr.write("fidelity: cleaning up (processes, worktrees); one moment\n")
+            return
+        self.seen = True
+        raise KeyboardInterrupt
+
+
 def _exit_code(exc: BaseException) -> int | None:
     """The exit code of an error that is the user's to fix or the evidence's to lack."""
     if isinstance(exc, FidelityError):
@@ -81,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = {}
     if threading.current_thread() is threading.main_thread():
         previous = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, _Interrupt())
     try:
         code: int = args.handler(args, out)
         return code
