@@ -33,7 +33,7 @@ def write_csv(path: Path, mib: int, moved: bool) -> None:
 
 
 def write_json(path: Path, mib: int, moved: bool) -> None:
-    n = mib * MIB // 22
+    n = mib * MIB // 11  # about 11 bytes a number
     values = [round(i * 0.25, 3) for i in range(n)]
     if moved:
         values[n // 2] += 1.0
@@ -84,8 +84,17 @@ def build(where: Path, kind: str, mib: int) -> tuple[Path, Path]:
     data = where / "data"
     for variant, moved in (("base", False), ("cand", True)):
         (data / variant).mkdir(parents=True, exist_ok=True)
-        if mib:
-            writer(data / variant / name, mib, moved)
+        if mib:  # in a child process: this one stays small, so the children it forks do too
+            argv = [
+                sys.executable,
+                __file__,
+                "--write",
+                kind,
+                str(data / variant / name),
+                str(mib),
+                str(int(moved)),
+            ]
+            subprocess.run(argv, check=True)
         else:
             (data / variant / name).write_text("id,value\n1,1\n" if moved else "id,value\n1,2\n")
     repo = where / "repo"
@@ -132,6 +141,10 @@ def measure(kind: str, mib: int, tmp: Path) -> str:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--write"]:
+        kind, path, mib, moved = sys.argv[2:6]
+        KINDS[kind][1](Path(path), int(mib), moved == "1")
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv-mib", type=int, default=128)
     parser.add_argument("--json-mib", type=int, default=24)

@@ -37,6 +37,20 @@ def register(sub: Any) -> None:
         "raise it when cases write nothing but {out} and {cache})",
     )
     run.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this case (repeatable): a partial run, said so in the verdict",
+    )
+    run.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="run only the cases with this tag (repeatable; with --case, either selects)",
+    )
+    run.add_argument(
         "--expect",
         metavar="FILE",
         help="the predicted move set, read from the harness like the table; the verdict is "
@@ -112,6 +126,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             jobs=args.jobs,
             progress=advance,
             expect=args.expect,
+            select=[*args.case, *(f"tag:{t}" for t in args.tag)],
         )
     return _show(outcome, args, console)
 
@@ -128,7 +143,7 @@ def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
     if args.junit:
         report_junit.write(args.junit, "fidelity", reports.junit_cases(outcome))
     if not options.to_stdout(args.json):
-        render.outcome(console, outcome, args.all)
+        render.outcome(console, outcome, args.all, plain=args.quiet)
     code: int = outcome.exit_code
     return code
 

@@ -108,11 +108,15 @@ def _failure(base: CaseEvidence, cand: CaseEvidence) -> Verdict | None:
 
 
 def _status_detail(base: CaseEvidence, cand: CaseEvidence) -> str:
+    """Which side failed, how, and the last words of its stderr."""
     parts = []
     for role, ev in (("baseline", base), ("candidate", cand)):
         if ev.status.failed:
             code = f" (exit {ev.exit_code})" if ev.exit_code is not None else ""
-            parts.append(f"{role} {ev.status}{code}")
+            said = (
+                f": {ev.stderr_tail}" if ev.stderr_tail else (f": {ev.error}" if ev.error else "")
+            )
+            parts.append(f"{role} {ev.status}{code}{said}")
     return "; ".join(parts)
 
 

@@ -39,6 +39,7 @@ class CaseEvidence:
     error: str = ""
     links: tuple[str, ...] = ()  # symbolic links (and special files) in out/ or cache/
     leftover: tuple[str, ...] = ()  # processes the case left running when it exited, killed
+    stderr_tail: str = ""  # the last lines of its stderr, to say why it failed
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,9 @@ class Code(enum.StrEnum):
     LINKED_EVIDENCE = "linked-evidence"
     RUN_JSON_ALTERED = "run-json-altered"
     REJUDGED_DIFFERS = "rejudged-differs"
+    PARTIAL_PREDICTION = "partial-prediction"
+    IGNORE_UNMATCHED = "ignore-unmatched"
+    UNEXPECTED_OUTPUT = "unexpected-output"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,8 @@ user's checkout; the verdict comes from the pure core (`compare`, `findings`, `o
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from fidelity import git, proc, repo_state
@@ -16,8 +17,9 @@ from fidelity.matrix.compare import compare
 from fidelity.matrix.explain import explanations
 from fidelity.matrix.findings import provenance
 from fidelity.matrix.harness import read_harness, read_prediction, table_path
-from fidelity.matrix.outcome import Outcome, decide, prediction_findings
+from fidelity.matrix.outcome import Outcome, Selection, decide, prediction_findings
 from fidelity.matrix.runner import Progress, SidePlan, run_side
+from fidelity.matrix.table import Matrix
 
 
 def _now() -> str:
@@ -35,13 +37,19 @@ def run(
     jobs: int = 1,
     progress: Progress | None = None,
     expect: str | Path | None = None,
+    select: Sequence[str] = (),
 ) -> Outcome:
-    """Run both sides under one harness table, compare, and write the run directory."""
+    """Run both sides under one harness table, compare, and write the run directory.
+
+    `select` (case ids and `tag:` selectors) runs a subset: a partial run, said so in its
+    verdict and in run.json, so it can never pass for the full gate.
+    """
     repo = git.toplevel(repo)
     before = repo_state.snapshot(repo)
     rel = table_path(repo, cases)
     harness, matrix = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, matrix) if expect else None
+    matrix, selection = choose(matrix, select)
     plans = [
         SidePlan("baseline", baseline, git.rev_parse(repo, baseline)),
         SidePlan("candidate", candidate, git.rev_parse(repo, candidate)),
@@ -57,14 +65,37 @@ def run(
     own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
     changes = tuple(repo_state.changes(before, repo_state.snapshot(repo), own))
     findings = provenance(harness, base, cand, comparison, specs, changes)
-    findings += prediction_findings(prediction)
+    findings += prediction_findings(prediction, selection)
     judged, code = decide(comparison, findings, prediction)
     times = {"started": started, "finished": _now()}
     data = rundir.manifest(harness, matrix, base, cand, comparison, findings, code, times)
     data["checkout_changes"] = list(changes)
+    data["selection"] = selection.to_json() if selection else None
     data["prediction"] = predict.to_json(prediction)
     data["prediction_verdict"] = asdict(judged) if judged else None
     data = rundir.write(run_dir, data)
     return Outcome(
-        run_dir, harness, base, cand, comparison, findings, code, prediction, judged, data
+        run_dir,
+        harness,
+        base,
+        cand,
+        comparison,
+        findings,
+        code,
+        prediction,
+        judged,
+        data,
+        selection,
     )
+
+
+def choose(matrix: Matrix, selectors: Sequence[str]) -> tuple[Matrix, Selection | None]:
+    """The cases the selectors name (ids or `tag:` selectors); UsageError for one that
+    names no case."""
+    if not selectors:
+        return matrix, None
+    tags = {c.id: c.tags for c in matrix.cases}
+    chosen = predict.resolve(selectors, tags, "--case/--tag")
+    cases = tuple(c for c in matrix.cases if c.id in chosen)
+    selection = Selection(tuple(selectors), tuple(c.id for c in cases), len(matrix.cases))
+    return replace(matrix, cases=cases), selection

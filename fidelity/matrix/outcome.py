@@ -21,6 +21,28 @@ WORKTREE = "WORKTREE"  # the harness revision's name when the table is read from
 
 
 @dataclass(frozen=True, slots=True)
+class Selection:
+    """A partial run: the cases --case/--tag chose, of how many the table declares."""
+
+    selectors: tuple[str, ...]
+    selected: tuple[str, ...]
+    declared: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "selectors": list(self.selectors),
+            "selected": list(self.selected),
+            "declared": self.declared,
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any] | None) -> Selection | None:
+        if not data:
+            return None
+        return Selection(tuple(data["selectors"]), tuple(data["selected"]), data["declared"])
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     run_dir: Path
     harness: Harness
@@ -32,18 +54,36 @@ class Outcome:
     prediction: Prediction | None = None
     judged: PredictionVerdict | None = None
     manifest: Mapping[str, Any] = field(default_factory=dict)
+    selection: Selection | None = None
 
 
-def prediction_findings(prediction: Prediction | None) -> tuple[Finding, ...]:
-    if prediction is None or prediction.committed:
+def prediction_findings(
+    prediction: Prediction | None, selection: Selection | None = None
+) -> tuple[Finding, ...]:
+    if prediction is None:
         return ()
-    return (
-        Finding(
-            Code.PREDICTION_UNCOMMITTED,
-            f"the prediction {prediction.path} is not committed at the harness revision; "
-            "a prediction must be fixed before the measurement it predicts",
-        ),
+    found = []
+    if not prediction.committed:
+        found.append(
+            Finding(
+                Code.PREDICTION_UNCOMMITTED,
+                f"the prediction {prediction.path} is not committed at the harness revision; "
+                "a prediction must be fixed before the measurement it predicts",
+            )
+        )
+    return (*found, *partial_findings(prediction, selection))
+
+
+def partial_findings(prediction: Prediction, selection: Selection | None) -> tuple[Finding, ...]:
+    """A partial run cannot confirm a prediction about cases it did not run."""
+    unrun = sorted(prediction.moved - set(selection.selected)) if selection else []
+    if not unrun:
+        return ()
+    why = (
+        f"predicted to move but not selected by this partial run: {', '.join(unrun)}; "
+        "a prediction holds only over the cases it names, so run them too"
     )
+    return (Finding(Code.PARTIAL_PREDICTION, why),)
 
 
 def decide(

@@ -17,7 +17,13 @@ from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import explanations
 from fidelity.matrix.files import hash_tree
 from fidelity.matrix.findings import Code, Finding, provenance
-from fidelity.matrix.outcome import Outcome, decide, prediction_findings
+from fidelity.matrix.outcome import (
+    Outcome,
+    Selection,
+    decide,
+    partial_findings,
+    prediction_findings,
+)
 
 
 def altered_evidence(run_dir: Path, side: SideEvidence) -> list[Finding]:
@@ -75,7 +81,8 @@ def recompare(run_dir: Path) -> Outcome:
     )
     findings += tuple(_integrity(record.integrity, record.recorded, comparison))
     prediction = predict.from_json(record.raw.get("prediction"))
-    findings += prediction_findings(prediction)
+    selection = Selection.from_json(record.raw.get("selection"))
+    findings += prediction_findings(prediction, selection)
     judged, code = decide(comparison, findings, prediction)
     return Outcome(
         run_dir,
@@ -88,6 +95,7 @@ def recompare(run_dir: Path) -> Outcome:
         prediction,
         judged,
         record.raw,
+        selection,
     )
 
 
@@ -122,5 +130,7 @@ def verify(run_dir: Path, expect: Path | None) -> Outcome:
         extra.append(Finding(Code.PREDICTION_DIFFERS, why))
     prediction = recorded or given
     findings = outcome.findings + tuple(extra)
+    if recorded is None:
+        findings += partial_findings(given, outcome.selection)
     judged, code = decide(outcome.comparison, findings, prediction)
     return replace(outcome, findings=findings, prediction=prediction, judged=judged, exit_code=code)

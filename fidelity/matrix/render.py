@@ -6,6 +6,8 @@ pass. The layout stays readable at 80 columns and in a plain CI log.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -39,7 +41,7 @@ def findings(console: Console, found: tuple[Finding, ...]) -> None:
         _line(console, f"  ! {words.finding_line(f)}")
 
 
-def case_table(comparison: Comparison, show_identical: bool) -> Table:
+def case_table(comparison: Comparison, show_identical: bool, run_dir: Path | None = None) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
     table.add_column("case", overflow="fold")
     table.add_column("verdict", no_wrap=True)
@@ -48,16 +50,31 @@ def case_table(comparison: Comparison, show_identical: bool) -> Table:
         if r.verdict is Verdict.IDENTICAL and not show_identical:
             continue
         style = "red" if r.verdict in FAILURES else STYLE.get(r.verdict, "")
-        table.add_row(r.case_id, Text(str(r.verdict), style), words.case_detail(r))
+        table.add_row(r.case_id, Text(str(r.verdict), style), words.case_detail(r, run_dir))
     return table
 
 
-def outcome(console: Console, result: Outcome, show_identical: bool = False) -> None:
+def case_lines(comparison: Comparison, show_identical: bool, run_dir: Path | None) -> list[str]:
+    """The case table as one unwrapped line per case, for CI logs and grep."""
+    return [
+        f"{r.case_id}: {r.verdict}: {words.case_detail(r, run_dir)}"
+        for r in comparison.cases
+        if show_identical or r.verdict is not Verdict.IDENTICAL
+    ]
+
+
+def outcome(
+    console: Console, result: Outcome, show_identical: bool = False, plain: bool = False
+) -> None:
+    """The verdict; `plain` (-q) prints one unwrapped line per case instead of a table."""
     _line(console, words.headline(result))
     findings(console, result.findings)
-    if show_identical or any(r.verdict is not Verdict.IDENTICAL for r in result.comparison.cases):
-        console.print(case_table(result.comparison, show_identical))
-    for text in words.summary_lines(result.comparison):
+    if plain:
+        for text in case_lines(result.comparison, show_identical, result.run_dir):
+            _line(console, text)
+    elif show_identical or any(r.verdict is not Verdict.IDENTICAL for r in result.comparison.cases):
+        console.print(case_table(result.comparison, show_identical, result.run_dir))
+    for text in words.selection_line(result) + words.summary_lines(result.comparison):
         _line(console, text)
     for text in words.prediction_lines(result):
         _line(console, text)

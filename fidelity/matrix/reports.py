@@ -29,7 +29,8 @@ def _head(outcome: Outcome) -> list[str]:
             "",
         ]
         lines += [f"- {_cell(words.finding_line(f))}" for f in outcome.findings] + [""]
-    lines += [f"{line}  " for line in words.summary_lines(outcome.comparison)] + [""]
+    summary = words.selection_line(outcome) + words.summary_lines(outcome.comparison)
+    lines += [f"{line}  " for line in summary] + [""]
     j, p = outcome.judged, outcome.prediction
     if j is not None and p is not None:
         lines += [
@@ -60,7 +61,8 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
     shown: list[str] = []
     for r in rows:
         line = printable(
-            f"| `{_cell(r.case_id)}` | {r.verdict} | {_cell(words.case_detail(r))} |\n"
+            f"| `{_cell(r.case_id)}` | {r.verdict} | "
+            f"{_cell(words.case_detail(r, outcome.run_dir))} |\n"
         )
         budget -= len(line.encode())
         if budget < 0:
@@ -77,7 +79,7 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
 
 def _judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]:
     """(failure, error) for one case; a prediction decides what a move means."""
-    detail = words.case_detail(r)
+    detail = words.case_detail(r, outcome.run_dir)
     if r.verdict in UNTRUSTED:
         return None, f"{r.verdict}: {detail}"
     if r.verdict in FAILURES:
@@ -109,7 +111,7 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
                 durations.get(r.case_id, 0.0),
                 failure,
                 error,
-                output=f"{r.verdict}: {words.case_detail(r)}",
+                output=f"{r.verdict}: {words.case_detail(r, outcome.run_dir)}",
             )
         )
     findings = "\n".join(words.finding_line(f) for f in outcome.findings)

@@ -83,7 +83,26 @@ def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEviden
         error=result.error,
         links=tuple(linked),
         leftover=result.leftover,
+        stderr_tail=tail(case_dir / "stderr.log")
+        if result.status is not proc.ProcStatus.OK
+        else "",
     )
+
+
+TAIL_LINES, TAIL_CHARS = 3, 400
+
+
+def tail(log: Path) -> str:
+    """The last few non-empty lines of a log, joined with ` | ` and clipped."""
+    try:
+        with log.open("rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 16384))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][-TAIL_LINES:]
+    joined = " | ".join(lines)
+    return joined if len(joined) <= TAIL_CHARS else "..." + joined[-TAIL_CHARS:]
 
 
 def run_setup(matrix: Matrix, wt: Path, side_dir: Path) -> tuple[SetupStep, ...]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fidelity.matrix.compare import CaseResult, Comparison
+from pathlib import Path
+
+from fidelity.matrix.compare import FAILURES, CaseResult, Comparison
 from fidelity.matrix.findings import Finding
 from fidelity.matrix.outcome import WORKTREE, Outcome
 from fidelity.matrix.predict import Held
@@ -49,7 +51,12 @@ def explanation(e: OutputDiff) -> str:
     return "; ".join(parts)
 
 
-def case_detail(r: CaseResult) -> str:
+def case_detail(r: CaseResult, run_dir: Path | None = None) -> str:
+    """One line for one case; a failure names the logs to read when the run dir is known."""
+    if r.verdict in FAILURES and run_dir is not None:
+        roles = [role for role in ("baseline", "candidate") if role in r.detail]
+        logs = ", ".join(str(run_dir / role / "cases" / r.case_id / "stderr.log") for role in roles)
+        return f"{r.detail} (logs: {logs})" if logs else r.detail
     if r.explained:
         return " | ".join(explanation(e) for e in r.explained)
     detail = r.detail
@@ -119,7 +126,33 @@ def verdict(outcome: Outcome) -> str:
             f"FALSIFIED: {len(j.unexpected)} unexpected, {len(j.missed)} missed, "
             f"{len(j.failed)} failed (exit 1)"
         )
+    scope, partial = _scope(outcome)
     if code == 0:
-        tolerated = f", {s.within_tolerance} within tolerance" if s.within_tolerance else ""
-        return f"HOLDS: all {s.declared} declared cases identical{tolerated} (exit 0)"
-    return f"MOVED: {s.moved} moved, {s.failures} failed of {s.declared} (exit 1)"
+        if not s.within_tolerance:
+            return f"HOLDS: all {scope} identical{partial} (exit 0)"
+        if not s.identical:
+            return f"HOLDS: all {scope} within tolerance, none identical{partial} (exit 0)"
+        return (
+            f"HOLDS: all {scope} identical or within tolerance ({s.identical} identical, "
+            f"{s.within_tolerance} within tolerance){partial} (exit 0)"
+        )
+    return f"MOVED: {s.moved} moved, {s.failures} failed of {s.declared}{partial} (exit 1)"
+
+
+def _scope(outcome: Outcome) -> tuple[str, str]:
+    """What the verdict is about, and the note a partial run must always carry."""
+    n, selection = outcome.comparison.summary.declared, outcome.selection
+    if selection is None:
+        return f"{n} declared cases", ""
+    return f"{n} selected cases", f"; a partial run: {n} of {selection.declared} declared"
+
+
+def selection_line(outcome: Outcome) -> list[str]:
+    selection = outcome.selection
+    if selection is None:
+        return []
+    chosen = ", ".join(selection.selectors)
+    return [
+        f"a partial run: {len(selection.selected)} of {selection.declared} declared cases "
+        f"selected by {chosen}; the full gate runs them all"
+    ]

@@ -1,0 +1,122 @@
+"""A partial run (--case/--tag) says so everywhere; failures say why and where to look;
+the verdict's words are true to what was compared."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support import PY, Repo
+
+from fidelity.cli.main import main
+from fidelity.matrix import gate, rejudge
+from fidelity.matrix.findings import Code
+from fidelity.matrix.predict import PredictionError
+
+OK = "import sys; open(sys.argv[1] + '/r.txt', 'w').write(open('v.txt').read())"
+FAILS_ON_BAD = (
+    "import sys\nv = open('v.txt').read()\nif v == 'bad':\n    print('loading the model')\n"
+    "    sys.exit('ValueError: lanes must be >= 1')\nopen(sys.argv[1] + '/r.txt', 'w').write(v)"
+)
+
+
+def table() -> str:
+    cases = []
+    for cid, tags in (("a", ["fast"]), ("b", ["fast", "online"]), ("c", ["slow"])):
+        code = FAILS_ON_BAD if cid == "c" else OK
+        cases.append(
+            f'[[case]]\nid = "{cid}"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(code)}, "{{out}}"]\n'
+            f'outputs = ["r.txt"]\ntags = {json.dumps(tags)}\n'
+        )
+    return "\n".join(cases)
+
+
+@pytest.fixture
+def repo(make_repo) -> Repo:  # type: ignore[no-untyped-def]
+    r: Repo = make_repo("sim")
+    r.commit({"cases/matrix.toml": table(), "v.txt": "1"})
+    return r
+
+
+def test_a_selection_runs_only_its_cases_and_says_it_is_partial(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["a", "tag:online"])
+    assert [r.case_id for r in outcome.comparison.cases] == ["a", "b"]
+    assert outcome.exit_code == 0
+    assert outcome.manifest["selection"] == {
+        "selectors": ["a", "tag:online"],
+        "selected": ["a", "b"],
+        "declared": 3,
+    }
+    code = main(["-q", "compare", str(outcome.run_dir)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "HOLDS: all 2 selected cases identical; a partial run: 2 of 3 declared (exit 0)" in out
+    assert "a partial run: 2 of 3 declared cases selected by a, tag:online" in out
+
+
+def test_the_cli_selects_by_case_and_tag_and_refuses_an_unknown_one(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    argv = ["-q", "run", "--repo", str(repo.path), "--baseline", "HEAD"]
+    assert main([*argv, "--tag", "slow"]) == 0
+    assert (
+        "all 1 selected cases identical; a partial run: 1 of 3 declared" in capsys.readouterr().out
+    )
+    assert main([*argv, "--case", "nope"]) == 2
+    assert "selector 'nope' matches no case" in capsys.readouterr().err
+    with pytest.raises(PredictionError):
+        gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["tag:missing"])
+
+
+def test_the_full_gate_never_reads_as_partial(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["-q", "run", "--repo", str(repo.path), "--baseline", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "HOLDS: all 3 declared cases identical (exit 0)" in out and "partial" not in out
+
+
+def test_a_prediction_about_unselected_cases_cannot_hold(repo: Repo) -> None:
+    repo.commit({"cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["tag:fast"]\n', "v.txt": "2"})
+    outcome = gate.run(
+        repo.path, "HEAD~1", "HEAD", "cases/matrix.toml", expect="cases/p.toml", select=["a"]
+    )
+    assert Code.PARTIAL_PREDICTION in {f.code for f in outcome.findings}
+    assert outcome.exit_code == 3
+    whole = gate.run(
+        repo.path, "HEAD~1", "HEAD", "cases/matrix.toml", expect="cases/p.toml", select=["tag:fast"]
+    )
+    assert whole.findings == () and whole.exit_code == 0  # every predicted case ran and moved
+    assert whole.judged is not None and set(whole.judged.moved) == {"a", "b"}
+
+
+def test_a_failure_says_why_and_names_its_log_everywhere(make_repo, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    r: Repo = make_repo("fails")
+    base = r.commit({"cases/matrix.toml": table(), "v.txt": "1"})
+    r.commit({"v.txt": "bad"})
+    reports = [f"--markdown={tmp_path / 'v.md'}", f"--junit={tmp_path / 'v.xml'}"]
+    code = main(["-q", "run", "--repo", str(r.path), "--baseline", base, "--case", "a", "--case", "c", *reports])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "candidate failed (exit 1): ValueError: lanes must be >= 1" in out
+    for text in (out, (tmp_path / "v.md").read_text(), (tmp_path / "v.xml").read_text()):
+        assert (
+            "ValueError: lanes must be &gt;= 1" in text or "ValueError: lanes must be >= 1" in text
+        )
+        assert "stderr.log" in text
+
+
+def test_within_tolerance_only_is_not_called_identical(make_repo) -> None:  # type: ignore[no-untyped-def]
+    r: Repo = make_repo("tol")
+    copy = "import shutil, sys; shutil.copy('m.csv', sys.argv[1])"
+    t = (
+        f'[[case]]\nid = "m"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(copy)}, "{{out}}"]\n'
+        'outputs = ["m.csv"]\n[case.compare."m.csv"]\nkind = "csv"\nkey = ["id"]\natol = 0.1\n'
+    )
+    base = r.commit({"cases/matrix.toml": t, "m.csv": "id,v\n1,1.00\n"})
+    r.commit({"m.csv": "id,v\n1,1.05\n"})
+    outcome = gate.run(r.path, base, "HEAD", "cases/matrix.toml")
+    from fidelity.matrix import words
+
+    assert (
+        words.verdict(outcome)
+        == "HOLDS: all 1 declared cases within tolerance, none identical (exit 0)"
+    )
+    assert rejudge.recompare(outcome.run_dir).exit_code == 0
