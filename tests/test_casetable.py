@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fidelity.cli.main import main
+from fidelity.matrix.outputs import Output
 from fidelity.matrix.table import CaseTableError, glob_problem, parse
 
 GOOD = b"""
@@ -40,7 +41,7 @@ def test_a_valid_table_parses_into_frozen_values() -> None:
     m = parse(GOOD, "t.toml")
     assert m.name == "m" and m.import_check == ("pkg.sub",) and m.env == {"A": "1"}
     case = m.case("one")
-    assert case.argv[0] == "python" and case.outputs == ("*.csv",) and case.tags == ("t",)
+    assert case.argv[0] == "python" and case.outputs == (Output("*.csv"),) and case.tags == ("t",)
     assert len(case.definition_sha()) == 64 and len(m.sha256) == 64
 
 
@@ -86,7 +87,7 @@ def test_definition_ignores_timeout_and_tags_but_not_argv() -> None:
         ('[[case]]\nid = "a"\nargv = ["x"]\ntimeout_s = 0\n', "at $.case[0].timeout_s"),
         (
             '[[case]]\nid = "a"\nargv = ["x"]\n[case.compare."o.csv"]\nkind = "csv"\n',
-            "case 'a' at $.case[0].compare.o.csv: names no entry of this case's outputs",
+            "case 'a' at $.case[0].compare.o.csv: names no output of this case (declared:",
         ),
         ('[[case]]\nid = "a"\nargv = ["x"]\n', "case 'a' at $.case[0]: declares no evidence"),
         ('[[case]]\nid = "a"\nargv = ["x"]\noutputs = []\n', "declares no evidence"),

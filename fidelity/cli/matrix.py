@@ -190,6 +190,10 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
         out.add_column(column, overflow="fold")
     for c in matrix.cases:
         argv = c.argv if isinstance(c.argv, str) else " ".join(c.argv)
-        out.add_row(c.id, ", ".join(c.tags), ", ".join(c.outputs), argv)
+        outputs = ", ".join(
+            o.glob + (" (optional)" if o.optional else " (absent)" if o.absent else "")
+            for o in c.outputs
+        )
+        out.add_row(c.id, ", ".join(c.tags), outputs, argv)
     console.print(out)
     return 0

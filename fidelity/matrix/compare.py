@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fidelity.matrix.evidence import CaseEvidence, SideEvidence
 from fidelity.matrix.valuecmp import OutputDiff
@@ -60,6 +60,7 @@ class CaseResult:
     cache: FileDelta = FileDelta()
     detail: str = ""
     explained: tuple[OutputDiff, ...] = ()
+    missing: tuple[str, ...] = ()  # required outputs no file matched, per side
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,15 +169,22 @@ def compare_case(
         for role, ev in (("baseline", base), ("candidate", cand))
         for glob in ev.missing_outputs
     ]
+    outputs = file_delta(base.outputs, cand.outputs)
+    cache = file_delta(base.cache, cand.cache)
+    if outputs or cache:  # every output that exists is compared, whatever else is missing
+        moved = _moved(case_id, outputs, cache, explained)
+        if not missing:
+            return moved
+        verdict = Verdict.MOVED if moved.verdict is Verdict.MOVED else Verdict.MISSING_EVIDENCE
+        detail = f"{moved.detail}; {'; '.join(missing)}"
+        return replace(moved, verdict=verdict, detail=detail, missing=tuple(missing))
     if not missing and not (base.outputs or cand.outputs or base.cache or cand.cache):
         missing = ["no output or cache file on either side: nothing to compare"]
     if missing:
-        return CaseResult(case_id, Verdict.MISSING_EVIDENCE, detail="; ".join(missing))
-    outputs = file_delta(base.outputs, cand.outputs)
-    cache = file_delta(base.cache, cand.cache)
-    if not outputs and not cache:
-        return CaseResult(case_id, Verdict.IDENTICAL, outputs, cache)
-    return _moved(case_id, outputs, cache, explained)
+        return CaseResult(
+            case_id, Verdict.MISSING_EVIDENCE, detail="; ".join(missing), missing=tuple(missing)
+        )
+    return CaseResult(case_id, Verdict.IDENTICAL, outputs, cache)
 
 
 def _moved(

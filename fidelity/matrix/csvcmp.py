@@ -34,7 +34,8 @@ from fidelity.matrix.diffs import (
     judge,
     tolerance_for,
 )
-from fidelity.matrix.sources import Source, opened
+from fidelity.matrix.ignores import unmatched_columns
+from fidelity.matrix.sources import NO_PATHS, Neutral, Source, opened
 
 CHUNK_ROWS = 50_000
 MAX_PENDING = 2_000_000
@@ -82,7 +83,16 @@ def label(key: Sequence[str], values: Key) -> str:
 class _Walk:
     """Both sides' rows, paired by key (or by position without one), differences tallied."""
 
-    def __init__(self, spec: Mapping[str, Any], key: Sequence[str], base: _Layout, cand: _Layout):
+    def __init__(
+        self,
+        spec: Mapping[str, Any],
+        key: Sequence[str],
+        base: _Layout,
+        cand: _Layout,
+        neutral: Neutral = NO_PATHS,
+    ):
+        self.neutral = neutral
+        self.paths_only = False
         self.key = tuple(key)
         self.ignore = ignore = set(spec.get("ignore", [])) - set(key)
         skip = ignore | set(key)
@@ -119,6 +129,9 @@ class _Walk:
         shown = self.shown(key)
         for column, i, j in self.pairs:
             if b[i] != c[j]:
+                if self.neutral.same(b[i], c[j]):
+                    self.paths_only = True
+                    continue
                 diff = judge(f"{shown} / {column}", b[i], c[j], self.tolerances[column])
                 if diff is not None:
                     self.tally.add(shown, column, diff)
@@ -170,7 +183,9 @@ def _first(chunks: Iterator[pd.DataFrame]) -> pd.DataFrame:
     return next(chunks, pd.DataFrame())
 
 
-def compare_csv(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
+def compare_csv(
+    path: str, base: Source, cand: Source, spec: Mapping[str, Any], neutral: Neutral = NO_PATHS
+) -> OutputDiff:
     """Explain a CSV (kind csv) or TSV (kind tsv) difference under the spec's tolerances."""
     kind = spec.get("kind", "csv")
     sep = "\t" if kind == "tsv" else ","
@@ -184,7 +199,7 @@ def compare_csv(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) 
     ]
     if problems:
         return OutputDiff(path, kind, False, "; ".join(problems))
-    walk = _Walk(spec, key, _layout(base_first, key), _layout(cand_first, key))
+    walk = _Walk(spec, key, _layout(base_first, key), _layout(cand_first, key), neutral)
     base_rows, cand_rows = _rows(base_chunks, base_first), _rows(cand_chunks, cand_first)
     for b, c in _zip_longest(base_rows, cand_rows):
         walk.step(b, c)
@@ -254,11 +269,14 @@ def _result(path: str, kind: str, walk: _Walk) -> OutputDiff:
         rows_added=tuple(added[:SHOWN_KEYS]),
         rows_dropped=tuple(dropped[:SHOWN_KEYS]),
         largest=tally.largest(),
+        unmatched=unmatched_columns(walk.ignore, walk.base.columns, walk.cand.columns),
     )
 
 
 def _why_same(walk: _Walk) -> str:
     """Why bytes differ although no value does: said as it is, never guessed."""
+    if walk.paths_only:
+        return "no value differs outside the side's own paths ({out}, {cache}, {worktree})"
     if walk.ignored_differ and walk.reordered:
         return "no value differs outside the ignored columns; the row order changed"
     if walk.ignored_differ:

@@ -37,6 +37,7 @@ class OutputDiff:
     largest: tuple[Difference, ...] = ()
     diff: tuple[str, ...] = field(default=())  # bounded unified diff, for text
     limit: str = ""  # why the comparator could not judge by value (too large): a finding
+    unmatched: tuple[str, ...] = ()  # ignore entries that matched nothing on either side
 
 
 @dataclass(frozen=True, slots=True)

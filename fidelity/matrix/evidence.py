@@ -40,6 +40,13 @@ class CaseEvidence:
     links: tuple[str, ...] = ()  # symbolic links (and special files) in out/ or cache/
     leftover: tuple[str, ...] = ()  # processes the case left running when it exited, killed
     stderr_tail: str = ""  # the last lines of its stderr, to say why it failed
+    paths: Mapping[str, str] = field(default_factory=dict)  # paired name -> path under out/
+    unexpected: tuple[str, ...] = ()  # files of outputs declared absent
+    output_problems: tuple[str, ...] = ()  # e.g. two files paired under one name
+
+    def path_of(self, name: str) -> str:
+        """Where the output compared under `name` lies under out/."""
+        return self.paths.get(name, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,8 @@ def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
                 "cache_preexisting": tuple(v["cache_preexisting"]),
                 "links": tuple(v.get("links", ())),
                 "leftover": tuple(v.get("leftover", ())),
+                "unexpected": tuple(v.get("unexpected", ())),
+                "output_problems": tuple(v.get("output_problems", ())),
             }
         )
         for k, v in data["cases"].items()

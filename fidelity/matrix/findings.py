@@ -10,7 +10,7 @@ import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from fidelity.matrix.compare import Comparison, Verdict
+from fidelity.matrix.compare import CaseResult, Comparison, Verdict
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.widening import Specs, case_widenings
 
@@ -133,6 +133,15 @@ def _case_findings(side: SideEvidence) -> Iterator[Finding]:
                 role,
                 e.case_id,
             )
+        if e.unexpected:
+            yield Finding(
+                Code.UNEXPECTED_OUTPUT,
+                f"the case wrote {', '.join(e.unexpected[:3])}, declared absent",
+                role,
+                e.case_id,
+            )
+        if e.output_problems:
+            yield Finding(Code.MISSING_EVIDENCE, "; ".join(e.output_problems), role, e.case_id)
         if e.cache_preexisting:
             yield Finding(
                 Code.CACHE_NOT_EMPTY,
@@ -140,6 +149,20 @@ def _case_findings(side: SideEvidence) -> Iterator[Finding]:
                 role,
                 e.case_id,
             )
+
+
+def _explained_findings(result: CaseResult) -> Iterator[Finding]:
+    for explained in result.explained:
+        if explained.limit:
+            why = f"{explained.path} could not be compared by value: {explained.limit}"
+            yield Finding(Code.COMPARATOR_LIMIT, why, case_id=result.case_id)
+        if explained.unmatched:
+            why = (
+                f"{explained.path}: ignore {', '.join(map(repr, explained.unmatched))} matched "
+                "nothing on either side; a typo here would hide nothing it meant to, so fix "
+                "or remove it"
+            )
+            yield Finding(Code.IGNORE_UNMATCHED, why, case_id=result.case_id)
 
 
 def _widenings(specs: Mapping[str, Specs], baseline: SideEvidence) -> Iterator[Finding]:
@@ -188,11 +211,12 @@ def provenance(
     for side in (baseline, candidate):
         found.extend(_side_findings(side, declared))
     for result in comparison.cases:
-        for explained in result.explained:
-            if explained.limit:
-                why = f"{explained.path} could not be compared by value: {explained.limit}"
-                found.append(Finding(Code.COMPARATOR_LIMIT, why, case_id=result.case_id))
-        if result.verdict is Verdict.MISSING_EVIDENCE:
+        found.extend(_explained_findings(result))
+        if result.missing:
+            found.append(
+                Finding(Code.MISSING_EVIDENCE, "; ".join(result.missing), case_id=result.case_id)
+            )
+        elif result.verdict is Verdict.MISSING_EVIDENCE:
             found.append(Finding(Code.MISSING_EVIDENCE, result.detail, case_id=result.case_id))
         elif result.verdict is Verdict.DEFINITION_DIFFERS:
             found.append(Finding(Code.DEFINITION_DIFFERS, result.detail, case_id=result.case_id))

@@ -61,7 +61,7 @@ def run(
         base, cand = (run_side(repo, p, matrix, rel, run_dir, jobs, progress) for p in plans)
     declared = tuple((c.id, c.definition_sha()) for c in matrix.cases)
     specs = {c.id: c.compare for c in matrix.cases}
-    comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs))
+    comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, run_dir))
     own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
     changes = tuple(repo_state.changes(before, repo_state.snapshot(repo), own))
     findings = provenance(harness, base, cand, comparison, specs, changes)
@@ -69,6 +69,7 @@ def run(
     judged, code = decide(comparison, findings, prediction)
     times = {"started": started, "finished": _now()}
     data = rundir.manifest(harness, matrix, base, cand, comparison, findings, code, times)
+    data["run_dir"] = str(run_dir)
     data["checkout_changes"] = list(changes)
     data["selection"] = selection.to_json() if selection else None
     data["prediction"] = predict.to_json(prediction)

@@ -33,7 +33,8 @@ def altered_evidence(run_dir: Path, side: SideEvidence) -> list[Finding]:
         case_dir = run_dir / side.role / "cases" / case_id
         for kind, recorded in (("out", ev.outputs), ("cache", ev.cache)):
             present = hash_tree(case_dir / kind)
-            bad = sorted(p for p, h in recorded.items() if present.get(p) != h)
+            where = ev.path_of if kind == "out" else str
+            bad = sorted(p for p, h in recorded.items() if present.get(where(p)) != h)
             if bad:
                 found.append(
                     Finding(
@@ -66,7 +67,8 @@ def _integrity(
 def recompare(run_dir: Path) -> Outcome:
     """Re-render the verdict from a run directory alone, re-checking its evidence files."""
     record = rundir.read(run_dir)
-    explained = explanations(run_dir, record.baseline, record.candidate, record.specs)
+    origin = Path(record.raw.get("run_dir", run_dir))  # where the sides wrote their paths
+    explained = explanations(run_dir, record.baseline, record.candidate, record.specs, origin)
     comparison = compare(record.declared, record.baseline, record.candidate, explained)
     findings = provenance(
         record.harness,

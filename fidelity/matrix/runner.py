@@ -16,8 +16,9 @@ from fidelity import git, proc, repo_state, worktree
 from fidelity.matrix import importguard
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
-from fidelity.matrix.files import collect, walk
 from fidelity.matrix.files import hash_tree as hash_tree
+from fidelity.matrix.files import walk
+from fidelity.matrix.outputs import collect
 from fidelity.matrix.table import Case, Command, Matrix
 from fidelity.placeholders import fill as substitute
 from fidelity.placeholders import fill_shell
@@ -65,9 +66,9 @@ def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEviden
         shell=case.shell,
         marker=str(case_dir),  # unique to this run, side and case: finds what it left behind
     )
-    outputs, missing, links = collect(out_dir, case.outputs)
+    found = collect(out_dir, case.outputs)
     cache = walk(cache_dir)
-    linked = [f"out/{rel} -> {target}" for rel, target in links.items()]
+    linked = [f"out/{rel} -> {target}" for rel, target in found.links.items()]
     linked += [f"cache/{rel} -> {target}" for rel, target in cache.links.items()]
     linked += [f"cache/{rel} (not a regular file)" for rel in cache.other]
     return CaseEvidence(
@@ -76,13 +77,16 @@ def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEviden
         status=CaseStatus(result.status.value),
         exit_code=result.returncode,
         duration_s=round(result.duration_s, 4),
-        outputs=outputs,
-        missing_outputs=tuple(missing),
+        outputs=found.hashes,
+        missing_outputs=tuple(found.missing),
         cache=hash_tree(cache_dir),
         cache_preexisting=preexisting,
         error=result.error,
         links=tuple(linked),
         leftover=result.leftover,
+        paths=found.paths,
+        unexpected=tuple(found.unexpected),
+        output_problems=tuple(found.problems),
         stderr_tail=tail(case_dir / "stderr.log")
         if result.status is not proc.ProcStatus.OK
         else "",

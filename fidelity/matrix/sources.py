@@ -3,12 +3,45 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 Source = Path | bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Neutral:
+    """Each side's own paths ({out}, {cache}, {worktree}), to be read as their placeholders:
+    a config dump that embeds its own output folder differs between sides by that alone."""
+
+    base: tuple[tuple[str, str], ...] = ()  # (absolute path, placeholder), longest first
+    cand: tuple[tuple[str, str], ...] = ()
+
+    @staticmethod
+    def of(base: Mapping[str, str], cand: Mapping[str, str]) -> Neutral:
+        def pairs(places: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+            found = [(path, "{" + name + "}") for name, path in places.items() if path]
+            return tuple(sorted(found, key=lambda p: -len(p[0])))
+
+        return Neutral(pairs(base), pairs(cand))
+
+    def same(self, b: str, c: str) -> bool:
+        """b and c are equal once each side's own paths are read as placeholders."""
+        if not self.base and not self.cand:
+            return False
+        return _replace(b, self.base) == _replace(c, self.cand)
+
+
+def _replace(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    for path, name in pairs:
+        text = text.replace(path, name)
+    return text
+
+
+NO_PATHS = Neutral()
 
 
 def size(source: Source) -> int:

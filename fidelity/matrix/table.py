@@ -12,6 +12,8 @@ from typing import Any
 
 from fidelity import placeholders, schema
 from fidelity.errors import UsageError
+from fidelity.matrix.ignores import ignore_problem
+from fidelity.matrix.outputs import Output, spec_problem
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_SETUP_TIMEOUT_S = 1800.0
@@ -24,7 +26,7 @@ class Case:
     id: str
     argv: Command
     shell: bool = False
-    outputs: tuple[str, ...] = ()
+    outputs: tuple[Output, ...] = ()
     cache_env: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     tags: tuple[str, ...] = ()
@@ -37,7 +39,7 @@ class Case:
         return {
             "argv": self.argv if isinstance(self.argv, str) else list(self.argv),
             "shell": self.shell,
-            "outputs": list(self.outputs),
+            "outputs": [o.definition() for o in self.outputs],
             "cache_env": self.cache_env,
             "env": dict(sorted(self.env.items())),
         }
@@ -179,10 +181,17 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
             problems.append(
                 _locate(raw, (*here, "argv"), "is a string; give an argv list, or set shell = true")
             )
-        for j, pattern in enumerate(case.get("outputs", [])):
-            why = glob_problem(pattern)
-            if why:
-                problems.append(_locate(raw, (*here, "outputs", j), f"glob {pattern!r} {why}"))
+        outputs = [Output.parse(o) for o in case.get("outputs", [])]
+        for j, output in enumerate(outputs):
+            for key, pattern in (("glob", output.glob), ("strip", output.strip)):
+                why = glob_problem(pattern) if pattern is not None else None
+                if why:
+                    where = (
+                        (*here, "outputs", j)
+                        if output == Output(output.glob)
+                        else (*here, "outputs", j, key)
+                    )
+                    problems.append(_locate(raw, where, f"glob {pattern!r} {why}"))
         if not case.get("outputs") and not case.get("cache_env"):
             problems.append(
                 _locate(
@@ -192,11 +201,15 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
                     "a case with nothing to compare could never move",
                 )
             )
-        for name in case.get("compare", {}):
-            if name not in case.get("outputs", []):
-                problems.append(
-                    _locate(raw, (*here, "compare", name), "names no entry of this case's outputs")
-                )
+        for name, spec in case.get("compare", {}).items():
+            why = spec_problem(name, outputs)
+            if why:
+                problems.append(_locate(raw, (*here, "compare", name), why))
+            problems += [
+                _locate(raw, (*here, "compare", name, "ignore", k), why)
+                for k, entry in enumerate(spec.get("ignore", []))
+                if spec["kind"] == "json" and (why := ignore_problem(entry))
+            ]
     return problems
 
 
@@ -211,7 +224,7 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
             id=c["id"],
             argv=_command(c["argv"]),
             shell=c.get("shell", False),
-            outputs=tuple(c.get("outputs", ())),
+            outputs=tuple(Output.parse(o) for o in c.get("outputs", ())),
             cache_env=c.get("cache_env"),
             timeout_s=float(c.get("timeout_s", DEFAULT_TIMEOUT_S)),
             tags=tuple(c.get("tags", ())),

@@ -23,9 +23,11 @@ from fidelity.matrix.diffs import (
     counted_summary,
     tolerance_for,
 )
-from fidelity.matrix.sources import Source, opened, read, size
+from fidelity.matrix.ignores import Ignores
+from fidelity.matrix.sources import NO_PATHS, Neutral, Source, opened, read, size
 
 TEXT_DIFF_LINES = 40
+OWN_PATHS = "no value differs outside the side's own paths ({out}, {cache}, {worktree})"
 SHOWN_LINE_CHARS = 200
 JSON_LIMIT_BYTES = 32 * 2**20  # parsed JSON takes ~10-30x its size in memory
 TEXT_DIFF_LIMIT_BYTES = 8 * 2**20  # above this, text is compared line by line in step
@@ -35,12 +37,9 @@ _PIECE = 2**20  # a line longer than this is compared piece by piece
 Pair = tuple[Any, Any, str]
 
 
-def _members(
-    b: dict[str, Any], c: dict[str, Any], here: str, ignore: frozenset[str]
-) -> Iterator[Pair]:
+def _members(b: dict[str, Any], c: dict[str, Any], here: str) -> Iterator[Pair]:
     for k in dict.fromkeys([*b, *c]):
-        if k not in ignore:
-            yield b.get(k, _ABSENT), c.get(k, _ABSENT), f"{here}.{k}"
+        yield b.get(k, _ABSENT), c.get(k, _ABSENT), f"{here}.{k}"
 
 
 def _items(b: list[Any], c: list[Any], here: str) -> Iterator[Pair]:
@@ -48,7 +47,7 @@ def _items(b: list[Any], c: list[Any], here: str) -> Iterator[Pair]:
         yield (b[i] if i < len(b) else _ABSENT), (c[i] if i < len(c) else _ABSENT), f"{here}[{i}]"
 
 
-def _walk(base: Any, cand: Any, where: str, ignore: frozenset[str]) -> Iterator[Pair]:
+def _walk(base: Any, cand: Any, where: str, ignore: Ignores) -> Iterator[Pair]:
     """Yield (path, base, cand) for every leaf that differs; absent sides are `_ABSENT`.
 
     Iterative, with one lazy iterator per open container, so neither a deeply nested nor
@@ -61,10 +60,10 @@ def _walk(base: Any, cand: Any, where: str, ignore: frozenset[str]) -> Iterator[
             stack.pop()
             continue
         b, c, here = item
-        if here in ignore:
+        if ignore.ignored(here):
             continue
         if isinstance(b, dict) and isinstance(c, dict):
-            stack.append(_members(b, c, here, ignore))
+            stack.append(_members(b, c, here))
         elif isinstance(b, list) and isinstance(c, list):
             stack.append(_items(b, c, here))
         elif b != c or type(b) is not type(c):
@@ -101,7 +100,9 @@ def _too_large(path: str, kind: str, base: Source, cand: Source, limit: int) -> 
     return OutputDiff(path, kind, False, f"not compared by value: {why}", limit=why)
 
 
-def compare_json(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
+def compare_json(
+    path: str, base: Source, cand: Source, spec: Mapping[str, Any], neutral: Neutral = NO_PATHS
+) -> OutputDiff:
     """Path-wise JSON differences; numbers are judged with the global tolerance."""
     refused = _too_large(path, "json", base, cand, JSON_LIMIT_BYTES)
     if refused is not None:
@@ -113,7 +114,12 @@ def compare_json(path: str, base: Source, cand: Source, spec: Mapping[str, Any])
         return OutputDiff(path, "json", False, f"not valid JSON: {why}")
     tol = tolerance_for(spec)
     tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))
-    for where, b, c in _walk(b_doc, c_doc, "$", frozenset(spec.get("ignore", []))):
+    ignore = Ignores(tuple(spec.get("ignore", [])))
+    paths_only = False
+    for where, b, c in _walk(b_doc, c_doc, "$", ignore):
+        if isinstance(b, str) and isinstance(c, str) and neutral.same(b, c):
+            paths_only = True
+            continue
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (b, c))
         diff = _numbers(where, b, c, tol) if numeric else Difference(where, _show(b), _show(c))
         tally.add(where, None, diff)
@@ -121,10 +127,11 @@ def compare_json(path: str, base: Source, cand: Source, spec: Mapping[str, Any])
         path,
         "json",
         not tally.out,
-        counted_summary(tally.out, tally.within, []),
+        counted_summary(tally.out, tally.within, [], OWN_PATHS if paths_only else ""),
         keys=tuple(tally.keys),
         keys_total=tally.keys_total,
         largest=tally.largest(),
+        unmatched=ignore.unmatched(),
     )
 
 
@@ -137,13 +144,20 @@ def _shown(lines: list[str], limit: int, total: int) -> tuple[str, ...]:
     return tuple(_clip(line) for line in lines[:limit]) + tuple(more)
 
 
-def compare_text(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
-    """A bounded unified diff; text has no tolerance, so any difference is a move."""
+def compare_text(
+    path: str, base: Source, cand: Source, spec: Mapping[str, Any], neutral: Neutral = NO_PATHS
+) -> OutputDiff:
+    """A bounded unified diff; text has no tolerance, so any difference is a move, except
+    one made only of the sides' own paths."""
     limit = int(spec.get("top", TEXT_DIFF_LINES))
     if max(size(base), size(cand)) > TEXT_DIFF_LIMIT_BYTES:
         return _text_in_step(path, base, cand, limit)
     b_lines = read(base).decode(errors="replace").splitlines()
     c_lines = read(cand).decode(errors="replace").splitlines()
+    if len(b_lines) == len(c_lines) and all(
+        b == c or neutral.same(b, c) for b, c in zip(b_lines, c_lines, strict=True)
+    ):
+        return OutputDiff(path, "text", True, OWN_PATHS)
     lines = list(difflib.unified_diff(b_lines, c_lines, "baseline", "candidate", lineterm="", n=1))
     changed = sum(1 for line in lines[2:] if line[:1] in "+-")
     shown = _shown(lines, limit, len(lines))
@@ -175,18 +189,23 @@ def _text_in_step(path: str, base: Source, cand: Source, limit: int) -> OutputDi
     return OutputDiff(path, "text", False, summary, diff=_shown(shown, limit, total))
 
 
-def explain(path: str, base: Source, cand: Source, spec: Mapping[str, Any]) -> OutputDiff:
-    """Dispatch on the spec's kind; `bytes` (or no spec) only says that the bytes differ."""
+def explain(
+    path: str, base: Source, cand: Source, spec: Mapping[str, Any], neutral: Neutral = NO_PATHS
+) -> OutputDiff:
+    """Dispatch on the spec's kind; `bytes` (or no spec) only says that the bytes differ.
+    Unless the spec says `own_paths = "literal"`, each side's own paths are placeholders."""
     kind = spec.get("kind", "bytes")
+    if spec.get("own_paths", "placeholder") == "literal":
+        neutral = NO_PATHS
     try:
         if kind in ("csv", "tsv"):
             from fidelity.matrix.csvcmp import compare_csv  # pandas: only when a CSV differs
 
-            return compare_csv(path, base, cand, spec)
+            return compare_csv(path, base, cand, spec, neutral)
         if kind == "json":
-            return compare_json(path, base, cand, spec)
+            return compare_json(path, base, cand, spec, neutral)
         if kind == "text":
-            return compare_text(path, base, cand, spec)
+            return compare_text(path, base, cand, spec, neutral)
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return OutputDiff(path, kind, False, f"bytes differ and not parseable as {kind}: {first}")
