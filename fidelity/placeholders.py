@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 
 # `{name}` in lower case, not `${name}` (a shell variable) and not `{{` (a literal brace)
 _PLACEHOLDER = re.compile(r"(?<![\${])\{([a-z_][a-z0-9_]*)\}(?!\})")
-CASE = frozenset({"out", "cache", "worktree", "python"})
-SIDE = frozenset({"worktree", "python"})  # setup, [matrix] env and python: no case yet
+CASE = frozenset({"out", "cache", "worktree", "python", "venv"})
+SIDE = frozenset({"worktree", "python", "venv"})  # setup, [matrix] env and python: no case yet
 
 
 def with_python(places: Mapping[str, str]) -> dict[str, str]:

@@ -29,3 +29,20 @@ def fresh(repo: Path, kind: str, label: str) -> Path:
             f"there (it must be a writable directory), or pass --out DIR"
         ) from exc
     return out
+
+
+def folder(repo: Path, kind: str) -> Path:
+    """`.fidelity/<kind>/`, made if need be (for what outlives one run)."""
+    fresh_root = repo / ROOT
+    try:
+        fresh_root.mkdir(exist_ok=True)
+        ignore = fresh_root / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# fidelity's run directories; never committed\n*\n")
+        (fresh_root / kind).mkdir(exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot make a folder under {fresh_root}: {exc.strerror or exc}; it must be a "
+            "writable directory"
+        ) from exc
+    return fresh_root / kind

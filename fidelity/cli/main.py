@@ -94,9 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = console.make(args.quiet)
     err = Console(stderr=True, highlight=False, no_color=args.quiet)
     previous = {}
+    interrupt = _Interrupt()
     if threading.current_thread() is threading.main_thread():
         previous = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
-        previous[signal.SIGINT] = signal.signal(signal.SIGINT, _Interrupt())
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, interrupt)
     try:
         code: int = args.handler(args, out)
         return code
@@ -119,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        if previous and interrupt.seen:  # more Ctrl-C on the way out must not crash the exit
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

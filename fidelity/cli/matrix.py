@@ -86,6 +86,7 @@ def register(sub: Any) -> None:
     validate.add_argument("--repo", type=Path, default=Path("."), help=argparse.SUPPRESS)
     validate.set_defaults(handler=_cases_validate)
     listing = actions.add_parser("list", help="list the cases of a table")
+    listing.add_argument("file", nargs="?", type=Path, metavar="FILE", help="a table anywhere")
     _table(listing)
     listing.set_defaults(handler=_cases_list)
 
@@ -182,8 +183,10 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
     from fidelity.matrix import table
 
-    repo = git.toplevel(args.repo)
-    path = repo / _cases_path(args.cases, repo)
+    path = args.file
+    if path is None:
+        repo = git.toplevel(args.repo)
+        path = repo / _cases_path(args.cases, repo)
     matrix = table.read(path)
     out = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{path} ({len(matrix.cases)} cases)")
     for column in ("id", "tags", "outputs", "command"):

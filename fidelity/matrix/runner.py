@@ -7,13 +7,15 @@ worktree and `fidelity compare` can check it again later.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity import git, proc, repo_state, worktree
-from fidelity.matrix import importguard
+from fidelity import git, proc, repo_state
+from fidelity.matrix import importguard, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.files import hash_tree as hash_tree
@@ -39,19 +41,38 @@ def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
     return [substitute(a, places) for a in command]
 
 
+VENV = ".fidelity-venv"  # a side's own virtual environment, inside its worktree
+
+
+def side_places(matrix: Matrix, wt: Path) -> dict[str, str]:
+    """{worktree}, and with `venv = true` the side's {venv} and its {python}."""
+    places = {"worktree": str(wt)}
+    if matrix.venv:
+        places["venv"] = str(wt / VENV)
+        places["python"] = str(wt / VENV / "bin" / "python")
+    return places
+
+
 def side_env(matrix: Matrix, places: Mapping[str, str]) -> dict[str, str]:
+    """The caller's environment (less GIT_*), the side's venv first on PATH as if activated,
+    then the table's own variables."""
     env = proc.child_env()
+    if "venv" in places:
+        env["VIRTUAL_ENV"] = places["venv"]
+        env["PATH"] = os.pathsep.join([str(Path(places["venv"]) / "bin"), env.get("PATH", "")])
+        env.pop("PYTHONHOME", None)
     env.update({k: substitute(v, places) for k, v in matrix.env.items()})
     return env
 
 
-def run_case(case: Case, matrix: Matrix, wt: Path, case_dir: Path) -> CaseEvidence:
-    """Run one case in wt; its status is evidence, never an exception."""
+def run_case(case: Case, matrix: Matrix, side: Mapping[str, str], case_dir: Path) -> CaseEvidence:
+    """Run one case in the side's worktree; its status is evidence, never an exception."""
+    wt = Path(side["worktree"])
     out_dir, cache_dir = case_dir / "out", case_dir / "cache"
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_dir.mkdir(parents=True, exist_ok=True)
     preexisting = tuple(sorted({*walk(cache_dir).files, *walk(cache_dir).links}))
-    places = {"out": str(out_dir), "cache": str(cache_dir), "worktree": str(wt)}
+    places = {**side, "out": str(out_dir), "cache": str(cache_dir)}
     env = side_env(matrix, places)
     env.update({k: substitute(v, places) for k, v in case.env.items()})
     if case.cache_env:
@@ -109,10 +130,28 @@ def tail(log: Path) -> str:
     return joined if len(joined) <= TAIL_CHARS else "..." + joined[-TAIL_CHARS:]
 
 
-def run_setup(matrix: Matrix, wt: Path, side_dir: Path) -> tuple[SetupStep, ...]:
-    """Run the setup commands in order, stopping at the first that fails."""
+def make_venv(places: Mapping[str, str], side_dir: Path) -> SetupStep:
+    """The side's own virtual environment, made with the interpreter fidelity runs in."""
+    result = proc.run(
+        [sys.executable, "-m", "venv", places["venv"]],
+        env=proc.child_env(),
+        timeout_s=600,
+        stdout_path=side_dir / "venv.log",
+        stderr_path=side_dir / "venv.log",
+    )
+    shown = f"{Path(sys.executable).name} -m venv {VENV}"
+    return SetupStep(shown, result.status.value, result.returncode, round(result.duration_s, 4))
+
+
+def run_setup(matrix: Matrix, places: Mapping[str, str], side_dir: Path) -> tuple[SetupStep, ...]:
+    """Make the side's venv (if asked), then run the setup commands in order, stopping at
+    the first that fails."""
     steps: list[SetupStep] = []
-    places = {"worktree": str(wt)}
+    wt = Path(places["worktree"])
+    if "venv" in places:
+        steps.append(make_venv(places, side_dir))
+        if steps[-1].status != "ok":
+            return tuple(steps)
     for i, command in enumerate(matrix.setup):
         result = proc.run(
             expand(command, places),
@@ -144,10 +183,15 @@ def own_table(repo: Path, sha: str, table_path: str) -> tuple[Matrix | None, str
 
 
 def run_cases(
-    matrix: Matrix, wt: Path, side_dir: Path, role: str, jobs: int, progress: Progress | None
+    matrix: Matrix,
+    side: Mapping[str, str],
+    side_dir: Path,
+    role: str,
+    jobs: int,
+    progress: Progress | None,
 ) -> dict[str, CaseEvidence]:
     def one(case: Case) -> CaseEvidence:
-        evidence = run_case(case, matrix, wt, side_dir / "cases" / case.id)
+        evidence = run_case(case, matrix, side, side_dir / "cases" / case.id)
         if progress:
             progress(role, case.id, evidence.status)
         return evidence
@@ -184,21 +228,32 @@ def run_side(
     side_dir = run_dir / plan.role
     side_dir.mkdir(parents=True, exist_ok=True)
     own, note = own_table(repo, plan.sha, table_path)
-    with worktree.detached(repo, plan.sha, plan.role) as checkout:
-        wt = checkout.path
-        git.refresh_index(wt)
-        dirty = git.dirty_paths(wt)
-        setup = run_setup(matrix, wt, side_dir)
-        env = side_env(matrix, {"worktree": str(wt)})
+    with setups.prepared(repo, plan.sha, plan.role, matrix) as place:
+        wt = place.path
+        places = side_places(matrix, wt)
+        if place.reused:
+            dirty: list[str] = []
+            setup: tuple[SetupStep, ...] = (
+                SetupStep(f"(reused {wt}: same commit and setup)", "ok", 0, 0.0),
+            )
+        else:
+            git.refresh_index(wt)
+            dirty = git.dirty_paths(wt)
+            setup = run_setup(matrix, places, side_dir)
+            if place.why_not and place.keep:
+                setup = (SetupStep(f"(set up again: {place.why_not})", "ok", 0, 0.0), *setup)
+        env = side_env(matrix, places)
         changed: list[str] = []
         if any(s.status != "ok" for s in setup):
             imports: tuple = ()
             cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
         else:
-            python = substitute(matrix.python, {"worktree": str(wt)})
+            if not place.reused:
+                place.record()
+            python = substitute(matrix.python, places)
             imports = importguard.resolve(python, matrix.import_check, wt, env)
             before = tree_state(wt)
-            cases = run_cases(matrix, wt, side_dir, plan.role, jobs, progress)
+            cases = run_cases(matrix, places, side_dir, plan.role, jobs, progress)
             changed = side_changes(before, tree_state(wt))
         evidence = SideEvidence(
             role=plan.role,
@@ -215,7 +270,7 @@ def run_side(
             worktree=str(wt),
             changed=tuple(changed),
         )
-    return replace(evidence, worktree_removed=checkout.removed)
+    return replace(evidence, worktree_removed=place.removed or place.keep)
 
 
 def tree_state(wt: Path) -> dict[str, str]:

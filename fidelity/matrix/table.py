@@ -60,6 +60,8 @@ class Matrix:
     import_check: tuple[str, ...] = ()
     python: str = "python"
     env: Mapping[str, str] = field(default_factory=dict)
+    venv: bool = False  # a virtual environment per side: {venv}, and {python} is its python
+    reuse_setup: bool = False  # keep each side's set-up worktree for the next run
 
     def case(self, case_id: str) -> Case:
         for case in self.cases:
@@ -139,14 +141,15 @@ def _strings(
 
 def _placeholder_problems(raw: Mapping[str, Any]) -> list[str]:
     head = raw.get("matrix", {})
+    without = frozenset() if head.get("venv") else frozenset({"venv"})  # {venv} needs venv
     places: list[tuple[tuple[str | int, ...], Any, frozenset[str]]] = [
-        (("matrix", key), head[key], placeholders.SIDE)
+        (("matrix", key), head[key], placeholders.SIDE - without)
         for key in ("setup", "env", "python")
         if key in head
     ]
     for i, case in enumerate(raw["case"]):
         places += [
-            (("case", i, key), case[key], placeholders.CASE)
+            (("case", i, key), case[key], placeholders.CASE - without)
             for key in ("argv", "env")
             if key in case
         ]
@@ -243,6 +246,8 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
         import_check=tuple(head.get("import_check", ())),
         python=head.get("python", "python"),
         env=dict(head.get("env", {})),
+        venv=bool(head.get("venv", False)),
+        reuse_setup=bool(head.get("reuse_setup", False)),
     )
 
 
