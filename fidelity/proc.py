@@ -101,10 +101,14 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def kill_all() -> None:
-    """Kill every process group still running; called on Ctrl-C before cleanup."""
+_cases: set[int] = set()  # pids of processes started with a marker: cases, not git
+
+
+def kill_all(cases_only: bool = False) -> None:
+    """Kill every process group still running; called on Ctrl-C before cleanup. With
+    cases_only, git and other housekeeping (a worktree being removed) is left to finish."""
     with _live_lock:
-        procs = list(_live)
+        procs = [p for p in _live if not cases_only or p.pid in _cases]
     for p in procs:
         _kill_group(p)
 
@@ -189,6 +193,22 @@ def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def kill_marked(prefix: str) -> tuple[str, ...]:
+    """Kill every process whose marker lies under prefix (Linux /proc): the cases, and
+    their descendants, of a run killed before it could clean up. Named, for the record."""
+    needle = f"{MARKER_ENV}={prefix}".encode()
+    killed = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != os.getpid():
+                environ = _read(f"/proc/{entry}/environ").split(b"\0")
+                if any(v.startswith(needle) for v in environ):
+                    killed.append(_name(int(entry)))
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(int(entry), signal.SIGKILL)
+    return tuple(killed)
+
+
 def _status(code: int, shell: bool) -> ProcStatus:
     if shell and code in (126, 127):
         return ProcStatus.NOT_FOUND
@@ -238,6 +258,8 @@ def run(
                     start_new_session=True,
                 )
                 _live.add(proc)
+                if marker is not None:
+                    _cases.add(proc.pid)
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             return ProcResult(ProcStatus.NOT_FOUND, None, time.monotonic() - start, error=str(exc))
         expired = threading.Event()
@@ -250,6 +272,7 @@ def run(
         finally:
             with _live_lock:
                 _live.discard(proc)
+                _cases.discard(proc.pid)
         duration = time.monotonic() - start
         left = leftovers(proc.pid, marker) if marker is not None else ()
         if expired.is_set():

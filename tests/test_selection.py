@@ -92,7 +92,21 @@ def test_a_failure_says_why_and_names_its_log_everywhere(make_repo, tmp_path: Pa
     base = r.commit({"cases/matrix.toml": table(), "v.txt": "1"})
     r.commit({"v.txt": "bad"})
     reports = [f"--markdown={tmp_path / 'v.md'}", f"--junit={tmp_path / 'v.xml'}"]
-    code = main(["-q", "run", "--repo", str(r.path), "--baseline", base, "--case", "a", "--case", "c", *reports])
+    code = main(
+        [
+            "-q",
+            "run",
+            "--repo",
+            str(r.path),
+            "--baseline",
+            base,
+            "--case",
+            "a",
+            "--case",
+            "c",
+            *reports,
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 1, out
     assert "candidate failed (exit 1): ValueError: lanes must be >= 1" in out

@@ -52,15 +52,15 @@ def kept(make_repo) -> Repo:  # type: ignore[no-untyped-def]
         'outputs = ["r.txt"]\n'
     )
     repo.commit({"cases/matrix.toml": table, ".gitignore": ".fidelity/\n"})
+    repo.commit({"unrelated.txt": "x"})
     return repo
 
 
 def setup_steps(repo: Repo) -> list[str]:
-    """The baseline's setup steps (the candidate, at the same commit, reuses the baseline's)."""
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    """The candidate's setup steps (each side has its own kept worktree)."""
+    outcome = gate.run(repo.path, "HEAD~1", "HEAD", "cases/matrix.toml")
     assert outcome.exit_code == 0, outcome.findings
-    assert outcome.candidate.setup[0].argv.startswith("(reused ")
-    return [s.argv for s in outcome.baseline.setup]
+    return [s.argv for s in outcome.candidate.setup]
 
 
 def kept_dir(step: str) -> Path:
@@ -69,6 +69,7 @@ def kept_dir(step: str) -> Path:
 
 def test_a_kept_setup_is_reused_while_commit_and_setup_are_the_same(kept: Repo) -> None:
     first = setup_steps(kept)
+    assert first[0] == "(set up again: not set up before)"
     assert any("setup-runs" in step for step in first)  # set up once for HEAD
     again = setup_steps(kept)
     assert len(again) == 1 and again[0].startswith("(reused ")
@@ -86,9 +87,7 @@ def test_a_kept_setup_that_was_tampered_with_is_set_up_again(kept: Repo) -> None
 
 def test_a_changed_setup_gets_its_own_kept_worktree(kept: Repo) -> None:
     setup_steps(kept)
-    table = (kept.path / "cases" / "matrix.toml").read_text().replace("setup-runs", "setup-runs-2")
-    kept.commit(
-        {"cases/matrix.toml": table.replace("pathlib.Path('setup-runs-2').read_text()", "'y'")}
-    )
+    table = (kept.path / "cases" / "matrix.toml").read_text()
+    kept.commit({"cases/matrix.toml": table.replace("]]\n", '], ["{python}", "-c", "pass"]]\n', 1)})
     steps = setup_steps(kept)
     assert steps[0] == "(set up again: not set up before)"

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import options
 from fidelity.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def register(sub: Any) -> None:

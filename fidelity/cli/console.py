@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def make(quiet: bool) -> Console:
+    from rich.console import Console
+
     if quiet:
         return Console(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
     return Console(highlight=False, soft_wrap=True)

@@ -14,10 +14,8 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from rich.console import Console
-
 from checkers.errors import ConfigError, NothingToCheck
-from fidelity import __version__, proc
+from fidelity import __version__
 from fidelity.cli import ab, console, controls, demo, docs, history, matrix, options
 from fidelity.errors import FidelityError
 
@@ -91,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
+    from rich.console import Console  # after parsing: --help and --version need no rich
+
     out = console.make(args.quiet)
     err = Console(stderr=True, highlight=False, no_color=args.quiet)
     previous = {}
@@ -102,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, out)
         return code
     except KeyboardInterrupt as exc:
+        from fidelity import proc
+
         proc.kill_all()
         err.print("fidelity: interrupted; child processes killed and worktrees removed")
         return 128 + exc.signum if isinstance(exc, Terminated) else 130
@@ -110,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if known is not None:
             err.print(f"fidelity {args.command}: {exc}", markup=False, soft_wrap=True)
             return known
+        from fidelity import proc
+
         proc.kill_all()  # a crash is not "the evidence says no": it is untrusted
         err.print_exception()
         err.print(

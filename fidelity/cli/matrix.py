@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import options
+from fidelity.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def register(sub: Any) -> None:
@@ -19,8 +21,15 @@ def register(sub: Any) -> None:
         description="Run every case of the harness's case table at the baseline and the "
         "candidate, each in its own clean detached worktree, and compare the evidence.",
     )
-    run.add_argument("--baseline", required=True, metavar="REV", help="the reference revision")
-    run.add_argument("--candidate", default="HEAD", metavar="REV", help="default: HEAD")
+    run.add_argument("--baseline", metavar="REV", help="the reference revision (required)")
+    run.add_argument("--candidate", metavar="REV", help="default: HEAD")
+    run.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="finish an interrupted run: only cases without complete evidence run again "
+        "(refused if the table or a side's commit changed)",
+    )
     _table(run)
     run.add_argument(
         "--harness",
@@ -32,9 +41,10 @@ def register(sub: Any) -> None:
     )
     options.jobs(
         run,
-        1,
-        "cases run at once per side (default 1: they share the side's worktree, so only "
-        "raise it when cases write nothing but {out} and {cache})",
+        2,
+        "case processes at once across both sides (default 2: one per side). A side runs at "
+        "most half of them at once, since its cases share its worktree; raise it only when "
+        "cases write nothing but {out} and {cache}",
     )
     run.add_argument(
         "--case",
@@ -117,10 +127,12 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     repo = git.toplevel(args.repo)
     cases = _cases_path(args.cases, repo)
     with progress(console, args.quiet, "running cases") as advance:
+        if args.baseline is None and args.resume is None:
+            raise UsageError("name the reference revision: --baseline REV")
         outcome = gate.run(
             repo,
             args.baseline,
-            args.candidate,
+            args.candidate or (None if args.resume else "HEAD"),
             cases,
             harness_rev=args.harness,
             out=args.out,
@@ -128,6 +140,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             progress=advance,
             expect=args.expect,
             select=[*args.case, *(f"tag:{t}" for t in args.tag)],
+            resume=args.resume,
         )
     return _show(outcome, args, console)
 

@@ -105,10 +105,7 @@ def write(run_dir: Path, data: Mapping[str, Any]) -> dict[str, Any]:
     """Validate and write run.json atomically, with its digest (a crash or a full disk
     leaves no partial file behind)."""
     data = plain(data)
-    data["digest"] = digest(data)
-    problems = schema.errors("run", data)
-    if problems:
-        raise UntrustedError(f"internal error: run.json does not match its schema: {problems[:3]}")
+    data["digest"] = digest(data)  # validated where it is read (compare, verify), not here
     path = run_dir / MANIFEST
     tmp = path.with_suffix(".json.tmp")
     try:
@@ -126,6 +123,11 @@ def write(run_dir: Path, data: Mapping[str, Any]) -> dict[str, Any]:
 def read(run_dir: Path) -> RunRecord:
     """Read and validate run.json; UsageError when it is absent, invalid or of another schema."""
     path = run_dir / MANIFEST
+    if not path.is_file() and (run_dir / "plan.json").is_file():
+        raise UsageError(
+            f"{run_dir} is an incomplete run (interrupted before it was judged); finish it with "
+            f"`fidelity run --resume {run_dir}`"
+        )
     if not path.is_file():
         raise UsageError(f"{run_dir} is not a run directory: it has no {MANIFEST}")
     try:

@@ -7,15 +7,19 @@ worktree and `fidelity compare` can check it again later.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import shutil
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fidelity import git, proc, repo_state
-from fidelity.matrix import importguard, setups
+from fidelity.matrix import importguard, ledger, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.files import hash_tree as hash_tree
@@ -26,6 +30,14 @@ from fidelity.placeholders import fill as substitute
 from fidelity.placeholders import fill_shell
 
 Progress = Callable[[str, str, CaseStatus], None]
+
+# set when the run is interrupted: no case starts after it, and none finishing after it is
+# kept as evidence (it was killed, not judged)
+stop = threading.Event()
+
+
+class Interrupted(Exception):
+    """A case was stopped by the run's interruption; its evidence is not kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +77,19 @@ def side_env(matrix: Matrix, places: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def run_case(case: Case, matrix: Matrix, side: Mapping[str, str], case_dir: Path) -> CaseEvidence:
-    """Run one case in the side's worktree; its status is evidence, never an exception."""
+def run_case(
+    case: Case,
+    matrix: Matrix,
+    side: Mapping[str, str],
+    case_dir: Path,
+    budget: threading.Semaphore | None = None,
+) -> CaseEvidence:
+    """Run one case in the side's worktree; its status is evidence, never an exception
+    (but Interrupted when the run is being stopped)."""
+    if stop.is_set():
+        raise Interrupted(case.id)
+    if case_dir.exists():  # a resumed run starts the case afresh
+        shutil.rmtree(case_dir)
     wt = Path(side["worktree"])
     out_dir, cache_dir = case_dir / "out", case_dir / "cache"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -77,16 +100,21 @@ def run_case(case: Case, matrix: Matrix, side: Mapping[str, str], case_dir: Path
     env.update({k: substitute(v, places) for k, v in case.env.items()})
     if case.cache_env:
         env[case.cache_env] = str(cache_dir)
-    result = proc.run(
-        expand(case.argv, places),
-        cwd=wt,
-        env=env,
-        timeout_s=case.timeout_s,
-        stdout_path=case_dir / "stdout.log",
-        stderr_path=case_dir / "stderr.log",
-        shell=case.shell,
-        marker=str(case_dir),  # unique to this run, side and case: finds what it left behind
-    )
+    with budget or contextlib.nullcontext():
+        if stop.is_set():
+            raise Interrupted(case.id)
+        result = proc.run(
+            expand(case.argv, places),
+            cwd=wt,
+            env=env,
+            timeout_s=case.timeout_s,
+            stdout_path=case_dir / "stdout.log",
+            stderr_path=case_dir / "stderr.log",
+            shell=case.shell,
+            marker=str(case_dir),  # unique to this run, side and case: finds what it left
+        )
+    if stop.is_set():
+        raise Interrupted(case.id)
     found = collect(out_dir, case.outputs)
     cache = walk(cache_dir)
     linked = [f"out/{rel} -> {target}" for rel, target in found.links.items()]
@@ -171,11 +199,16 @@ def run_setup(matrix: Matrix, places: Mapping[str, str], side_dir: Path) -> tupl
     return tuple(steps)
 
 
-def own_table(repo: Path, sha: str, table_path: str) -> tuple[Matrix | None, str]:
-    """The side's own case table, or None with a note saying why it cannot be used."""
+def own_table(
+    repo: Path, sha: str, table_path: str, harness: Matrix | None = None
+) -> tuple[Matrix | None, str]:
+    """The side's own case table, or None with a note saying why it cannot be used; the
+    harness's, already parsed, when the side's blob is the same."""
     data = git.show_file(repo, sha, table_path)
     if data is None:
         return None, f"no {table_path} at this revision"
+    if harness is not None and hashlib.sha256(data).hexdigest() == harness.sha256:
+        return harness, ""
     try:
         return casetable.parse(data, f"{sha[:12]}:{table_path}"), ""
     except casetable.CaseTableError as exc:
@@ -189,23 +222,32 @@ def run_cases(
     role: str,
     jobs: int,
     progress: Progress | None,
+    budget: threading.Semaphore | None = None,
+    done: Mapping[str, CaseEvidence] | None = None,
 ) -> dict[str, CaseEvidence]:
+    """Every case not already done; each one's evidence is kept the moment it completes."""
+    done = done or {}
+
     def one(case: Case) -> CaseEvidence:
-        evidence = run_case(case, matrix, side, side_dir / "cases" / case.id)
+        case_dir = side_dir / "cases" / case.id
+        evidence = run_case(case, matrix, side, case_dir, budget)
+        ledger.save_case(case_dir, evidence)
         if progress:
             progress(role, case.id, evidence.status)
         return evidence
 
+    todo = [c for c in matrix.cases if c.id not in done]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(one, case) for case in matrix.cases]
+        futures = [pool.submit(one, case) for case in todo]
         try:
-            results = [f.result() for f in futures]
+            results = {f.result().case_id: f.result() for f in futures}
         except BaseException:
+            stop.set()  # no other case starts; running ones are killed by whoever stops
             for f in futures:
                 f.cancel()
-            proc.kill_all()
+            proc.kill_all(cases_only=True)
             raise
-    return {e.case_id: e for e in results}
+    return {c.id: done.get(c.id) or results[c.id] for c in matrix.cases}
 
 
 def not_run(matrix: Matrix, why: str) -> dict[str, CaseEvidence]:
@@ -215,46 +257,38 @@ def not_run(matrix: Matrix, why: str) -> dict[str, CaseEvidence]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class SideRun:
+    """How one side runs: its share of the run's budget, and what an earlier attempt did."""
+
+    jobs: int = 1  # cases of this side at once (they share its worktree)
+    budget: threading.Semaphore | None = None  # processes at once across both sides
+    done: Mapping[str, CaseEvidence] = field(default_factory=dict)  # cases already judged
+    full: Matrix | None = None  # the whole harness table (when its blob is the side's own)
+
+
 def run_side(
     repo: Path,
     plan: SidePlan,
     matrix: Matrix,
     table_path: str,
     run_dir: Path,
-    jobs: int = 1,
+    how: SideRun = SideRun(),
     progress: Progress | None = None,
 ) -> SideEvidence:
-    """Check the side out, verify it is clean, run setup, the import guard and the cases."""
+    """Check the side out, verify it is clean, run setup, the import guard and the cases
+    not already done; with all of them done before, only the saved side is read back."""
     side_dir = run_dir / plan.role
     side_dir.mkdir(parents=True, exist_ok=True)
-    own, note = own_table(repo, plan.sha, table_path)
+    saved = ledger.load_side(side_dir)
+    if saved is not None and all(c.id in how.done for c in matrix.cases):
+        return replace(saved, cases={c.id: how.done[c.id] for c in matrix.cases})
+    own, note = own_table(repo, plan.sha, table_path, how.full)
     with setups.prepared(repo, plan.sha, plan.role, matrix) as place:
         wt = place.path
         places = side_places(matrix, wt)
-        if place.reused:
-            dirty: list[str] = []
-            setup: tuple[SetupStep, ...] = (
-                SetupStep(f"(reused {wt}: same commit and setup)", "ok", 0, 0.0),
-            )
-        else:
-            git.refresh_index(wt)
-            dirty = git.dirty_paths(wt)
-            setup = run_setup(matrix, places, side_dir)
-            if place.why_not and place.keep:
-                setup = (SetupStep(f"(set up again: {place.why_not})", "ok", 0, 0.0), *setup)
+        dirty, setup = _set_up(matrix, place, places, side_dir, how.budget)
         env = side_env(matrix, places)
-        changed: list[str] = []
-        if any(s.status != "ok" for s in setup):
-            imports: tuple = ()
-            cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
-        else:
-            if not place.reused:
-                place.record()
-            python = substitute(matrix.python, places)
-            imports = importguard.resolve(python, matrix.import_check, wt, env)
-            before = tree_state(wt)
-            cases = run_cases(matrix, places, side_dir, plan.role, jobs, progress)
-            changed = side_changes(before, tree_state(wt))
         evidence = SideEvidence(
             role=plan.role,
             rev=plan.rev,
@@ -264,13 +298,83 @@ def run_side(
             own_definitions={c.id: c.definition_sha() for c in own.cases} if own else None,
             own_table_note=note,
             own_compare={c.id: c.compare for c in own.cases} if own else None,
-            imports=imports,
             setup=setup,
-            cases=cases,
             worktree=str(wt),
-            changed=tuple(changed),
         )
-    return replace(evidence, worktree_removed=place.removed or place.keep)
+        if any(s.status != "ok" for s in setup):
+            cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
+        else:
+            if not place.reused:
+                place.record()
+            python = substitute(matrix.python, places)
+            imports = importguard.resolve(python, matrix.import_check, wt, env)
+            evidence = replace(evidence, imports=imports)
+            ledger.save_side(side_dir, evidence)
+            before = tree_state(wt)
+            cases = run_cases(
+                matrix, places, side_dir, plan.role, how.jobs, progress, how.budget, how.done
+            )
+            evidence = replace(evidence, changed=tuple(side_changes(before, tree_state(wt))))
+    return replace(evidence, cases=cases, worktree_removed=place.removed or place.keep)
+
+
+def _set_up(
+    matrix: Matrix,
+    place: setups.Place,
+    places: Mapping[str, str],
+    side_dir: Path,
+    budget: threading.Semaphore | None,
+) -> tuple[list[str], tuple[SetupStep, ...]]:
+    """The side's dirty paths before setup, and its setup steps (or the note of a reuse)."""
+    wt = place.path
+    if place.reused:
+        return [], (SetupStep(f"(reused {wt}: same commit and setup)", "ok", 0, 0.0),)
+    git.refresh_index(wt)
+    dirty = git.dirty_paths(wt)
+    with budget or contextlib.nullcontext():
+        setup = run_setup(matrix, places, side_dir)
+    if place.why_not and place.keep:
+        setup = (SetupStep(f"(set up again: {place.why_not})", "ok", 0, 0.0), *setup)
+    return dirty, setup
+
+
+def run_sides(
+    repo: Path,
+    plans: Sequence[SidePlan],
+    matrix: Matrix,
+    table_path: str,
+    run_dir: Path,
+    jobs: int,
+    progress: Progress | None = None,
+    done: Mapping[str, Mapping[str, CaseEvidence]] | None = None,
+    full: Matrix | None = None,
+) -> list[SideEvidence]:
+    """Both sides at once under one budget: `jobs` processes in all, each side running at
+    most half of them (rounded up), since a side's cases share its worktree."""
+    stop.clear()
+    budget = threading.BoundedSemaphore(jobs)
+    per_side = max(1, -(-jobs // 2))
+    done = done or {}
+    with ThreadPoolExecutor(max_workers=len(plans)) as pool:
+        futures = [
+            pool.submit(
+                run_side,
+                repo,
+                plan,
+                matrix,
+                table_path,
+                run_dir,
+                SideRun(per_side, budget, done.get(plan.role, {}), full),
+                progress,
+            )
+            for plan in plans
+        ]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            stop.set()
+            proc.kill_all(cases_only=True)  # each side then removes its own worktree
+            raise
 
 
 def tree_state(wt: Path) -> dict[str, str]:

@@ -1,0 +1,134 @@
+"""Both sides at once under one --jobs budget, the same answer for any --jobs, and a run
+killed mid-way resumed: only cases without complete evidence run again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support import PY, Repo, snapshot
+
+from fidelity.cli.main import main
+from fidelity.matrix import gate, rejudge
+from fidelity.matrix.outcome import Outcome
+
+CASE = (
+    "import os, sys, time, pathlib\n"
+    "log = pathlib.Path(os.environ['RUNS_LOG'])\n"
+    "with log.open('a') as f: f.write(sys.argv[2] + '\\n')\n"
+    "time.sleep(float(sys.argv[3]))\n"
+    "pathlib.Path(sys.argv[1], 'r.txt').write_text(pathlib.Path('v.txt').read_text() + sys.argv[2])\n"
+)
+
+
+def table(n: int, sleep: float, log: Path) -> str:
+    return f"[matrix]\nenv = {{ RUNS_LOG = {json.dumps(str(log))} }}\n" + "\n".join(
+        f'[[case]]\nid = "c{i}"\nargv = [{json.dumps(PY)}, "case.py", "{{out}}", "c{i}", "{sleep}"]\n'
+        f'outputs = ["r.txt"]\ntimeout_s = 60\n'
+        for i in range(n)
+    )
+
+
+def evidence(outcome: Outcome) -> dict[str, object]:
+    return {
+        "verdicts": {r.case_id: str(r.verdict) for r in outcome.comparison.cases},
+        "findings": sorted(f.code for f in outcome.findings),
+        "outputs": {cid: dict(e.outputs) for cid, e in outcome.candidate.cases.items()},
+        "exit": outcome.exit_code,
+    }
+
+
+def test_every_jobs_gives_the_same_verdicts_and_evidence(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("jobs")
+    base = repo.commit(
+        {"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(6, 0, tmp_path / "log")}
+    )
+    repo.commit({"v.txt": "2"})
+    runs = [gate.run(repo.path, base, "HEAD", "cases/matrix.toml", jobs=j) for j in (1, 2, 4)]
+    assert evidence(runs[0]) == evidence(runs[1]) == evidence(runs[2])
+    assert runs[0].exit_code == 1 and len(runs[0].comparison.cases) == 6
+
+
+def _count(log: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for line in log.read_text().split():
+        counts[line] = counts.get(line, 0) + 1
+    return counts
+
+
+def test_a_run_killed_mid_way_resumes_only_what_it_had_not_done(
+    make_repo, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("resume")
+    log = tmp_path / "runs.log"
+    repo.commit({"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(6, 0.4, log)})
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "fidelity", "-q", "run", "--repo", str(repo.path),
+            "--baseline", "HEAD", "--jobs", "2", "--out", str(out)]  # fmt: skip
+    killed = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(list(out.glob("*/cases/*/evidence.json"))) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    finished_before = {
+        p.parent.name + "/" + p.parent.parent.parent.name
+        for p in out.glob("*/cases/*/evidence.json")
+    }
+    assert 4 <= len(finished_before) < 12 and not (out / "run.json").exists()
+    assert main(["compare", str(out)]) == 2
+    assert "is an incomplete run" in capsys.readouterr().err
+    ran_before = _count(log)
+    assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
+    ran_again = {k: v - ran_before.get(k, 0) for k, v in _count(log).items()}
+    for case in (f"c{i}" for i in range(6)):
+        sides_done = sum(1 for done in finished_before if done.startswith(case + "/"))
+        if sides_done == 2:
+            assert ran_again.get(case, 0) == 0, (case, ran_again)  # kept, not run again
+        else:  # (a case the killed run had started may still log its start late)
+            assert ran_again.get(case, 0) >= 2 - sides_done, (case, ran_again)
+    assert rejudge.recompare(out).exit_code == 0
+    assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 2  # complete
+
+
+def _begun(repo: Repo, tmp_path: Path) -> Path:
+    """A run directory as a killed run leaves it: a plan, some evidence, no run.json."""
+    out = tmp_path / "begun"
+    gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=out)
+    (out / "run.json").unlink()
+    return out
+
+
+@pytest.fixture
+def begun(make_repo, tmp_path: Path) -> tuple[Repo, Path]:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("refuse")
+    repo.commit({"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(2, 0, tmp_path / "log")})
+    return repo, _begun(repo, tmp_path)
+
+
+def test_resume_refuses_a_changed_table(begun: tuple[Repo, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+    repo, out = begun
+    before = snapshot(repo.path)
+    (repo.path / "cases" / "matrix.toml").write_text(table(3, 0, Path("/tmp/x")))
+    assert main(["run", "--repo", str(repo.path), "--resume", str(out)]) == 2
+    assert "is not the one this run began with" in capsys.readouterr().err
+    assert snapshot(repo.path) != before  # (only our own edit of the table)
+
+
+def test_resume_refuses_a_side_that_moved(begun: tuple[Repo, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+    repo, out = begun
+    repo.commit({"v.txt": "2"})
+    assert main(["run", "--repo", str(repo.path), "--resume", str(out)]) == 2
+    assert "but this run began at" in capsys.readouterr().err
+
+
+def test_a_resumed_run_with_nothing_left_only_judges(begun: tuple[Repo, Path]) -> None:
+    repo, out = begun
+    assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
+    assert (out / "run.json").is_file()
