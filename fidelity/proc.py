@@ -172,19 +172,23 @@ def _strays(marker: str | None) -> list[str]:
 
 def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
     """Processes a finished command left running, killed: its group, and (when adopting
-    orphans) descendants that left the group but carry the command's marker."""
+    orphans) descendants that left the group but carry the command's marker. Cheap when
+    nothing was left: one signal-0 probe; /proc is read only to name what is found."""
     found: list[str] = []
     if marker is not None and _adopting:
         with _live_lock:
             found += _strays(marker)
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return tuple(found)
     members = _group_members(pgid)
     found += [_name(pid) for pid in members]
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, 0)  # without /proc (not Linux) this is all that can be known
         os.killpg(pgid, signal.SIGKILL)
-        if not found and not sys.platform.startswith("linux"):
-            found.append(f"process group {pgid}: members still running")
-    if found and marker is not None and _adopting:
+    if not members and not sys.platform.startswith("linux"):
+        found.append(f"process group {pgid}: members still running")
+    if members and marker is not None and _adopting:
         deadline = time.monotonic() + 0.5
         while time.monotonic() < deadline:  # the killed group's orphans reach us a moment later
             time.sleep(0.05)

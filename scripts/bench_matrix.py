@@ -1,20 +1,20 @@
-"""Overhead of `fidelity run` beyond the case commands themselves, and the demo's wall time.
+"""fidelity run against a plain shell script doing the same work, through the installed CLI.
 
-Builds a repository with N trivial cases (each writes one output and one cache file), then
-times in one process run: the N case commands run directly, twice over (the floor: what
-any harness must spend), and `fidelity run` over the same table with `--jobs 1` and
-`--jobs 2`. The overhead per case is (gate wall time - floor) / (2 N): worktree add and
-remove, the cleanliness check, the import guard, hashing and the manifest. Figures are
-ratios within one run; the machine is shared and noisy. The demo (`fidelity demo`, as a
-user runs it) is timed end to end against its one-minute budget.
-Usage: python scripts/bench_matrix.py [--cases N] [--repeats R]
+For each size, a repository gets N cases that each write one small file (or sleep a
+second first, for the slow set). The plain script does what any harness must: two
+`git worktree add --detach`, every case run in its worktree, `sha256sum` of each output,
+a comparison, the worktrees removed. `fidelity run` is timed with --jobs 1 and --jobs 2
+(both sides at once), as a user runs it (a fresh process: start-up included), and its
+peak RSS read from wait4(). Figures are ratios to the script measured in the same run.
+Also: `fidelity --version` and `python -c pass` (the interpreter's own start-up).
+Usage: python scripts/bench_matrix.py [--sizes 20,200,1000] [--slow 20] [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -22,96 +22,145 @@ import tempfile
 import time
 from pathlib import Path
 
-from fidelity.matrix import gate
+SCRIPT = r"""set -eu
+repo=$1; out=$2; n=$3; pause=$4
+for side in base cand; do
+  git -C "$repo" worktree add -q --detach "$out/wt-$side" HEAD
+  i=0
+  while [ "$i" -lt "$n" ]; do
+    mkdir -p "$out/$side/c$i"
+    (cd "$out/wt-$side" &&
+      sh -c 'sleep "$3"; printf %s "$1" > "$2/r.txt"' _ "c$i" "$out/$side/c$i" "$pause")
+    i=$((i + 1))
+  done
+done
+moved=0; i=0
+while [ "$i" -lt "$n" ]; do
+  a=$(sha256sum "$out/base/c$i/r.txt" | cut -d' ' -f1)
+  b=$(sha256sum "$out/cand/c$i/r.txt" | cut -d' ' -f1)
+  [ "$a" = "$b" ] || moved=$((moved + 1))
+  i=$((i + 1))
+done
+for side in base cand; do git -C "$repo" worktree remove --force "$out/wt-$side"; done
+echo "moved $moved"
+"""
 
-CASE = (
-    "import os, sys; open(sys.argv[1] + '/r.txt', 'w').write('x'); "
-    "open(os.environ['CACHE'] + '/c.txt', 'w').write('y')"
-)
 
-
-def build(where: Path, cases: int) -> Path:
-    repo = where / "repo"
-    (repo / "cases").mkdir(parents=True)
-    lines = ['[matrix]\nname = "bench"\nimport_check = ["benchpkg"]\n']
-    for i in range(cases):
-        lines.append(
-            f'[[case]]\nid = "c{i}"\nargv = [{json.dumps(sys.executable)}, "-c", '
-            f'{json.dumps(CASE)}, "{{out}}"]\noutputs = ["r.txt"]\ncache_env = "CACHE"\n'
-        )
-    (repo / "cases" / "matrix.toml").write_text("\n".join(lines))
-    (repo / "benchpkg").mkdir()
-    (repo / "benchpkg" / "__init__.py").write_text("")
+def git(repo: Path, *args: str) -> None:
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@x.invalid",
+        "GIT_AUTHOR_EMAIL": "b@b.invalid",
         "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@x.invalid",
+        "GIT_COMMITTER_EMAIL": "b@b.invalid",
     }
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "bench"]):
-        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def build(where: Path, n: int, pause: float) -> Path:
+    repo = where / f"repo-{n}-{pause}"
+    (repo / "cases").mkdir(parents=True)
+    cases = [
+        f'[[case]]\nid = "c{i}"\nargv = ["sh", "-c", "sleep \\"$3\\"; printf %s \\"$1\\" > '
+        f'\\"$2/r.txt\\"", "_", "c{i}", "{{out}}", "{pause}"]\noutputs = ["r.txt"]\n'
+        for i in range(n)
+    ]
+    (repo / "cases" / "matrix.toml").write_text("\n".join(cases))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "bench")
     return repo
 
 
-def floor(repo: Path, cases: int) -> float:
-    """The case commands alone, run directly, for both sides."""
-    out = repo.parent / "floor"
-    out.mkdir(exist_ok=True)
-    env = {**os.environ, "CACHE": str(out)}
+def timed(argv: list[str], cwd: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MiB (wait4) and exit code of one process."""
     start = time.perf_counter()
-    for _ in range(2 * cases):
-        subprocess.run([sys.executable, "-c", CASE, str(out)], env=env, check=True)
-    return time.perf_counter() - start
+    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
-def gated(repo: Path, jobs: int, n: int) -> float:
-    start = time.perf_counter()
-    outcome = gate.run(
-        repo,
-        "HEAD",
-        "HEAD",
-        "cases/matrix.toml",
-        harness_rev="HEAD",
-        out=repo.parent / f"run-{jobs}-{n}",
-        jobs=jobs,
+def median_run(make_argv, cwd: Path, repeats: int, scratch: Path) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    walls, peaks = [], []
+    for k in range(repeats):
+        out = scratch / f"out-{time.monotonic_ns()}-{k}"
+        wall, peak, code = timed(make_argv(out), cwd)
+        if code not in (0,):
+            raise SystemExit(f"{make_argv(out)} exited {code}")
+        walls.append(wall)
+        peaks.append(peak)
+        shutil.rmtree(out, ignore_errors=True)
+    return statistics.median(walls), max(peaks)
+
+
+def measure(tmp: Path, n: int, pause: float, repeats: int) -> list[str]:
+    repo = build(tmp, n, pause)
+    script = tmp / "plain.sh"
+    script.write_text(SCRIPT)
+    plain, _ = median_run(
+        lambda out: ["sh", str(script), str(repo), str(out), str(n), str(pause)], repo, repeats, tmp
     )
-    assert outcome.exit_code == 0, outcome.findings
-    return time.perf_counter() - start
+    rows = []
+    kind = f"{n} cases of about {pause:g} s" if pause else f"{n} trivial cases"
+    for jobs in (1, 2):
+        wall, peak = median_run(
+            lambda out, j=jobs: [
+                "fidelity",
+                "-q",
+                "run",
+                "--baseline",
+                "HEAD",
+                "--jobs",
+                str(j),
+                "--out",
+                str(out),
+            ],
+            repo,
+            repeats,
+            tmp,
+        )
+        name = f"matrix-{n}{'-slow' if pause else ''}-jobs{jobs}"
+        per_case = (wall - plain) / (2 * n) * 1000
+        rows.append(
+            f"{name}: {wall / plain:.2f}x the plain script ({wall:.2f} s vs {plain:.2f} s, "
+            f"{kind} x 2 sides, median of {repeats}); {per_case:+.1f} ms per case and side; "
+            f"peak RSS {peak:.0f} MiB"
+        )
+    shutil.rmtree(repo, ignore_errors=True)
+    return rows
 
 
-def demo_time(where: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "fidelity", "--quiet", "demo", "--dir", str(where / "demo")],
-        check=True,
-        capture_output=True,
+def startup(repeats: int) -> str:
+    def best(argv: list[str]) -> float:
+        return min(timed(argv, Path.cwd())[0] for _ in range(repeats))
+
+    version, bare = best(["fidelity", "--version"]), best([sys.executable, "-c", "pass"])
+    return (
+        f"cli-version: {version:.3f} s for `fidelity --version` (python -c pass: {bare:.3f} s), "
+        f"best of {repeats}"
     )
-    return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=20)
+    parser.add_argument("--sizes", default="20,200,1000")
+    parser.add_argument("--slow", type=int, default=20, help="cases of about 1 s (0: none)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        repo = build(Path(tmp), args.cases)
-        floors, one, two = [], [], []
-        for n in range(args.repeats):
-            floors.append(floor(repo, args.cases))
-            one.append(gated(repo, 1, n))
-            two.append(gated(repo, 2, n))
-        demo = demo_time(Path(tmp))
-    f, g1, g2 = (statistics.median(x) for x in (floors, one, two))
-    per = 2 * args.cases
-    print(f"{args.cases} cases x 2 sides, median of {args.repeats}")
-    print(f"floor (commands alone): {f:.3f} s = {f / per * 1000:.1f} ms per case-side")
-    print(
-        f"fidelity run --jobs 1:  {g1:.3f} s; overhead {(g1 - f) / per * 1000:.1f} ms per case-side"
-    )
-    print(f"fidelity run --jobs 2:  {g2:.3f} s; ratio to floor {g2 / f:.2f}")
-    print(f"fidelity demo end to end: {demo:.2f} s (budget 60 s)")
+    if shutil.which("fidelity") is None:
+        sys.exit("install fidelity first (pip install .): this measures the installed CLI")
+    tmp = Path(tempfile.mkdtemp(prefix="bench-matrix-"))
+    try:
+        print(startup(max(5, args.repeats)), flush=True)
+        for n in (int(s) for s in args.sizes.split(",") if s):
+            for row in measure(tmp, n, 0.0, args.repeats if n < 1000 else 1):
+                print(row, flush=True)
+        if args.slow:
+            for row in measure(tmp, args.slow, 1.0, 1):
+                print(row, flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

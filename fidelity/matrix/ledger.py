@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from fidelity.matrix.evidence import (
     CaseEvidence,
     CaseStatus,
     SideEvidence,
+    case_to_json,
     side_from_json,
     side_to_json,
 )
@@ -70,7 +71,7 @@ def read_plan(run_dir: Path) -> dict[str, Any]:
 
 
 def save_case(case_dir: Path, evidence: CaseEvidence) -> None:
-    write_json(case_dir / EVIDENCE, asdict(evidence))
+    write_json(case_dir / EVIDENCE, case_to_json(evidence))
 
 
 def _intact(case_dir: Path, ev: CaseEvidence) -> bool:
