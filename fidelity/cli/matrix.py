@@ -61,6 +61,18 @@ def register(sub: Any) -> None:
         help="run only the cases with this tag (repeatable; with --case, either selects)",
     )
     run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run shard K of N: a deterministic share of the cases for one CI job "
+        "(merge the shards with `fidelity merge`); an empty shard is valid",
+    )
+    run.add_argument(
+        "--shard-durations",
+        type=Path,
+        metavar="RUN_DIR",
+        help="balance the shards by the case durations of an earlier run (else by count)",
+    )
+    run.add_argument(
         "--expect",
         metavar="FILE",
         help="the predicted move set, read from the harness like the table; the verdict is "
@@ -68,6 +80,18 @@ def register(sub: Any) -> None:
     )
     _reports(run)
     run.set_defaults(handler=_run)
+
+    merge = sub.add_parser(
+        "merge",
+        help="combine the shards of one run into one run directory, and judge it",
+        description="Refuses shards of different harness revisions, tables, commits or "
+        "predictions; a declared case that ran in no shard, or in two, is a finding. "
+        "compare, verify and the reports then read the merged run as any run.",
+    )
+    merge.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
+    merge.add_argument("--out", type=Path, required=True, metavar="DIR", help="the merged run")
+    _reports(merge)
+    merge.set_defaults(handler=_merge)
 
     compare = sub.add_parser(
         "compare", help="re-render the verdict of a run directory, re-checking its evidence"
@@ -141,6 +165,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             expect=args.expect,
             select=[*args.case, *(f"tag:{t}" for t in args.tag)],
             resume=args.resume,
+            shard=args.shard,
+            durations=_durations(args.shard_durations),
         )
     return _show(outcome, args, console)
 
@@ -160,6 +186,19 @@ def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
         render.outcome(console, outcome, args.all, plain=args.quiet)
     code: int = outcome.exit_code
     return code
+
+
+def _durations(run_dir: Path | None) -> dict[str, float] | None:
+    from fidelity.matrix import rundir
+
+    return rundir.durations(run_dir) if run_dir is not None else None
+
+
+def _merge(args: argparse.Namespace, console: Console) -> int:
+    from fidelity.matrix import merge
+
+    options.check_writable(args.json, args.markdown, args.junit)
+    return _show(merge.merge(args.run_dirs, args.out), args, console)
 
 
 def _compare(args: argparse.Namespace, console: Console) -> int:

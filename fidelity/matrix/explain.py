@@ -39,7 +39,7 @@ def explanations(
     base: SideEvidence,
     cand: SideEvidence,
     specs: Mapping[str, Specs],
-    origin: Path | None = None,
+    origin: Path | Mapping[str, Path] | None = None,
 ) -> dict[str, list[OutputDiff]]:
     """Value-aware explanations of every changed output that has a comparison spec.
 
@@ -51,7 +51,7 @@ def explanations(
         b, c = base.cases.get(case_id), cand.cases.get(case_id)
         if b is None or c is None or {b.status, c.status} != {CaseStatus.OK}:
             continue  # a failed side's outputs explain nothing
-        where = origin or run_dir
+        where = origin.get(case_id, run_dir) if isinstance(origin, Mapping) else origin or run_dir
         neutral = Neutral.of(own_paths(where, base, case_id), own_paths(where, cand, case_id))
         for name in file_delta(b.outputs, c.outputs).changed:
             spec = spec_for(name, case_specs)

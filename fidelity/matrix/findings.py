@@ -42,6 +42,8 @@ class Code(enum.StrEnum):
     PARTIAL_PREDICTION = "partial-prediction"
     IGNORE_UNMATCHED = "ignore-unmatched"
     UNEXPECTED_OUTPUT = "unexpected-output"
+    SHARD_MISSING = "shard-missing"
+    SHARD_DUPLICATED = "shard-duplicated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +222,7 @@ def provenance(
             found.append(Finding(Code.MISSING_EVIDENCE, result.detail, case_id=result.case_id))
         elif result.verdict is Verdict.DEFINITION_DIFFERS:
             found.append(Finding(Code.DEFINITION_DIFFERS, result.detail, case_id=result.case_id))
-    if comparison.summary.compared == 0:
+    if comparison.summary.compared == 0 and comparison.summary.declared > 0:
         found.append(
             Finding(
                 Code.NOTHING_COMPARED,

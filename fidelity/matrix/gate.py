@@ -14,8 +14,9 @@ from typing import Any
 
 from fidelity import git, proc, repo_state
 from fidelity.errors import UsageError
-from fidelity.matrix import ledger, predict, rundir
+from fidelity.matrix import ledger, predict, rundir, shards
 from fidelity.matrix.compare import compare
+from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import explanations
 from fidelity.matrix.findings import Harness, provenance
 from fidelity.matrix.harness import read_harness, read_prediction, table_path
@@ -41,6 +42,8 @@ def run(
     expect: str | Path | None = None,
     select: Sequence[str] = (),
     resume: Path | None = None,
+    shard: str | None = None,
+    durations: Mapping[str, float] | None = None,
 ) -> Outcome:
     """Run both sides under one harness table, compare, and write the run directory.
 
@@ -56,6 +59,7 @@ def run(
     if began is not None:
         harness_rev, cases = began["harness_rev"], began["table_path"]
         expect, select = began["expect"], began["selectors"]
+        shard, durations = began.get("shard"), began.get("durations")
         baseline = baseline or began["sides"]["baseline"]["rev"]
         candidate = candidate or began["sides"]["candidate"]["rev"]
     if baseline is None or candidate is None:
@@ -63,7 +67,7 @@ def run(
     rel = table_path(repo, cases)
     harness, full = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
-    matrix, selection = choose(full, select)
+    matrix, selection = choose(full, select, shard, durations)
     plans = [
         SidePlan("baseline", baseline, git.rev_parse(repo, baseline)),
         SidePlan("candidate", candidate, git.rev_parse(repo, candidate)),
@@ -82,9 +86,13 @@ def run(
         started, done = _now(), {}
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         run_dir = rundir.prepare(out, repo, f"{stamp}-{plans[0].sha[:7]}-{plans[1].sha[:7]}")
-        ledger.write_plan(run_dir, _plan(harness_rev, rel, harness, plans, expect, select, started))
-    with proc.adopting():  # a case's descendant that escapes its group comes back to us
-        base, cand = run_sides(repo, plans, matrix, rel, run_dir, jobs, progress, done, full)
+        plan = _plan(harness_rev, rel, harness, plans, expect, select, started)
+        ledger.write_plan(run_dir, {**plan, "shard": shard, "durations": durations})
+    if matrix.cases:
+        with proc.adopting():  # a case's descendant that escapes its group comes back to us
+            base, cand = run_sides(repo, plans, matrix, rel, run_dir, jobs, progress, done, full)
+    else:  # an empty shard: nothing to check out or run
+        base, cand = (SideEvidence(p.role, p.rev, p.sha) for p in plans)
     declared = tuple((c.id, c.definition_sha()) for c in matrix.cases)
     specs = {c.id: c.compare for c in matrix.cases}
     comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, run_dir))
@@ -92,7 +100,7 @@ def run(
     changes = tuple(repo_state.changes(before, repo_state.snapshot(repo), own))
     findings = provenance(harness, base, cand, comparison, specs, changes)
     findings += prediction_findings(prediction, selection)
-    judged, code = decide(comparison, findings, prediction)
+    judged, code = decide(comparison, findings, prediction, selection)
     times = {"started": started, "finished": _now()}
     if began is not None:
         times["resumed"] = _now()
@@ -154,13 +162,28 @@ def _same_as_began(began: Mapping[str, Any], table_sha: str, plans: Sequence[Sid
             )
 
 
-def choose(matrix: Matrix, selectors: Sequence[str]) -> tuple[Matrix, Selection | None]:
-    """The cases the selectors name (ids or `tag:` selectors); UsageError for one that
-    names no case."""
-    if not selectors:
+def choose(
+    matrix: Matrix,
+    selectors: Sequence[str],
+    shard: str | None = None,
+    durations: Mapping[str, float] | None = None,
+) -> tuple[Matrix, Selection | None]:
+    """The cases the selectors name (ids or `tag:` selectors), then one shard of them;
+    UsageError for a selector that names no case or a malformed shard."""
+    if not selectors and shard is None:
         return matrix, None
-    tags = {c.id: c.tags for c in matrix.cases}
-    chosen = predict.resolve(selectors, tags, "--case/--tag")
-    cases = tuple(c for c in matrix.cases if c.id in chosen)
-    selection = Selection(tuple(selectors), tuple(c.id for c in cases), len(matrix.cases))
+    cases = matrix.cases
+    if selectors:
+        tags = {c.id: c.tags for c in matrix.cases}
+        chosen = predict.resolve(selectors, tags, "--case/--tag")
+        cases = tuple(c for c in cases if c.id in chosen)
+    k_of_n = shards.parse(shard) if shard is not None else None
+    if k_of_n is not None:
+        mine = set(shards.assign([c.id for c in cases], k_of_n[1], durations)[k_of_n[0] - 1])
+        cases = tuple(c for c in cases if c.id in mine)
+    shown = (*selectors, *([f"shard:{shard}"] if shard else []))
+    every = tuple((c.id, c.definition_sha()) for c in matrix.cases)
+    selection = Selection(
+        shown, tuple(c.id for c in cases), len(matrix.cases), k_of_n, every if k_of_n else ()
+    )
     return replace(matrix, cases=cases), selection

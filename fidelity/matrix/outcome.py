@@ -22,24 +22,35 @@ WORKTREE = "WORKTREE"  # the harness revision's name when the table is read from
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """A partial run: the cases --case/--tag chose, of how many the table declares."""
+    """A partial run: the cases --case/--tag (or one --shard) chose, of the table's."""
 
     selectors: tuple[str, ...]
     selected: tuple[str, ...]
     declared: int
+    shard: tuple[int, int] | None = None  # K of N
+    all: tuple[tuple[str, str], ...] = ()  # every declared (id, definition sha): for merge
 
     def to_json(self) -> dict[str, Any]:
         return {
             "selectors": list(self.selectors),
             "selected": list(self.selected),
             "declared": self.declared,
+            "shard": list(self.shard) if self.shard else None,
+            "all": [list(pair) for pair in self.all],
         }
 
     @staticmethod
     def from_json(data: Mapping[str, Any] | None) -> Selection | None:
         if not data:
             return None
-        return Selection(tuple(data["selectors"]), tuple(data["selected"]), data["declared"])
+        shard = data.get("shard")
+        return Selection(
+            tuple(data["selectors"]),
+            tuple(data["selected"]),
+            data["declared"],
+            (shard[0], shard[1]) if shard else None,
+            tuple((i, d) for i, d in data.get("all", ())),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +86,10 @@ def prediction_findings(
 
 
 def partial_findings(prediction: Prediction, selection: Selection | None) -> tuple[Finding, ...]:
-    """A partial run cannot confirm a prediction about cases it did not run."""
+    """A partial run cannot confirm a prediction about cases it did not run (a shard's
+    prediction is judged on the merged run instead)."""
+    if selection is not None and selection.shard is not None:
+        return ()
     unrun = sorted(prediction.moved - set(selection.selected)) if selection else []
     if not unrun:
         return ()
@@ -87,9 +101,19 @@ def partial_findings(prediction: Prediction, selection: Selection | None) -> tup
 
 
 def decide(
-    comparison: Comparison, findings: tuple[Finding, ...], prediction: Prediction | None
+    comparison: Comparison,
+    findings: tuple[Finding, ...],
+    prediction: Prediction | None,
+    selection: Selection | None = None,
 ) -> tuple[PredictionVerdict | None, int]:
-    """The exit code: the prediction's verdict when one was stated, else the plain gate's."""
+    """The exit code: the prediction's verdict when one was stated, else the plain gate's.
+    A shard of a predicted run only collects evidence (3 on a finding, else 0); the merged
+    run is judged. An empty shard holds nothing and fails nothing."""
+    shard = selection is not None and selection.shard is not None
+    if shard and not comparison.cases:
+        return None, 3 if findings else 0
+    if shard and prediction is not None:
+        return None, 3 if findings else 0
     if prediction is None:
         return None, exit_code(comparison, findings)
     judged = predict.judge(comparison, prediction.moved, findings)

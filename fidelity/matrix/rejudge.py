@@ -67,7 +67,9 @@ def _integrity(
 def recompare(run_dir: Path) -> Outcome:
     """Re-render the verdict from a run directory alone, re-checking its evidence files."""
     record = rundir.read(run_dir)
-    origin = Path(record.raw.get("run_dir", run_dir))  # where the sides wrote their paths
+    origin: Path | dict[str, Path] = Path(record.raw.get("run_dir", run_dir))  # its own paths
+    if "origins" in record.raw:  # a merged run: each case ran in its shard's directory
+        origin = {cid: Path(path) for cid, path in record.raw["origins"].items()}
     explained = explanations(run_dir, record.baseline, record.candidate, record.specs, origin)
     comparison = compare(record.declared, record.baseline, record.candidate, explained)
     findings = provenance(
@@ -85,7 +87,7 @@ def recompare(run_dir: Path) -> Outcome:
     prediction = predict.from_json(record.raw.get("prediction"))
     selection = Selection.from_json(record.raw.get("selection"))
     findings += prediction_findings(prediction, selection)
-    judged, code = decide(comparison, findings, prediction)
+    judged, code = decide(comparison, findings, prediction, selection)
     return Outcome(
         run_dir,
         record.harness,
@@ -134,5 +136,5 @@ def verify(run_dir: Path, expect: Path | None) -> Outcome:
     findings = outcome.findings + tuple(extra)
     if recorded is None:
         findings += partial_findings(given, outcome.selection)
-    judged, code = decide(outcome.comparison, findings, prediction)
+    judged, code = decide(outcome.comparison, findings, prediction, outcome.selection)
     return replace(outcome, findings=findings, prediction=prediction, judged=judged, exit_code=code)

@@ -191,3 +191,13 @@ def _fresh(out: Path) -> Path:
         )
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def durations(run_dir: Path) -> dict[str, float]:
+    """Each case's time on both sides in a stored run: what --shard-durations balances."""
+    record = read(run_dir)
+    return {
+        cid: ev.duration_s + record.candidate.cases[cid].duration_s
+        for cid, ev in record.baseline.cases.items()
+        if cid in record.candidate.cases
+    }

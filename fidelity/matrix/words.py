@@ -114,6 +114,14 @@ def prediction_lines(outcome: Outcome) -> list[str]:
 def verdict(outcome: Outcome) -> str:
     s, j = outcome.comparison.summary, outcome.judged
     code = outcome.exit_code
+    shard = outcome.selection.shard if outcome.selection else None
+    if shard is not None and code != 3 and (j is None and outcome.prediction or not s.declared):
+        k, n = shard
+        return (
+            f"SHARD {k}/{n}: evidence kept for {s.declared} of "
+            f"{outcome.selection.declared if outcome.selection else s.declared} declared cases; "
+            "merge the shards (fidelity merge) to judge the run (exit 0)"
+        )
     if code == 3:
         return (
             f"UNTRUSTED: {len(outcome.findings)} provenance findings; {s.compared} of "

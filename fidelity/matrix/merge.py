@@ -1,0 +1,180 @@
+"""`fidelity merge RUN_DIR... --out DIR`: shards of one run, combined and judged as one.
+
+Shards must be of the same run: the same harness revision and table, the same baseline
+and candidate commits, the same prediction (or none), each run.json intact. The merged
+run proves every declared case ran exactly once: a case in no shard, or in two, is a
+finding. compare, verify and the reports read it as any run.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from fidelity.errors import UsageError
+from fidelity.matrix import predict, rundir
+from fidelity.matrix.compare import compare
+from fidelity.matrix.evidence import CaseEvidence, SideEvidence, side_to_json
+from fidelity.matrix.explain import explanations
+from fidelity.matrix.findings import Code, Finding, provenance
+from fidelity.matrix.outcome import Outcome, decide, prediction_findings
+from fidelity.matrix.rundir import RunRecord
+
+ROLES = ("baseline", "candidate")
+
+
+def _same(records: Sequence[RunRecord], dirs: Sequence[Path]) -> None:
+    """UsageError naming the first thing the shards do not share."""
+
+    def key(r: RunRecord) -> dict[str, Any]:
+        prediction = (r.raw.get("prediction") or {}).get("sha256")
+        selection = r.raw.get("selection") or {}
+        return {
+            "harness revision": (r.harness.rev, r.harness.sha),
+            "case table": r.harness.table_sha256,
+            "baseline commit": r.baseline.sha,
+            "candidate commit": r.candidate.sha,
+            "prediction": prediction,
+            "declared cases": [tuple(p) for p in selection.get("all", [])],
+            "number of shards": (selection.get("shard") or [0, 0])[1],
+        }
+
+    first = key(records[0])
+    for record, where in zip(records[1:], dirs[1:], strict=True):
+        other = key(record)
+        for what, value in first.items():
+            if other[what] != value:
+                raise UsageError(
+                    f"{where} is not a shard of the same run as {dirs[0]}: its {what} differs; "
+                    "merge only shards of one `fidelity run --shard K/N` invocation"
+                )
+    if not first["declared cases"]:
+        raise UsageError(f"{dirs[0]} is not a shard (run it with --shard K/N)")
+
+
+def _side(sides: Sequence[SideEvidence], cases: Mapping[str, CaseEvidence]) -> SideEvidence:
+    """One side from its shards: every case, and every shard's facts."""
+    first = sides[0]
+    imports = {i.module: i for s in sides for i in s.imports if not i.inside}
+    imports.update({i.module: i for s in sides for i in s.imports if i.module not in imports})
+    return replace(
+        first,
+        source_dirty=any(s.source_dirty for s in sides),
+        dirty_paths=tuple(dict.fromkeys(p for s in sides for p in s.dirty_paths)),
+        imports=tuple(imports.values()),
+        setup=tuple(step for s in sides for step in s.setup),
+        cases=dict(cases),
+        worktree="; ".join(dict.fromkeys(s.worktree for s in sides if s.worktree)),
+        worktree_removed=all(s.worktree_removed for s in sides),
+        changed=tuple(dict.fromkeys(c for s in sides for c in s.changed)),
+    )
+
+
+@dataclass(slots=True)
+class _Gathered:
+    owner: dict[str, int] = field(default_factory=dict)  # case id -> the shard that ran it
+    duplicated: list[str] = field(default_factory=list)
+    cases: dict[str, dict[str, CaseEvidence]] = field(
+        default_factory=lambda: {role: {} for role in ROLES}
+    )
+    origins: dict[str, str] = field(default_factory=dict)
+    entries: dict[str, Any] = field(default_factory=dict)  # case id -> its run.json entry
+
+
+def _gather(records: Sequence[RunRecord], dirs: Sequence[Path], run_dir: Path) -> _Gathered:
+    """Every shard's cases and their files, into run_dir; the first shard of a case wins."""
+    found = _Gathered()
+    for n, (record, where) in enumerate(zip(records, dirs, strict=True), 1):
+        for case_id in record.raw["selection"]["selected"]:
+            if case_id in found.owner:
+                found.duplicated.append(f"{case_id} (shards {found.owner[case_id]} and {n})")
+                continue
+            found.owner[case_id] = n
+            found.origins[case_id] = record.raw.get("run_dir", str(where))
+            for role, side in (("baseline", record.baseline), ("candidate", record.candidate)):
+                if case_id in side.cases:
+                    found.cases[role][case_id] = side.cases[case_id]
+                    source = where / role / "cases" / case_id
+                    if source.is_dir():
+                        shutil.copytree(source, run_dir / role / "cases" / case_id)
+        found.entries.update({c["id"]: c for c in record.raw["matrix"]["cases"]})
+    return found
+
+
+def _shard_findings(order: Sequence[str], found: _Gathered) -> tuple[Finding, ...]:
+    extra = []
+    missing = [c for c in order if c not in found.owner]
+    if missing:
+        why = f"{len(missing)} declared cases ran in no shard: {', '.join(missing[:5])}"
+        extra.append(Finding(Code.SHARD_MISSING, why))
+    if found.duplicated:
+        why = f"cases ran in two shards: {', '.join(found.duplicated[:5])}"
+        extra.append(Finding(Code.SHARD_DUPLICATED, why))
+    return tuple(extra)
+
+
+def merge(dirs: Sequence[Path], out: Path) -> Outcome:
+    """Combine shard run directories into one run directory at out, and judge it."""
+    if not dirs:
+        raise UsageError("name the shard run directories to merge")
+    records = [rundir.read(d) for d in dirs]
+    broken = [(d, r.integrity) for d, r in zip(dirs, records, strict=True) if r.integrity]
+    if broken:
+        raise UsageError(f"{broken[0][0]}: {broken[0][1]}; a shard must be intact to be merged")
+    _same(records, dirs)
+    run_dir = rundir.prepare(out, Path.cwd(), "merged")
+    declared = tuple((i, d) for i, d in records[0].raw["selection"]["all"])
+    order = [case_id for case_id, _ in declared]
+    found = _gather(records, dirs, run_dir)
+    sides = [
+        _side(
+            [getattr(r, role) for r in records],
+            {c: found.cases[role][c] for c in order if c in found.cases[role]},
+        )
+        for role in ROLES
+    ]
+    base, cand = sides
+    specs = {c: found.entries[c].get("compare", {}) for c in order if c in found.entries}
+    origin = {c: Path(p) for c, p in found.origins.items()}
+    comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, origin))
+    changes = tuple(dict.fromkeys(c for r in records for c in r.checkout_changes))
+    findings = provenance(records[0].harness, base, cand, comparison, specs, changes)
+    findings += _shard_findings(order, found)
+    prediction = predict.from_json(records[0].raw.get("prediction"))
+    findings += prediction_findings(prediction)
+    judged, code = decide(comparison, findings, prediction)
+    data = {k: v for k, v in records[0].raw.items() if k != "digest"}
+    data.update(
+        {
+            "matrix": {
+                **records[0].raw["matrix"],
+                "cases": [found.entries[c] for c in order if c in found.entries],
+            },
+            "sides": {"baseline": side_to_json(base), "candidate": side_to_json(cand)},
+            "comparison": asdict(comparison),
+            "findings": [asdict(f) for f in findings],
+            "exit_code": code,
+            "prediction_verdict": asdict(judged) if judged else None,
+            "selection": None,
+            "checkout_changes": list(changes),
+            "run_dir": str(run_dir),
+            "merged_from": [str(d) for d in dirs],
+            "origins": found.origins,
+        }
+    )
+    data = rundir.write(run_dir, data)
+    return Outcome(
+        run_dir,
+        records[0].harness,
+        base,
+        cand,
+        comparison,
+        findings,
+        code,
+        prediction,
+        judged,
+        data,
+    )

@@ -1,0 +1,95 @@
+"""Shards of one run, merged: the same answer as the unsharded run, and refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import Repo
+
+from fidelity.cli.main import main
+from fidelity.matrix import gate, merge, rejudge
+from fidelity.matrix.findings import Code
+from fidelity.matrix.outcome import Outcome
+
+
+def answer(outcome: Outcome) -> dict[str, object]:
+    return {
+        "verdicts": {r.case_id: str(r.verdict) for r in outcome.comparison.cases},
+        "findings": sorted(str(f.code) for f in outcome.findings),
+        "exit": outcome.exit_code,
+    }
+
+
+def shards(repo: Repo, base: str, n: int, tmp: Path, **kw: object) -> list[Path]:
+    dirs = []
+    for k in range(1, n + 1):
+        out = tmp / f"shard-{k}"
+        gate.run(repo.path, base, "HEAD", "cases/matrix.toml", out=out, shard=f"{k}/{n}", **kw)  # type: ignore[arg-type]
+        dirs.append(out)
+    return dirs
+
+
+def test_merged_shards_answer_as_the_unsharded_run(sim_repo: Repo, tmp_path: Path) -> None:
+    base = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"value.txt": "bad\n"})
+    whole = gate.run(sim_repo.path, base, "HEAD", "cases/matrix.toml")
+    merged = merge.merge(shards(sim_repo, base, 2, tmp_path), tmp_path / "merged")
+    assert answer(merged) == answer(whole)
+    assert answer(rejudge.recompare(merged.run_dir)) == answer(whole)
+
+
+def test_an_empty_shard_is_valid(sim_repo: Repo, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    argv = ["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]
+    assert main([*argv, "--shard", "5/5", "--out", str(tmp_path / "empty")]) == 0
+    assert "SHARD 5/5: evidence kept for 0 of 3 declared cases" in capsys.readouterr().out
+
+
+def test_missing_and_duplicated_shards_are_findings(sim_repo: Repo, tmp_path: Path) -> None:
+    one, two = shards(sim_repo, "HEAD", 2, tmp_path)
+    missing = merge.merge([one], tmp_path / "m1")
+    assert Code.SHARD_MISSING in {f.code for f in missing.findings} and missing.exit_code == 3
+    twice = merge.merge([one, two, one], tmp_path / "m2")
+    assert Code.SHARD_DUPLICATED in {f.code for f in twice.findings} and twice.exit_code == 3
+    full = merge.merge([two, one], tmp_path / "m3")
+    assert full.findings == () and full.exit_code == 0
+
+
+def test_merge_refuses_shards_of_different_runs(sim_repo: Repo, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    one = shards(sim_repo, "HEAD", 2, tmp_path / "a")[0]
+    sim_repo.commit({"value.txt": "two\n"})
+    other = shards(sim_repo, "HEAD", 2, tmp_path / "b")[1]
+    assert main(["merge", str(one), str(other), "--out", str(tmp_path / "m")]) == 2
+    assert "is not a shard of the same run" in capsys.readouterr().err
+    edited = shards(sim_repo, "HEAD", 2, tmp_path / "c")
+    run_json = edited[0] / "run.json"
+    run_json.write_text(run_json.read_text().replace('"exit_code": 0', '"exit_code": 1', 1))
+    assert main(["merge", *map(str, edited), "--out", str(tmp_path / "m4")]) == 2
+    assert "edited after the run" in capsys.readouterr().err
+    plain = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "plain")
+    assert main(["merge", str(plain.run_dir), "--out", str(tmp_path / "m5")]) == 2
+
+
+def test_a_predicted_run_in_shards_is_judged_once_merged(
+    sim_repo: Repo, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    base = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit(
+        {"value.txt": "two\n", "cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["a", "b", "c"]\n'}
+    )
+    dirs = shards(sim_repo, base, 3, tmp_path, expect="cases/p.toml")
+    for d in dirs:
+        assert json.loads((d / "run.json").read_text())["exit_code"] == 0  # evidence only
+    merged = merge.merge(dirs, tmp_path / "merged")
+    assert merged.findings == () and merged.judged is not None
+    assert main(["-q", "verify", str(merged.run_dir)]) == 0
+    assert "HELD" in capsys.readouterr().out
+
+
+def test_durations_of_an_earlier_run_balance_the_shards(sim_repo: Repo, tmp_path: Path) -> None:
+    earlier = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "e")
+    argv = ["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD", "--shard", "1/2"]
+    assert (
+        main([*argv, "--shard-durations", str(earlier.run_dir), "--out", str(tmp_path / "s")]) == 0
+    )
+    assert main([*argv[:-2], "--shard", "3/2"]) == 2
