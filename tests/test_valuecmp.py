@@ -233,3 +233,8 @@ def test_a_json_beyond_the_limit_is_a_limit_not_a_guess(tmp_path: Path) -> None:
     d = explain("r.json", base, cand, {"kind": "json"})
     assert d.limit and "over the json comparator's 32 MiB limit" in d.summary
     assert not d.within_tolerance
+
+
+def test_text_that_differs_only_in_undecodable_bytes_or_line_endings_still_moves() -> None:
+    assert not explain("t.txt", b"\x80", b"\x81", {"kind": "text"}).within_tolerance
+    assert not explain("t.txt", b"a\nb\n", b"a\r\nb\r\n", {"kind": "text"}).within_tolerance

@@ -152,12 +152,13 @@ def compare_text(
     limit = int(spec.get("top", TEXT_DIFF_LINES))
     if max(size(base), size(cand)) > TEXT_DIFF_LIMIT_BYTES:
         return _text_in_step(path, base, cand, limit)
-    b_lines = read(base).decode(errors="replace").splitlines()
-    c_lines = read(cand).decode(errors="replace").splitlines()
-    if len(b_lines) == len(c_lines) and all(
-        b == c or neutral.same(b, c) for b, c in zip(b_lines, c_lines, strict=True)
-    ):
-        return OutputDiff(path, "text", True, OWN_PATHS)
+    # surrogateescape keeps undecodable bytes distinct ("replace" would make \x80 == \x81)
+    b_lines = read(base).decode(errors="surrogateescape").splitlines()
+    c_lines = read(cand).decode(errors="surrogateescape").splitlines()
+    if len(b_lines) == len(c_lines):
+        differing = [(b, c) for b, c in zip(b_lines, c_lines, strict=True) if b != c]
+        if differing and all(neutral.same(b, c) for b, c in differing):
+            return OutputDiff(path, "text", True, OWN_PATHS)
     lines = list(difflib.unified_diff(b_lines, c_lines, "baseline", "candidate", lineterm="", n=1))
     changed = sum(1 for line in lines[2:] if line[:1] in "+-")
     shown = _shown(lines, limit, len(lines))
