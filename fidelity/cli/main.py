@@ -26,10 +26,11 @@ from fidelity.cli import (
     matrix,
     options,
     preflight,
+    records,
 )
 from fidelity.errors import FidelityError
 
-COMMANDS = (matrix, demo, docs, history, ab, controls, preflight)
+COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records)
 
 
 def build_parser() -> argparse.ArgumentParser:
