@@ -99,13 +99,13 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
     )
     if args.list:
         for line in render.plan_lines(plan(request)):
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         return 0
     report = run(request)
     options.write(args.json, json.dumps(report.to_json(), indent=2) + "\n")
     if not options.to_stdout(args.json):
         for line in render.lines(report):
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     return report.exit_code()
 
 
