@@ -128,5 +128,7 @@ def _install(args: argparse.Namespace, console: Console) -> int:
 
     for item in hooks.install(git.toplevel(args.repo)):
         note = f" ({item.why})" if item.why else ""
-        console.print(f"{item.action:<9} {item.what}: {item.where}{note}", markup=False)
+        console.print(
+            f"{item.action:<9} {item.what}: {item.where}{note}", markup=False, soft_wrap=True
+        )
     return 0
