@@ -75,14 +75,14 @@ def main() -> None:
             git(clone, "checkout", "-q", "--detach", sha)
             git(clone, "reset", "-q", "--soft", f"{sha}^")
             files = len(git(clone, "diff", "--cached", "--name-only").splitlines())
-            pre, code = seconds([FIDELITY, "-q", "preflight", "--staged"], clone, args.repeats)
+            pre, cpu, code = seconds([FIDELITY, "-q", "preflight", "--staged"], clone, args.repeats)
             plain = sum(seconds([FIDELITY, "-q", *cmd], clone, args.repeats)[0] for cmd in PLAIN)
-            rows.append((sha[:7], files, pre, plain, code))
+            rows.append((sha[:7], files, pre, plain, cpu))
             print(
-                f"{sha[:7]} {files:3d} files: preflight {pre:.3f} s (exit {code}), "
-                f"plain commands {plain:.3f} s"
+                f"{sha[:7]} {files:3d} files: preflight {pre:.3f} s wall, {cpu:.3f} s CPU "
+                f"(exit {code}); plain commands {plain:.3f} s wall"
             )
-        floor, _ = seconds([FIDELITY, "--version"], clone, args.repeats)
+        floor, floor_cpu, _ = seconds([FIDELITY, "--version"], clone, args.repeats)
         if args.profile:
             git(clone, "checkout", "-q", "--detach", shas[0])
             git(clone, "reset", "-q", "--soft", f"{shas[0]}^")
