@@ -4,6 +4,7 @@ the keyed record tables a change touches (`stale`)."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from checkers.errors import ConfigError, NothingToCheck
@@ -92,13 +93,30 @@ def _plan_stale(ctx: Context) -> Plan:
     if section is None:
         return skip_unconfigured("no [[tool.fidelity.records]]")
     entries = section if isinstance(section, list) else []
-    paths = [e.get("path") for e in entries if isinstance(e, dict)]
-    if not all(isinstance(p, str) for p in paths) or not paths:
+    raw = [e.get("path") for e in entries if isinstance(e, dict)]
+    paths = [p for p in raw if isinstance(p, str)]
+    if len(paths) != len(entries) or not paths:
         return Plan("[[tool.fidelity.records]] (to be validated)")
     touched = paths if ctx.config_touched() else [p for p in paths if ctx.changes.touched(p)]
     if touched:
         return Plan(", ".join(touched))
     return skip_unchanged("no configured record changed")
+
+
+def _check_rows(ctx: Context, rows: list[tuple[Any, Any]]) -> list[Any]:
+    """Each row's check; rows naming one commit with the same watched paths and limit share
+    one answer (four git processes each), asked a few at a time."""
+    from fidelity.history import stale
+
+    parent = ctx.parent or ""
+    distinct = {(r.commit, r.watch, s.stale_after): r for r, s in reversed(rows)}
+
+    def one(item: tuple[tuple[str, tuple[str, ...], int], Any]) -> Any:
+        return stale.check_row(ctx.repo, parent, item[1], item[0][2])
+
+    with ThreadPoolExecutor(STALE_THREADS) as pool:
+        answers = dict(zip(distinct, pool.map(one, distinct.items()), strict=True))
+    return [replace(answers[(r.commit, r.watch, s.stale_after)], row=r) for r, s in rows]
 
 
 def _check_stale(ctx: Context) -> GateResult:
@@ -121,11 +139,7 @@ def _check_stale(ctx: Context) -> GateResult:
             rows += [(r, spec) for r in stale.read_rows(data.decode("utf-8", "replace"), spec)]
         except UsageError as exc:
             problems.append(str(exc))
-    parent = ctx.parent or ""
-    with ThreadPoolExecutor(STALE_THREADS) as pool:
-        checks = list(
-            pool.map(lambda rs: stale.check_row(ctx.repo, parent, rs[0], rs[1].stale_after), rows)
-        )
+    checks = _check_rows(ctx, rows)
     for c in checks:
         if not c.ok:
             problems.append(
@@ -139,7 +153,7 @@ def _check_stale(ctx: Context) -> GateResult:
     if not checks:
         why = f"{where}: no rows to check; an empty record proves nothing is fresh"
         return GateResult("stale", Status.UNTRUSTED, why)
-    against = parent[:12] or "no commit"
+    against = (ctx.parent or "")[:12] or "no commit"
     return GateResult("stale", Status.OK, f"{where}: {len(checks)} rows fresh against {against}")
 
 
