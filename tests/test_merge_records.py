@@ -235,3 +235,18 @@ def test_merging_row_edits_loses_no_row_and_duplicates_no_key(
     keys = [k for k, _ in got]
     assert len(keys) == len(set(keys)), "no key duplicated"
     assert dict(got) == rows, "no row lost, each one-sided change taken, nothing else"
+
+
+def test_this_repository_sends_its_records_to_the_driver() -> None:
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        ["git", "check-attr", "merge", "--", "records/benchmarks.md", "README.md"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines() == [
+        "records/benchmarks.md: merge: fidelity-records",
+        "README.md: merge: unspecified",
+    ]
