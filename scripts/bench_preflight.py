@@ -72,7 +72,7 @@ def main() -> None:
         shas = git(clone, "rev-list", "--no-merges", f"-{args.commits}", "HEAD").split()
         rows = []
         for sha in shas:
-            git(clone, "checkout", "-q", "--detach", sha)
+            git(clone, "checkout", "-q", "--force", "--detach", sha)  # drop the last change
             git(clone, "reset", "-q", "--soft", f"{sha}^")
             files = len(git(clone, "diff", "--cached", "--name-only").splitlines())
             pre, cpu, code = seconds([FIDELITY, "-q", "preflight", "--staged"], clone, args.repeats)
@@ -84,7 +84,7 @@ def main() -> None:
             )
         floor, floor_cpu, _ = seconds([FIDELITY, "--version"], clone, args.repeats)
         if args.profile:
-            git(clone, "checkout", "-q", "--detach", shas[0])
+            git(clone, "checkout", "-q", "--force", "--detach", shas[0])
             git(clone, "reset", "-q", "--soft", f"{shas[0]}^")
             profile = [sys.executable, "-m", "cProfile", "-s", "cumulative", "-m", "fidelity"]
             out = subprocess.run(
