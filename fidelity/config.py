@@ -17,14 +17,19 @@ def load(repo: Path) -> dict[str, Any]:
     path = repo / "pyproject.toml"
     if not path.is_file():
         return {}
+    return parse(path.read_bytes(), str(path))
+
+
+def parse(data: bytes, source: str) -> dict[str, Any]:
+    """The `[tool.fidelity]` table of a pyproject.toml's bytes (from a file or the index)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from exc
-    tool = data.get("tool", {})
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{source}: invalid TOML: {exc}") from exc
+    tool = parsed.get("tool", {})
     section = tool.get("fidelity", {}) if isinstance(tool, dict) else None
     if not isinstance(section, dict):
-        raise UsageError(f"{path}: [tool] and [tool.fidelity] must be tables")
+        raise UsageError(f"{source}: [tool] and [tool.fidelity] must be tables")
     return section
 
 

@@ -503,3 +503,181 @@ def changed_files(repo: Path, base: str, tip: str) -> list[str]:
         repo, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", f"{base}...{tip}", "--"
     )
     return sorted(p.decode(errors="surrogateescape") for p in out.split(b"\0") if p)
+
+
+# --- preflight: the content a commit would record, hooks, merge drivers ---
+
+# the empty tree's id (`git hash-object -t tree /dev/null`): the base of a root commit
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def _git_with(cwd: Path | str, index: Path | None, *args: str, stdin: bytes | None = None) -> bytes:
+    """Run git, reading the given index file instead of the repository's own when one is named
+    (a hook for `git commit -a` or `git commit PATH` is handed a temporary index)."""
+    return (
+        git(cwd, *args, stdin=stdin)
+        if index is None
+        else _git_index(cwd, index, *args, stdin=stdin)
+    )
+
+
+def _name_status(out: bytes) -> list[tuple[str, str]]:
+    fields = out.split(b"\0")
+    found = []
+    for status, name in zip(fields[0::2], fields[1::2], strict=False):
+        if status and name:
+            found.append((status.decode()[:1], name.decode(errors="surrogateescape")))
+    return found
+
+
+def _untracked(repo: Path) -> list[str]:
+    out = git(repo, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ":/")
+    return [p.decode(errors="surrogateescape") for p in out.split(b"\0") if p]
+
+
+def staged_changes(repo: Path, base: str, index: Path | None = None) -> list[tuple[str, str]]:
+    """(A|M|D|T, path) for every path the index changes against base (a commit or tree)."""
+    out = _git_with(
+        repo,
+        index,
+        "diff",
+        "--cached",
+        "--name-status",
+        "-z",
+        "--no-renames",
+        "--no-ext-diff",
+        base,
+        "--",
+    )
+    return _name_status(out)
+
+
+def worktree_changes(repo: Path, base: str) -> list[tuple[str, str]]:
+    """(A|M|D|T, path) for every path the work tree changes against base, untracked as A."""
+    out = git(repo, "diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", base, "--")
+    return _name_status(out) + [("A", p) for p in _untracked(repo)]
+
+
+def unstaged_paths(repo: Path, index: Path | None = None) -> frozenset[str]:
+    """Paths whose work-tree file is not what the index holds: modified, deleted, untracked."""
+    out = _git_with(repo, index, "diff", "--name-only", "-z", "--no-ext-diff", "--")
+    tracked = {p.decode(errors="surrogateescape") for p in out.split(b"\0") if p}
+    return frozenset(tracked | set(_untracked(repo)))
+
+
+def index_entries(repo: Path, index: Path | None = None) -> dict[str, str]:
+    """path -> blob id for every file the index stages (stage 0; submodules left out)."""
+    listing = _git_with(repo, index, "ls-files", "--stage", "-z", "--full-name", "--", ":/")
+    entries = {}
+    for entry in listing.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[2] == b"0" and parts[0] != b"160000":
+            entries[name.decode(errors="surrogateescape")] = parts[1].decode()
+    return entries
+
+
+def cat_blobs(repo: Path, blobs: Sequence[str]) -> list[bytes]:
+    """The bytes of each blob id, in order, read by one `git cat-file --batch`."""
+    if not blobs:
+        return []
+    out = git(repo, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in blobs).encode())
+    contents, pos = [], 0
+    for blob in blobs:
+        header_end = out.index(b"\n", pos)
+        sha, kind, *size = out[pos:header_end].decode().split()
+        if sha != blob or kind != "blob" or len(size) != 1:
+            raise GitError(f"git cat-file --batch answered {sha} {kind} for blob {blob}")
+        start = header_end + 1
+        contents.append(out[start : start + int(size[0])])
+        pos = start + int(size[0]) + 1
+    return contents
+
+
+def checkout_index(repo: Path, dest: Path, index: Path | None = None) -> None:
+    """Write every staged file under dest (which must exist); the index is only read."""
+    _git_with(repo, index, "checkout-index", "--all", "--force", f"--prefix={dest}/")
+
+
+def apply_check(cwd: Path, patch: bytes) -> str:
+    """'' when the unified diff would apply to the files under cwd, else git's reason; nothing
+    is written."""
+    result = proc.run(
+        ["git", *_HARDENING, "apply", "--check", "--whitespace=nowarn", "-"],
+        cwd=cwd,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+        stdin=patch,
+    )
+    if result.status is proc.ProcStatus.OK:
+        return ""
+    return result.stderr.decode(errors="replace").strip() or result.error or "git apply failed"
+
+
+def merge_file(
+    cwd: Path, ours: Path, base: Path, theirs: Path, labels: Sequence[str], marker_size: int = 7
+) -> tuple[bytes, int]:
+    """git's own three-way merge of three files: (result, number of conflicts); nothing is
+    written."""
+    result = proc.run(
+        [
+            "git",
+            *_HARDENING,
+            "merge-file",
+            "-p",
+            f"--marker-size={marker_size}",
+            *(arg for label in labels for arg in ("-L", label)),
+            str(ours),
+            str(base),
+            str(theirs),
+        ],
+        cwd=cwd,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
+    code = result.returncode
+    if code is None or not 0 <= code < 128:
+        msg = result.stderr.decode(errors="replace").strip() or result.error
+        raise GitError(f"git merge-file failed in {cwd}: {msg}")
+    return result.stdout, code
+
+
+def hooks_dir(repo: Path) -> Path:
+    """Where git looks for this repository's hooks: core.hooksPath when the user set one
+    (our own hardening turns hooks off, so it is left out of this one query), else the
+    common directory's hooks/."""
+    result = proc.run(
+        [
+            "git",
+            "-c",
+            "core.fsmonitor=false",
+            "--no-pager",
+            "--no-optional-locks",
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "hooks",
+        ],
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
+    if result.status is not proc.ProcStatus.OK:
+        raise GitError(f"git rev-parse --git-path hooks failed in {repo}")
+    return Path(result.stdout.decode().strip())
+
+
+def config_local(repo: Path, key: str) -> str | None:
+    """The value of key in the repository's own config file, or None when it is unset."""
+    result = proc.run(
+        ["git", *_HARDENING, "config", "--local", "--get", key],
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
+    return result.stdout.decode().rstrip("\n") if result.status is proc.ProcStatus.OK else None
+
+
+def set_config_local(repo: Path, key: str, value: str) -> None:
+    """Write key = value into the repository's own config file."""
+    git(repo, "config", "--local", key, value)

@@ -16,10 +16,21 @@ from collections.abc import Sequence
 
 from checkers.errors import ConfigError, NothingToCheck
 from fidelity import __version__
-from fidelity.cli import ab, console, controls, demo, docs, history, matrix, options
+from fidelity.cli import (
+    ab,
+    console,
+    controls,
+    demo,
+    docs,
+    history,
+    matrix,
+    options,
+    preflight,
+    records,
+)
 from fidelity.errors import FidelityError
 
-COMMANDS = (matrix, demo, docs, history, ab, controls)
+COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,134 @@
+"""`fidelity preflight` and `fidelity install-hooks`: parse, call the preflight package, render."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from fidelity.cli import options
+
+PREFLIGHT_HELP = """\
+Runs every gate that applies to the change against HEAD: case tables, control tables (their
+edits must still apply), prediction files, failing-set baselines, the Markdown checkers and
+ratchets, stale rows in touched records, and the commit message's trailers. One line per
+gate, then `N gates ok, M failed`. Configure in [tool.fidelity.preflight]; without it every
+gate whose own configuration exists runs. Exit 0 when every gate that ran holds (also when
+none applies to the change), 1 when one fails, 2 on usage or configuration errors, 3 when a
+gate could not judge or nothing is configured. With --agent-hook: read a coding agent's
+pre-tool-use event (JSON) on stdin and exit 2 to block a `git commit` that fails (reasons
+on stderr), 0 to allow; internal errors on a commit block too."""
+
+
+def register(sub: Any) -> None:
+    _register_preflight(sub)
+    _register_install(sub)
+
+
+def _register_preflight(sub: Any) -> None:
+    p = sub.add_parser(
+        "preflight",
+        help="every gate that applies to the change, before you commit",
+        description=PREFLIGHT_HELP,
+    )
+    p.add_argument(
+        "--staged",
+        action="store_true",
+        help="judge the index (what `git commit` records), not the work tree; inside a git "
+        "hook, the index git names in GIT_INDEX_FILE",
+    )
+    p.add_argument(
+        "--commit-msg",
+        type=Path,
+        metavar="FILE",
+        help="also judge this commit message's trailers ([tool.fidelity.trailers])",
+    )
+    p.add_argument(
+        "--list", action="store_true", help="say which gates would run and why; run none"
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        dest="everything",
+        help="judge everything configured, as if every file had changed (CI)",
+    )
+    p.add_argument(
+        "--base",
+        metavar="REV",
+        help="the change is the difference from REV (default HEAD), e.g. origin/main in CI",
+    )
+    p.add_argument(
+        "--agent-hook",
+        action="store_true",
+        help="speak the coding-agent hook protocol: event JSON on stdin, exit 2 blocks",
+    )
+    p.add_argument("--json", type=Path, metavar="PATH", help="also write the report as JSON")
+    options.repo(p)
+    p.set_defaults(handler=_preflight)
+
+
+def _index_file() -> Path | None:
+    """The index a git hook names (a temporary one for `commit -a` or `commit PATH`)."""
+    name = os.environ.get("GIT_INDEX_FILE")
+    return Path(os.getcwd(), name) if name else None
+
+
+def _preflight(args: argparse.Namespace, console: Console) -> int:
+    if args.agent_hook:
+        from fidelity.preflight import agent
+
+        return agent.main(sys.stdin.buffer.read, sys.stderr.write)
+    import json
+
+    from fidelity import git
+    from fidelity.preflight import render
+    from fidelity.preflight.run import Request, plan, run
+
+    options.check_writable(args.json)
+    request = Request(
+        repo=git.toplevel(args.repo),
+        staged=args.staged,
+        index=_index_file() if args.staged else None,
+        base=args.base,
+        everything=args.everything,
+        message=args.commit_msg,
+    )
+    if args.list:
+        for line in render.plan_lines(plan(request)):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        return 0
+    report = run(request)
+    options.write(args.json, json.dumps(report.to_json(), indent=2) + "\n")
+    if not options.to_stdout(args.json):
+        for line in render.lines(report):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    return report.exit_code()
+
+
+def _register_install(sub: Any) -> None:
+    p = sub.add_parser(
+        "install-hooks",
+        help="write plain git hooks (pre-commit, commit-msg) and the record merge driver",
+        description="Writes .git/hooks/pre-commit (`fidelity preflight --staged`), "
+        "commit-msg (`fidelity trailers`, when [tool.fidelity.trailers] exists) and the "
+        "`fidelity-records` merge driver into the repository's git config. Never overwrites "
+        "a hook it did not write: exit 2, nothing written. Rerun to update.",
+    )
+    options.repo(p)
+    p.set_defaults(handler=_install)
+
+
+def _install(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import git
+    from fidelity.preflight import hooks
+
+    for item in hooks.install(git.toplevel(args.repo)):
+        note = f" ({item.why})" if item.why else ""
+        console.print(
+            f"{item.action:<9} {item.what}: {item.where}{note}", markup=False, soft_wrap=True
+        )
+    return 0

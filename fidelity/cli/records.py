@@ -1,0 +1,56 @@
+"""`fidelity merge-records`: the git merge driver for keyed record tables."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from fidelity.cli import options
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "merge-records",
+        help="git merge driver: merge keyed record tables row by row, by key",
+        description="git's merge-driver protocol: `fidelity merge-records %%O %%A %%B %%P` "
+        "writes the merge of BASE, OURS and THEIRS into OURS and exits 0 when clean, 1 on a "
+        "conflict (marked around the row). Configure it with `fidelity install-hooks` or "
+        "`git config merge.fidelity-records.driver 'fidelity merge-records %%O %%A %%B %%P'`, "
+        "and assign it in .gitattributes: `records/*.md merge=fidelity-records`. The key "
+        "column is the one [[tool.fidelity.records]] names for PATH (or --key).",
+    )
+    p.add_argument("base", type=Path, metavar="BASE", help="%%O: the merge base's version")
+    p.add_argument("ours", type=Path, metavar="OURS", help="%%A: ours; the result is written here")
+    p.add_argument("theirs", type=Path, metavar="THEIRS", help="%%B: theirs")
+    p.add_argument("path", nargs="?", metavar="PATH", help="%%P: the record's path in the repo")
+    p.add_argument("--key", help="the key column's header (default: from the record's entry)")
+    p.add_argument(
+        "--marker-size",
+        type=options.positive_int,
+        default=7,
+        metavar="N",
+        help="conflict marker length (git's %%L)",
+    )
+    p.set_defaults(handler=_merge_records)
+
+
+def _merge_records(args: argparse.Namespace, console: Console) -> int:
+    import sys
+
+    from fidelity import git
+    from fidelity.errors import UsageError
+    from fidelity.recordmerge import driver
+
+    try:
+        repo = git.toplevel(Path.cwd())
+    except UsageError:
+        repo = Path.cwd()
+    outcome = driver.run(
+        args.base, args.ours, args.theirs, args.path, args.key, args.marker_size, repo
+    )
+    for note in outcome.notes:
+        sys.stderr.write(f"fidelity merge-records: {args.path or args.ours}: {note}\n")
+    return 1 if outcome.conflicts else 0

@@ -1,0 +1,68 @@
+"""What every gate is handed, and how a gate is declared."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fidelity.errors import UsageError
+from fidelity.preflight.outcome import GateResult, Status
+from fidelity.preflight.settings import Settings
+from fidelity.preflight.tree import Changes, Tree
+
+PYPROJECT = "pyproject.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The judged content, its change, and `[tool.fidelity]` as that content holds it."""
+
+    repo: Path
+    tree: Tree
+    changes: Changes
+    tool: Mapping[str, Any]
+    settings: Settings
+    parent: str | None  # the commit the judged content would sit on (None: no commit yet)
+    message: Path | None = None  # the commit message file, when one is judged
+
+    def path_setting(self, key: str, default: str) -> str:
+        """A path setting of `[tool.fidelity]` (the case table's, the control table's)."""
+        value = self.tool.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise UsageError(f"{PYPROJECT}: [tool.fidelity] {key} must be a non-empty string")
+        return value
+
+    def config_touched(self) -> bool:
+        return self.changes.touched(PYPROJECT)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Whether a gate runs on this change: `skip` is None when it runs, else why not."""
+
+    why: str
+    skip: Status | None = None
+
+    @property
+    def runs(self) -> bool:
+        return self.skip is None
+
+
+def skip_unconfigured(why: str) -> Plan:
+    return Plan(why, Status.NOT_CONFIGURED)
+
+
+def skip_unchanged(why: str) -> Plan:
+    return Plan(why, Status.NOT_APPLICABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A gate: its name, what it judges, when it applies, and the check itself."""
+
+    name: str
+    what: str
+    plan: Callable[[Context], Plan]
+    check: Callable[[Context], GateResult]

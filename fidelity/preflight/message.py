@@ -1,0 +1,42 @@
+"""The trailers gate: the commit message being written, against `[tool.fidelity.trailers]`."""
+
+from __future__ import annotations
+
+from checkers.errors import ConfigError
+from fidelity.errors import UsageError
+from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.outcome import GateResult, Status
+
+
+def _plan_trailers(ctx: Context) -> Plan:
+    if not isinstance(ctx.tool.get("trailers"), dict):
+        return skip_unconfigured("no [tool.fidelity.trailers]")
+    if ctx.message is None:
+        return skip_unchanged("no commit message to judge (--commit-msg FILE)")
+    return Plan(str(ctx.message))
+
+
+def _check_trailers(ctx: Context) -> GateResult:
+    from checkers.trailers import rules_from_config
+    from fidelity.history.trailers import check_file
+
+    assert ctx.message is not None
+    try:
+        rules = rules_from_config(ctx.tool["trailers"], "pyproject.toml")
+    except ConfigError as exc:
+        return GateResult(
+            "trailers", Status.FAILED, "invalid [tool.fidelity.trailers]", (str(exc),)
+        )
+    if rules.empty:
+        return GateResult("trailers", Status.FAILED, "[tool.fidelity.trailers] sets no rule")
+    try:
+        report = check_file(ctx.repo, ctx.message, rules)
+    except UsageError as exc:
+        return GateResult("trailers", Status.FAILED, str(exc))
+    if report.findings:
+        details = tuple(f.render() for f in report.findings)
+        return GateResult("trailers", Status.FAILED, f"{len(details)} findings", details)
+    return GateResult("trailers", Status.OK, f"{ctx.message.name}: the message keeps the rules")
+
+
+TRAILERS = Gate("trailers", "the commit message's trailers", _plan_trailers, _check_trailers)

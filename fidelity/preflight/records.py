@@ -1,0 +1,162 @@
+"""Gates over Markdown records: the checkers and ratchets (`check-docs`), and stale rows in
+the keyed record tables a change touches (`stale`)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from checkers.errors import ConfigError, NothingToCheck
+from fidelity import git
+from fidelity.errors import UsageError
+from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.outcome import GateResult, Status
+
+MARKDOWN = (".md", ".markdown")
+# checkers.config.DEFAULT_RATCHETS, named here so that planning does not import jsonschema
+DEFAULT_RATCHETS = "records/ratchets.json"
+STALE_THREADS = 4  # rows are judged by git processes; a few at once hide their start-up
+
+
+# --- docs ---
+
+
+def _docs(ctx: Context) -> dict[str, Any] | None:
+    section = ctx.tool.get("docs")
+    return section if isinstance(section, dict) else None
+
+
+def _plan_docs(ctx: Context) -> Plan:
+    section = _docs(ctx)
+    if section is None:
+        return skip_unconfigured("no [tool.fidelity.docs]")
+    ratchets = section.get("ratchets", DEFAULT_RATCHETS)
+    paths = ctx.changes.paths
+    markdown = sorted(p for p in paths if p.lower().endswith(MARKDOWN))
+    if ctx.changes.everything or ctx.config_touched() or ctx.changes.touched(str(ratchets)):
+        return Plan("every configured page (the docs configuration or ratchets changed)")
+    if markdown:
+        return Plan(f"{markdown[0]}{f' and {len(markdown) - 1} more' if len(markdown) > 1 else ''}")
+    if ctx.changes.deleted:
+        return Plan(f"{sorted(ctx.changes.deleted)[0]} deleted: links to it are checked")
+    return skip_unchanged("no Markdown file, docs configuration or ratchet changed")
+
+
+def _check_docs(ctx: Context) -> GateResult:
+    """Every configured page, since links and anchors cross pages: a change to one page (or a
+    deleted file) can break another."""
+    from checkers.tree import check_tree
+
+    root = ctx.tree.folder()
+    try:
+        result = check_tree([], root, root)
+    except ConfigError as exc:
+        return GateResult("docs", Status.FAILED, "invalid [tool.fidelity.docs]", (str(exc),))
+    except NothingToCheck as exc:
+        return GateResult("docs", Status.UNTRUSTED, str(exc))
+    pages = len(result.pages)
+    if result.findings:
+        summary = f"{len(result.findings)} findings in {pages} pages"
+        return GateResult(
+            "docs", Status.FAILED, summary, tuple(f.render() for f in result.findings)
+        )
+    return GateResult("docs", Status.OK, f"{pages} pages, no findings")
+
+
+DOCS = Gate(
+    "docs", "Markdown checkers and ratchets over the configured pages", _plan_docs, _check_docs
+)
+
+
+# --- stale ---
+
+
+def _specs(ctx: Context) -> list[Any]:
+    from fidelity.history import stale
+
+    section = ctx.tool.get("records")
+    return stale.specs_from_config(section, "pyproject.toml") if section is not None else []
+
+
+def _touched_specs(ctx: Context) -> list[Any]:
+    specs = _specs(ctx)
+    if ctx.config_touched():
+        return specs
+    return [s for s in specs if ctx.changes.touched(s.path)]
+
+
+def _plan_stale(ctx: Context) -> Plan:
+    """Decided from the entries' paths read leniently, so that a change touching no record
+    does not pay for validating the section (the check validates it)."""
+    section = ctx.tool.get("records")
+    if section is None:
+        return skip_unconfigured("no [[tool.fidelity.records]]")
+    entries = section if isinstance(section, list) else []
+    raw = [e.get("path") for e in entries if isinstance(e, dict)]
+    paths = [p for p in raw if isinstance(p, str)]
+    if len(paths) != len(entries) or not paths:
+        return Plan("[[tool.fidelity.records]] (to be validated)")
+    touched = paths if ctx.config_touched() else [p for p in paths if ctx.changes.touched(p)]
+    if touched:
+        return Plan(", ".join(touched))
+    return skip_unchanged("no configured record changed")
+
+
+def _check_rows(ctx: Context, rows: list[tuple[Any, Any]]) -> list[Any]:
+    """Each row's check; rows naming one commit with the same watched paths and limit share
+    one answer (four git processes each), asked a few at a time."""
+    from fidelity.history import stale
+
+    parent = ctx.parent or ""
+    distinct = {(r.commit, r.watch, s.stale_after): r for r, s in reversed(rows)}
+
+    def one(item: tuple[tuple[str, tuple[str, ...], int], Any]) -> Any:
+        return stale.check_row(ctx.repo, parent, item[1], item[0][2])
+
+    with ThreadPoolExecutor(STALE_THREADS) as pool:
+        answers = dict(zip(distinct, pool.map(one, distinct.items()), strict=True))
+    return [replace(answers[(r.commit, r.watch, s.stale_after)], row=r) for r, s in rows]
+
+
+def _check_stale(ctx: Context) -> GateResult:
+    from fidelity.history import stale
+
+    try:
+        specs = _touched_specs(ctx)
+    except UsageError as exc:
+        return GateResult("stale", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
+    if git.is_shallow(ctx.repo):
+        why = "the clone is shallow: commits since a row's measurement would be undercounted"
+        return GateResult("stale", Status.UNTRUSTED, why)
+    rows, problems = [], []
+    for spec in specs:
+        data = ctx.tree.read(spec.path)
+        if data is None:
+            problems.append(f"{spec.path}: configured record is not in {ctx.tree.label}")
+            continue
+        try:
+            rows += [(r, spec) for r in stale.read_rows(data.decode("utf-8", "replace"), spec)]
+        except UsageError as exc:
+            problems.append(str(exc))
+    checks = _check_rows(ctx, rows)
+    for c in checks:
+        if not c.ok:
+            problems.append(
+                f"{c.row.path}:{c.row.line}: row {c.row.key!r} {c.status}: {c.detail()}"
+            )
+    where = ", ".join(s.path for s in specs)
+    if problems:
+        return GateResult(
+            "stale", Status.FAILED, f"{where}: {len(problems)} problems", tuple(problems)
+        )
+    if not checks:
+        why = f"{where}: no rows to check; an empty record proves nothing is fresh"
+        return GateResult("stale", Status.UNTRUSTED, why)
+    against = (ctx.parent or "")[:12] or "no commit"
+    return GateResult("stale", Status.OK, f"{where}: {len(checks)} rows fresh against {against}")
+
+
+STALE = Gate(
+    "stale", "rows of the touched keyed records are landed and fresh", _plan_stale, _check_stale
+)

@@ -1,0 +1,278 @@
+"""Gates over TOML and JSON tables: the case table, the control table and its edit anchors,
+prediction files, failing-set baselines. Each is read from the judged content and checked
+by the capability's own validator; nothing is run."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import posixpath
+import tomllib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from fidelity import config, git
+from fidelity.errors import UsageError
+from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.outcome import GateResult, Status
+from fidelity.preflight.settings import DEFAULT_FAILSET
+
+
+def _problems(exc: UsageError) -> tuple[str, ...]:
+    """The located problem lines of a validator's error, one per detail line."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    return tuple(line for line in lines[1:] if line) or (lines[0],)
+
+
+def _missing(ctx: Context, gate: str, path: str) -> GateResult:
+    return GateResult(
+        gate, Status.FAILED, f"{path} is configured but not in {ctx.tree.label}; add it"
+    )
+
+
+# --- cases ---
+
+
+def _cases_path(ctx: Context) -> str:
+    return ctx.path_setting("cases", config.DEFAULT_CASES)
+
+
+def _plan_cases(ctx: Context) -> Plan:
+    path = _cases_path(ctx)
+    if "cases" not in ctx.tool and not ctx.tree.exists(path):
+        return skip_unconfigured(f"no case table ({path})")
+    if ctx.changes.touched(path) or ctx.config_touched():
+        return Plan(f"{path} changed")
+    return skip_unchanged(f"{path} unchanged")
+
+
+def _check_cases(ctx: Context) -> GateResult:
+    from fidelity.matrix import table
+
+    path = _cases_path(ctx)
+    data = ctx.tree.read(path)
+    if data is None:
+        return _missing(ctx, "cases", path)
+    try:
+        matrix = table.parse(data, path)
+    except UsageError as exc:
+        return GateResult("cases", Status.FAILED, f"{path}: invalid case table", _problems(exc))
+    return GateResult("cases", Status.OK, f"{path}: valid, {len(matrix.cases)} cases")
+
+
+CASES = Gate("cases", "the case table is valid", _plan_cases, _check_cases)
+
+
+# --- controls ---
+
+
+def _controls_path(ctx: Context) -> str:
+    return ctx.path_setting("controls", config.DEFAULT_CONTROLS)
+
+
+def edit_targets(data: bytes | None) -> set[str]:
+    """The files a control table's edits name, read leniently (validity is the gate's job)."""
+    try:
+        raw = tomllib.loads((data or b"").decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return set()
+    controls = raw.get("control", [])
+    edits = (e for c in controls if isinstance(c, dict) for e in _as_list(c.get("edit")))
+    return {e["file"] for e in edits if isinstance(e, dict) and isinstance(e.get("file"), str)}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _plan_controls(ctx: Context) -> Plan:
+    path = _controls_path(ctx)
+    if "controls" not in ctx.tool and not ctx.tree.exists(path):
+        return skip_unconfigured(f"no control table ({path})")
+    if ctx.changes.touched(path) or ctx.config_touched():
+        return Plan(f"{path} changed")
+    hit = sorted(f for f in edit_targets(ctx.tree.read(path)) if ctx.changes.touched(f))
+    if hit:
+        more = f" and {len(hit) - 1} more" if len(hit) > 1 else ""
+        return Plan(f"{hit[0]}{more} changed: the anchors of the controls editing it")
+    return skip_unchanged(f"neither {path} nor a file its controls edit changed")
+
+
+def _anchor_problems(ctx: Context, control: Any) -> Iterator[str]:
+    """Why a control's edits would not apply to the judged content (find: exactly once, in
+    order, as the runner applies them; patch: `git apply --check` on the unedited files)."""
+    from fidelity.controls.edit import replace_once
+
+    texts: dict[str, str] = {}
+    for edit in control.edits:
+        if edit.patch is not None:
+            why = git.apply_check(ctx.tree.folder(), edit.patch.encode())
+            if why:
+                yield f"control {control.id!r}: patch for {edit.file} does not apply: {why}"
+            continue
+        if edit.file not in texts:
+            data = ctx.tree.read(edit.file)
+            if data is None:
+                yield f"control {control.id!r}: {edit.file}: no such file in {ctx.tree.label}"
+                return
+            try:
+                texts[edit.file] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                yield f"control {control.id!r}: {edit.file}: not UTF-8 text; use a patch edit"
+                return
+        new, why = replace_once(texts[edit.file], edit.find or "", edit.replace or "")
+        if why:
+            yield f"control {control.id!r}: {edit.file}: {why}"
+            return
+        texts[edit.file] = new
+
+
+def _check_controls(ctx: Context) -> GateResult:
+    from fidelity.controls import table
+
+    path = _controls_path(ctx)
+    data = ctx.tree.read(path)
+    if data is None:
+        return _missing(ctx, "controls", path)
+    try:
+        controls = table.parse(data, path).controls
+    except UsageError as exc:
+        return GateResult(
+            "controls", Status.FAILED, f"{path}: invalid control table", _problems(exc)
+        )
+    problems = tuple(p for c in controls for p in _anchor_problems(ctx, c))
+    edits = sum(len(c.edits) for c in controls)
+    if problems:
+        summary = f"{path}: {len(problems)} of {len(controls)} controls would not apply"
+        return GateResult("controls", Status.FAILED, summary, problems)
+    summary = f"{path}: valid, {len(controls)} controls, all {edits} edits apply"
+    return GateResult("controls", Status.OK, summary)
+
+
+CONTROLS = Gate(
+    "controls", "the control table is valid and its edits apply", _plan_controls, _check_controls
+)
+
+
+# --- predictions ---
+
+
+def _prediction_globs(ctx: Context) -> tuple[str, ...]:
+    """The configured globs, else `predict*.toml` beside the case table (README's recipe)."""
+    if ctx.settings.predictions:
+        return ctx.settings.predictions
+    folder = posixpath.dirname(_cases_path(ctx))
+    return (posixpath.join(folder, "predict*.toml"),)
+
+
+def _prediction_files(ctx: Context) -> list[str]:
+    """The prediction files to judge: those that changed, or all of them when the case table
+    (which their selectors name) changed."""
+    globs = _prediction_globs(ctx)
+    cases_changed = ctx.changes.touched(_cases_path(ctx)) or ctx.config_touched()
+    pool = _all_paths(ctx) if cases_changed else sorted(ctx.changes.changed)
+    return [p for p in pool if any(fnmatch.fnmatchcase(p, g) for g in globs) and ctx.tree.exists(p)]
+
+
+def _all_paths(ctx: Context) -> list[str]:
+    if ctx.tree.staged:
+        return sorted(git.index_entries(ctx.repo, ctx.tree.index))
+    return sorted(set(git.index_entries(ctx.repo)) | git.unstaged_paths(ctx.repo))
+
+
+def _plan_predictions(ctx: Context) -> Plan:
+    cases = _cases_path(ctx)
+    if "cases" not in ctx.tool and not ctx.tree.exists(cases):
+        return skip_unconfigured(f"no case table ({cases}) to resolve selectors against")
+    files = _prediction_files(ctx)
+    if files:
+        return Plan(f"{len(files)} prediction files to judge")
+    globs = ", ".join(_prediction_globs(ctx))
+    return skip_unchanged(f"no prediction file ({globs}) changed")
+
+
+def _check_predictions(ctx: Context) -> GateResult:
+    from fidelity.matrix import predict, table
+
+    path = _cases_path(ctx)
+    data = ctx.tree.read(path)
+    if data is None:
+        return _missing(ctx, "predictions", path)
+    try:
+        tags = {c.id: c.tags for c in table.parse(data, path).cases}
+    except UsageError:
+        why = f"the case table {path} is invalid (see the cases gate): selectors cannot resolve"
+        return GateResult("predictions", Status.FAILED, why)
+    files = _prediction_files(ctx)
+    problems: list[str] = []
+    for name in files:
+        try:
+            _, selectors = predict.parse(ctx.tree.read(name) or b"", name)
+            predict.resolve(selectors, tags, name)
+        except UsageError as exc:
+            problems += [f"{name}: {p}" if not p.startswith(name) else p for p in _problems(exc)]
+    if problems:
+        return GateResult(
+            "predictions",
+            Status.FAILED,
+            f"{len(problems)} problems in prediction files",
+            tuple(problems),
+        )
+    return GateResult(
+        "predictions", Status.OK, f"{len(files)} prediction files valid against {path}"
+    )
+
+
+PREDICTIONS = Gate(
+    "predictions",
+    "prediction files are valid and every selector names a case",
+    _plan_predictions,
+    _check_predictions,
+)
+
+
+# --- failset ---
+
+
+def _baselines(ctx: Context) -> list[str]:
+    if ctx.settings.failset:
+        return list(ctx.settings.failset)
+    return [DEFAULT_FAILSET] if ctx.tree.exists(DEFAULT_FAILSET) else []
+
+
+def _plan_failset(ctx: Context) -> Plan:
+    paths = _baselines(ctx)
+    if not paths:
+        return skip_unconfigured(f"no failing-set baseline ({DEFAULT_FAILSET})")
+    touched = [p for p in paths if ctx.changes.touched(p)]
+    if touched:
+        return Plan(f"{', '.join(touched)} changed")
+    return skip_unchanged(f"{', '.join(paths)} unchanged")
+
+
+def baseline_problems(data: bytes, path: str) -> list[str]:
+    """Why bytes are not a valid failing-set baseline (the shipped schema's verdict)."""
+    from fidelity import schema
+
+    try:
+        raw: Mapping[str, Any] = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return [f"{path}: not JSON: {exc}"]
+    return [f"{path}: at {schema.json_path(p)}: {m}" for p, m in schema.errors("failset", raw)]
+
+
+def _check_failset(ctx: Context) -> GateResult:
+    paths = [p for p in _baselines(ctx) if ctx.changes.touched(p)]
+    problems: list[str] = []
+    for path in paths:
+        data = ctx.tree.read(path)
+        if data is None:
+            problems.append(f"{path}: configured but not in {ctx.tree.label}")
+        else:
+            problems += baseline_problems(data, path)
+    if problems:
+        return GateResult("failset", Status.FAILED, "invalid failing-set baseline", tuple(problems))
+    return GateResult("failset", Status.OK, f"{', '.join(paths)}: valid baseline")
+
+
+FAILSET = Gate("failset", "failing-set baselines are valid", _plan_failset, _check_failset)

@@ -1,0 +1,125 @@
+"""`fidelity install-hooks`: plain git hooks that real `git commit`s run, never written over
+a foreign hook, and the record merge driver in the repository's config."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from support import Repo, run_cli
+
+from fidelity.cli.main import main
+
+PYPROJECT = """\
+[tool.fidelity.docs]
+paths = ["README.md"]
+
+[tool.fidelity.trailers]
+required = { "Assisted-by" = ".+" }
+"""
+GOOD, BAD = "# Demo\n\nSee [a](a.txt).\n", "# Demo\n\nSee [a](gone.txt).\n"
+MESSAGE = "Change\n\nAssisted-by: a test\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    r = Repo(tmp_path / "repo")
+    r.commit({"pyproject.toml": PYPROJECT, "README.md": GOOD, "a.txt": "a\n"}, MESSAGE)
+    return r
+
+
+def real_commit(repo: Repo, *args: str, message: str = MESSAGE) -> subprocess.CompletedProcess[str]:
+    """`git commit` as a user runs it: hooks on (the helpers turn them off)."""
+    return subprocess.run(
+        ["git", "commit", "-q", "-F", "-", *args],
+        cwd=repo.path,
+        env=repo.env(),
+        input=message,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def install(repo: Repo) -> tuple[int, str]:
+    return run_cli(["install-hooks", "--repo", str(repo.path)])
+
+
+def test_hooks_and_driver_are_written_then_left_unchanged(repo: Repo) -> None:
+    code, out = install(repo)
+    assert code == 0, out
+    hooks = repo.path / ".git" / "hooks"
+    assert "preflight --staged" in (hooks / "pre-commit").read_text()
+    assert 'trailers --message-file "$1"' in (hooks / "commit-msg").read_text()
+    assert (hooks / "pre-commit").stat().st_mode & 0o111
+    driver = repo.git("config", "--local", "--get", "merge.fidelity-records.driver")
+    assert driver.endswith("-m fidelity merge-records %O %A %B %P")
+    assert "written" in out and "assign it in .gitattributes" in out
+    code, out = install(repo)
+    assert code == 0 and out.count("unchanged") == 3, out
+
+
+def test_a_staged_defect_stops_a_real_commit_and_a_clean_one_lands(repo: Repo) -> None:
+    install(repo)
+    head = repo.git("rev-parse", "HEAD")
+    repo.write({"README.md": BAD})
+    repo.git("add", "-A")
+    done = real_commit(repo)
+    assert done.returncode != 0 and "FD401" in done.stdout + done.stderr
+    assert repo.git("rev-parse", "HEAD") == head
+    repo.write({"README.md": GOOD + "\nMore.\n"})
+    repo.git("add", "-A")
+    done = real_commit(repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert repo.git("rev-parse", "HEAD") != head
+
+
+@pytest.mark.parametrize("args", [("-a",), ("README.md",)])
+def test_the_hook_judges_the_index_git_hands_it(repo: Repo, args: tuple[str, ...]) -> None:
+    """`commit -a` and `commit PATH` record a temporary index (GIT_INDEX_FILE), not the
+    one on disk: the defect they pick up from the work tree is judged."""
+    install(repo)
+    repo.write({"README.md": BAD})  # not staged: only the commit's own index holds it
+    done = real_commit(repo, *args)
+    assert done.returncode != 0 and "FD401" in done.stdout + done.stderr
+
+
+def test_the_commit_msg_hook_judges_trailers(repo: Repo) -> None:
+    install(repo)
+    repo.write({"a.txt": "b\n"})
+    repo.git("add", "-A")
+    done = real_commit(repo, message="Change\n\nNo trailer.\n")
+    assert done.returncode != 0 and "FD701" in done.stdout + done.stderr
+    assert real_commit(repo).returncode == 0
+
+
+def test_a_foreign_hook_is_never_overwritten(
+    repo: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hooks = repo.path / ".git" / "hooks"
+    foreign = "#!/bin/sh\necho mine\n"
+    (hooks / "pre-commit").write_text(foreign)
+    code = main(["install-hooks", "--repo", str(repo.path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "not fidelity's and are never overwritten" in err and "pre-commit" in err
+    assert (hooks / "pre-commit").read_text() == foreign
+    assert not (hooks / "commit-msg").exists(), "nothing at all is written"
+    config = (repo.path / ".git" / "config").read_text()
+    assert "fidelity-records" not in config
+
+
+def test_a_foreign_merge_driver_is_never_overwritten(repo: Repo) -> None:
+    repo.git("config", "merge.fidelity-records.driver", "my-own-driver %O %A %B")
+    assert main(["install-hooks", "--repo", str(repo.path)]) == 2
+    assert repo.git("config", "--get", "merge.fidelity-records.driver") == "my-own-driver %O %A %B"
+    assert not (repo.path / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_without_trailer_rules_no_commit_msg_hook(make_repo) -> None:  # type: ignore[no-untyped-def]
+    r = make_repo("plain")
+    r.commit({"pyproject.toml": '[tool.fidelity.docs]\npaths = ["README.md"]\n'}, "x")
+    code, out = install(r)
+    assert code == 0 and "skipped" in out and "no [tool.fidelity.trailers]" in out
+    assert not (r.path / ".git" / "hooks" / "commit-msg").exists()

@@ -1,0 +1,102 @@
+"""The real pre-commit framework runs this repository's .pre-commit-hooks.yaml.
+
+A temp repository uses a copy of this source tree (committed into a hook-source repository
+of its own, so uncommitted edits here are what is tested) as its hook source; pre-commit
+builds its own environment from it with pip, installs the git hooks, and real `git commit`s
+go through them. One test, since the environment build dominates its time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from support import Repo
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "fidelity", "checkers")
+PYPROJECT = """\
+[tool.fidelity.docs]
+paths = ["README.md"]
+
+[tool.fidelity.trailers]
+required = { "Assisted-by" = ".+" }
+"""
+GOOD, BAD = "# Demo\n\nSee [a](a.txt).\n", "# Demo\n\nSee [a](gone.txt).\n"
+
+
+def hook_source(tmp: Path) -> tuple[Path, str]:
+    src = Repo(tmp / "hook-source")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in SOURCE:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src.path / name, ignore=ignore)
+        else:
+            shutil.copy(path, src.path / name)
+    return src.path, src.commit(message="hook source")
+
+
+def run(repo: Repo, argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**repo.env(), "PRE_COMMIT_HOME": str(repo.path.parent / "pre-commit-home")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        argv, cwd=repo.path, env=env, input=stdin, capture_output=True, text=True, timeout=900
+    )
+
+
+def test_pre_commit_runs_the_hooks_from_this_repository(tmp_path: Path) -> None:
+    source, rev = hook_source(tmp_path)
+    user = Repo(tmp_path / "user")
+    config = (
+        f"repos:\n- repo: {source}\n  rev: {rev}\n  hooks:\n"
+        "  - id: fidelity-preflight\n  - id: fidelity-check-docs\n  - id: fidelity-trailers\n"
+    )
+    user.commit(
+        {
+            ".pre-commit-config.yaml": config,
+            "pyproject.toml": PYPROJECT,
+            "README.md": GOOD,
+            "a.txt": "a\n",
+        },
+        "root\n\nAssisted-by: a test\n",
+    )
+    installed = run(
+        user,
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "install",
+            "--install-hooks",
+            "--hook-type",
+            "pre-commit",
+            "--hook-type",
+            "commit-msg",
+        ],
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    head = user.git("rev-parse", "HEAD")
+
+    user.write({"README.md": BAD})
+    user.git("add", "-A")
+    user.write({"README.md": GOOD})  # an unstaged fix: pre-commit stashes it, preflight ignores it
+    commit = ["git", "commit", "-q", "-F", "-"]
+    done = run(user, commit, "Break a link\n\nAssisted-by: a test\n")
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert "fidelity preflight" in out and "FD401 link target 'gone.txt' does not exist" in out
+    assert user.git("rev-parse", "HEAD") == head
+    assert (user.path / "README.md").read_text() == GOOD, "pre-commit restored the unstaged fix"
+
+    user.git("add", "-A")
+    user.write({"a.txt": "b\n"})
+    user.git("add", "-A")
+    done = run(user, commit, "Change a\n\nNo trailer.\n")
+    assert done.returncode != 0 and "FD701" in done.stdout + done.stderr
+    done = run(user, commit, "Change a\n\nAssisted-by: a test\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert user.git("rev-parse", "HEAD") != head
