@@ -47,6 +47,8 @@ def test_a_selection_runs_only_its_cases_and_says_it_is_partial(repo: Repo, caps
         "selectors": ["a", "tag:online"],
         "selected": ["a", "b"],
         "declared": 3,
+        "shard": None,
+        "all": [],
     }
     code = main(["-q", "compare", str(outcome.run_dir)])
     out = capsys.readouterr().out
