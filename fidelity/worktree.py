@@ -27,13 +27,13 @@ class Checkout:
 
 def remove(repo: Path, dest: Path) -> bool:
     """Remove a worktree and its record; True when neither is left."""
-    with _admin:
+    with _admin:  # the listing too: another thread's half-made add would make it fail
         git.worktree_remove(repo, dest)
         if dest.exists():
             shutil.rmtree(dest, ignore_errors=True)
             git.git(repo, "worktree", "prune", check=False)
-    resolved = dest.resolve()
-    listed = any(p.resolve() == resolved for p in git.worktree_list(repo))
+        resolved = dest.resolve()
+        listed = any(p.resolve() == resolved for p in git.worktree_list(repo))
     return not dest.exists() and not listed
 
 
