@@ -25,6 +25,12 @@ class Checkout:
     removed: bool = False
 
 
+def add(repo: Path, dest: Path, sha: str) -> None:
+    """`git worktree add --detach`, serialised with every other add and remove."""
+    with _admin:
+        git.worktree_add(repo, dest, sha)
+
+
 def remove(repo: Path, dest: Path) -> bool:
     """Remove a worktree and its record; True when neither is left."""
     with _admin:  # the listing too: another thread's half-made add would make it fail

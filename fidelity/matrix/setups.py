@@ -108,7 +108,7 @@ def prepared(repo: Path, sha: str, role: str, matrix: Matrix) -> Iterator[Place]
             worktree.remove(repo, path)
             _manifest(path).unlink(missing_ok=True)
         if why_not:
-            git.worktree_add(repo, path, sha)
+            worktree.add(repo, path, sha)
         yield Place(path, keep=True, reused=not why_not, why_not=why_not, removed=False)
 
 
