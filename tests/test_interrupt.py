@@ -59,6 +59,7 @@ def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
         proc.kill()
     assert proc.returncode == code, err
     assert said in err
+    assert b"fidelity run --resume " in err  # the kept evidence, and how to finish the run
     case_pid = int(mark.read_text())
     deadline = time.monotonic() + 10
     while alive(case_pid) and time.monotonic() < deadline:

@@ -117,6 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         proc.kill_all()
         err.print("fidelity: interrupted; child processes killed and worktrees removed")
+        run_dir = getattr(exc, "run_dir", None)
+        if run_dir is not None:
+            err.print(
+                f"fidelity: the finished cases' evidence is kept in {run_dir}; finish the run "
+                f"with `fidelity run --resume {run_dir}`",
+                markup=False,
+                soft_wrap=True,
+            )
         return 128 + exc.signum if isinstance(exc, Terminated) else 130
     except Exception as exc:
         known = _exit_code(exc)

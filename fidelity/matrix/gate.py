@@ -89,8 +89,14 @@ def run(
         plan = _plan(harness_rev, rel, harness, plans, expect, select, started)
         ledger.write_plan(run_dir, {**plan, "shard": shard, "durations": durations})
     if matrix.cases:
-        with proc.adopting():  # a case's descendant that escapes its group comes back to us
-            base, cand = run_sides(repo, plans, matrix, rel, run_dir, jobs, progress, done, full)
+        try:
+            with proc.adopting():  # a case's descendant that escapes its group comes back
+                base, cand = run_sides(
+                    repo, plans, matrix, rel, run_dir, jobs, progress, done, full
+                )
+        except KeyboardInterrupt as exc:
+            exc.run_dir = run_dir  # type: ignore[attr-defined]  # the CLI says how to resume
+            raise
     else:  # an empty shard: nothing to check out or run
         base, cand = (SideEvidence(p.role, p.rev, p.sha) for p in plans)
     declared = tuple((c.id, c.definition_sha()) for c in matrix.cases)
