@@ -363,9 +363,21 @@ def grep_files(repo: Path, rev: str, needle: str) -> list[str]:
 
 
 def parse_trailers(repo: Path | str, message: bytes) -> list[tuple[str, str]]:
-    """(key, value) trailers as `git interpret-trailers --parse` reads them: the last
-    paragraph only, continuation lines unfolded, comments and the scissors line ignored."""
-    out = git(repo, "-c", "trailer.separators=:", "interpret-trailers", "--parse", stdin=message)
+    """(key, value) trailers of a message as `git log --format=%(trailers)` reads them.
+
+    `--no-divider` because git log does not stop at a `---` line (a pasted diff, a bot's
+    separator) while `interpret-trailers` does by default; the last paragraph only,
+    continuation lines unfolded, comments and the scissors line ignored.
+    """
+    out = git(
+        repo,
+        "-c",
+        "trailer.separators=:",
+        "interpret-trailers",
+        "--parse",
+        "--no-divider",
+        stdin=message,
+    )
     found = []
     for line in out.decode(errors="replace").splitlines():
         key, sep, value = line.partition(":")
@@ -377,6 +389,73 @@ def parse_trailers(repo: Path | str, message: bytes) -> list[tuple[str, str]]:
 def commit_message(repo: Path, sha: str) -> bytes:
     """The raw message of a commit (subject, body and trailers)."""
     return git(repo, "log", "-1", "--format=%B", sha, "--")
+
+
+_FIELD, _TRAILER, _KV = "\x1f", "\x1e", "\x1d"
+
+
+def _split_message(repo: Path, record: str) -> tuple[str, str, list[tuple[str, str]]] | None:
+    sha, sep1, rest = record.partition(_FIELD)
+    raw, sep2, message = rest.partition(_FIELD)
+    if not (sep1 and sep2) or any(c in raw or c in message for c in (_FIELD, _TRAILER, _KV)):
+        return None  # a separator inside the message itself: ask git for this one alone
+    trailers = []
+    for item in raw.split(_TRAILER):
+        key, sep, value = item.partition(_KV)
+        if sep:
+            trailers.append((key.strip(), value.strip()))
+    return sha.strip(), message, trailers
+
+
+def log_messages(repo: Path, revs: Sequence[str]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(sha, message, trailers) of every non-merge commit in revs, newest first, from one
+    `git log`: trailers as its `%(trailers:only,unfold)` reads them."""
+    fmt = "%H%x1f%(trailers:only,unfold,separator=%x1e,key_value_separator=%x1d)%x1f%B"
+    out = git(
+        repo,
+        "-c",
+        "trailer.separators=:",
+        "log",
+        "-z",
+        "--no-merges",
+        f"--format={fmt}",
+        *revs,
+        "--",
+    )
+    found = []
+    for record in out.decode(errors="replace").split("\0"):
+        if not record.strip():
+            continue
+        parsed = _split_message(repo, record)
+        if parsed is None:
+            sha = record.partition(_FIELD)[0].strip()
+            raw = commit_message(repo, sha)
+            parsed = (sha, raw.decode(errors="replace"), parse_trailers(repo, raw))
+        found.append(parsed)
+    return found
+
+
+def object_ids(repo: Path, names: Sequence[str]) -> list[str | None]:
+    """The object id each name (`rev^{commit}`, `rev:path`) resolves to, or None, answered
+    by one `git cat-file --batch-check` for all of them."""
+    usable = [n for n in names if n and "\n" not in n and not n.startswith("-")]
+    if not usable:
+        return [None] * len(names)
+    out = git(
+        repo,
+        "cat-file",
+        "--batch-check=%(objectname)",
+        stdin="".join(f"{n}\n" for n in usable).encode(),
+    )
+    answers = iter(out.decode(errors="replace").splitlines())
+    found: list[str | None] = []
+    for name in names:
+        if name in usable:
+            line = next(answers, "")
+            found.append(line if line and " " not in line else None)
+        else:
+            found.append(None)
+    return found
 
 
 def path_in_tree(repo: Path, rev: str | None, path: str) -> bool:

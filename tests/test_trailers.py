@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from checkers import trailers
 from checkers.errors import ConfigError
 from checkers.trailers import Code
 from fidelity.errors import UsageError
+from fidelity.history import trailers as htrailers
 
 CONFIG = """\
 [tool.fidelity.trailers]
@@ -168,3 +170,57 @@ def test_keys_compare_case_insensitively() -> None:
     )
     assert found == ()
     assert str(Code.MISSING) == "FD701"
+
+
+# --- agreement with git log's trailer parser on real message shapes ---
+
+SHAPES = sorted((Path(__file__).parent / "data" / "trailers").glob("*.txt"))
+
+
+def git_log_trailers(repo: Repo, sha: str) -> list[tuple[str, str]]:
+    """The oracle: what `git log --format=%(trailers:only,unfold)` prints, line by line."""
+    out = repo.git("log", "-1", "--format=%(trailers:only,unfold)", sha)
+    return [
+        (k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in out.splitlines())
+    ]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[p.stem for p in SHAPES])
+def test_trailers_agree_with_git_log(tmp_path: Path, shape: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"pyproject.toml": '[tool.fidelity.trailers]\nforbidden = ["X-Never"]\n'}, "root")
+    base = repo.git("rev-parse", "HEAD")
+    repo.write({"f.txt": shape.stem})
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--cleanup=verbatim", "-F", str(shape))
+    sha = repo.git("rev-parse", "HEAD")
+    expected = git_log_trailers(repo, sha)
+    report = htrailers.check_range(repo.path, f"{base}..HEAD", htrailers.rules(repo.path))
+    assert [list(t) for t in report.checked[0].trailers] == [list(t) for t in expected]
+    stored = tmp_path / "stored.txt"  # the same message as a commit-msg hook would see it
+    stored.write_bytes(
+        subprocess.run(
+            ["git", "log", "-1", "--format=%B", sha], cwd=repo.path, capture_output=True, check=True
+        ).stdout
+    )
+    from_file = htrailers.check_file(repo.path, stored, htrailers.rules(repo.path))
+    assert list(from_file.checked[0].trailers) == list(report.checked[0].trailers)
+
+
+def test_dependabot_signoff_below_a_divider_is_found(tmp_path: Path) -> None:
+    """Every Dependabot commit has `---` above its final block: the sign-off is a trailer."""
+    repo = Repo(tmp_path / "repo")
+    rules = '[tool.fidelity.trailers]\nrequired = { "Signed-off-by" = ".+" }\n'
+    repo.commit({"pyproject.toml": rules}, "root\n\nSigned-off-by: A <a@b>\n")
+    message = tmp_path / "msg"
+    message.write_bytes(
+        (Path(__file__).parent / "data" / "trailers" / "dependabot.txt").read_bytes()
+    )
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(message)])
+    assert (code, codes(out)) == (0, [])
+    # its nearest invalid neighbour: the same message without the sign-off is red
+    message.write_text(
+        message.read_text().replace("Signed-off-by: dependabot[bot] <support@github.com>\n", "")
+    )
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(message)])
+    assert (code, codes(out)) == (1, ["FD701"])

@@ -10,11 +10,19 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+class PlainConsole(Console):
+    """The console of `-q`: reports print one record per line, unwrapped, no box tables.
+
+    A type rather than a flag, so that every renderer given a console can tell, without
+    each command passing `quiet` along.
+    """
+
+
 def make(quiet: bool) -> Console:
     from rich.console import Console
 
     if quiet:
-        return Console(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
+        return PlainConsole(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
     return Console(highlight=False, soft_wrap=True)
 
 
