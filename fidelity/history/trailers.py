@@ -88,7 +88,7 @@ def ask(
 
 def _paths(repo: Path, lookups: Sequence[tuple[str | None, str]]) -> set[tuple[str | None, str]]:
     """The (rev, path) lookups that name a file or directory at rev (the index for None)."""
-    found = set()
+    found: set[tuple[str | None, str]] = set()
     in_trees = [(rev, value) for rev, value in lookups if rev is not None]
     names = [f"{rev}:{value.strip('/')}" for rev, value in in_trees]
     for pair, oid in zip(in_trees, git.object_ids(repo, names), strict=True):
