@@ -392,25 +392,29 @@ def commit_message(repo: Path, sha: str) -> bytes:
 
 
 _FIELD, _TRAILER, _KV = "\x1f", "\x1e", "\x1d"
+_SEPARATORS = (_FIELD, _TRAILER, _KV)
 
 
-def _split_message(repo: Path, record: str) -> tuple[str, str, list[tuple[str, str]]] | None:
-    sha, sep1, rest = record.partition(_FIELD)
-    raw, sep2, message = rest.partition(_FIELD)
-    if not (sep1 and sep2) or any(c in raw or c in message for c in (_FIELD, _TRAILER, _KV)):
-        return None  # a separator inside the message itself: ask git for this one alone
+def _split_record(record: str) -> tuple[str, str, list[tuple[str, str]]] | None:
+    fields = record.split(_FIELD)
+    if len(fields) != 3:
+        return None  # a separator inside the subject or a trailer: ask git for this one alone
+    sha, subject, raw = fields
     trailers = []
-    for item in raw.split(_TRAILER):
-        key, sep, value = item.partition(_KV)
-        if sep:
+    if raw:
+        for item in raw.split(_TRAILER):
+            key, sep, value = item.partition(_KV)
+            if not sep or _KV in value:
+                return None
             trailers.append((key.strip(), value.strip()))
-    return sha.strip(), message, trailers
+    return sha.strip(), subject, trailers
 
 
-def log_messages(repo: Path, revs: Sequence[str]) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(sha, message, trailers) of every non-merge commit in revs, newest first, from one
-    `git log`: trailers as its `%(trailers:only,unfold)` reads them."""
-    fmt = "%H%x1f%(trailers:only,unfold,separator=%x1e,key_value_separator=%x1d)%x1f%B"
+def log_trailers(repo: Path, revs: Sequence[str]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(sha, subject, trailers) of every non-merge commit in revs, newest first, from one
+    `git log`; trailers as its `%(trailers:only,unfold)` reads them (messages are not read:
+    `messages` fetches the few that a finding needs)."""
+    fmt = "%H%x1f%s%x1f%(trailers:only,unfold,separator=%x1e,key_value_separator=%x1d)"
     out = git(
         repo,
         "-c",
@@ -426,12 +430,34 @@ def log_messages(repo: Path, revs: Sequence[str]) -> list[tuple[str, str, list[t
     for record in out.decode(errors="replace").split("\0"):
         if not record.strip():
             continue
-        parsed = _split_message(repo, record)
+        parsed = _split_record(record)
         if parsed is None:
             sha = record.partition(_FIELD)[0].strip()
             raw = commit_message(repo, sha)
-            parsed = (sha, raw.decode(errors="replace"), parse_trailers(repo, raw))
+            subject = raw.decode(errors="replace").strip().partition("\n")[0]
+            parsed = (sha, subject, parse_trailers(repo, raw))
         found.append(parsed)
+    return found
+
+
+def messages(repo: Path, shas: Sequence[str]) -> dict[str, str]:
+    """sha -> full message for the given commits, from one `git log --no-walk --stdin`."""
+    if not shas:
+        return {}
+    out = git(
+        repo,
+        "log",
+        "-z",
+        "--no-walk=unsorted",
+        "--format=%H%n%B",
+        "--stdin",
+        stdin="".join(f"{sha}\n" for sha in shas).encode(),
+    )
+    found = {}
+    for record in out.decode(errors="replace").split("\0"):
+        sha, _, message = record.partition("\n")
+        if sha.strip():
+            found[sha.strip()] = message
     return found
 
 

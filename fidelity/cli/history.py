@@ -113,13 +113,12 @@ def _register_trailers(sub: Any) -> None:
 
 def _trailers(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
-    from fidelity.cli.report import emit
+    from fidelity.cli.report import emit, print_lines
     from fidelity.history import trailers
 
     options.check_writable(args.json, args.markdown)
     report = trailers.check(git.toplevel(args.repo), args.message_file, args.range)
     if not options.to_stdout(args.json):
-        for finding in report.findings:
-            console.print(finding.render(), markup=False, soft_wrap=True)
+        print_lines(console, [finding.render() for finding in report.findings])
     title = "commit trailers"
     return emit(console, title, report, report.summary(), args.json, args.markdown)

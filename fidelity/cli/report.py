@@ -40,6 +40,17 @@ def plain_lines(title: str, report: Report, summary: str) -> list[str]:
     return [title, "\t".join(columns), *body, _cell(summary)]
 
 
+def print_lines(console: Console, lines: list[str]) -> None:
+    """Lines of user data (findings), as they are: never markup, never wrapped."""
+    if not lines:
+        return
+    if isinstance(console, PlainConsole):
+        console.file.write("".join(line + "\n" for line in lines))
+        console.file.flush()
+        return
+    console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+
+
 def render(console: Console, title: str, report: Report, summary: str) -> None:
     """The report as a rich table followed by its one-line summary (plain under `-q`)."""
     if isinstance(console, PlainConsole):
@@ -83,9 +94,11 @@ def emit(
     """Write the --json/--markdown files first (nothing is lost if the terminal fails), then
     render to the terminal unless JSON goes to standard output; return the exit code."""
     code = report.exit_code() if code is None else code
-    data = {**report.to_json(), "summary": summary, "exit_code": code}
-    options.write(json_path, json.dumps(data, indent=2) + "\n")
-    options.write(markdown_path, markdown(title, report, summary))
+    if json_path is not None:
+        data = {**report.to_json(), "summary": summary, "exit_code": code}
+        options.write(json_path, json.dumps(data, indent=2) + "\n")
+    if markdown_path is not None:
+        options.write(markdown_path, markdown(title, report, summary))
     if not options.to_stdout(json_path):
         render(console, title, report, summary)
     return code
