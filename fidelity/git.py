@@ -9,6 +9,7 @@ GitPython is not used to spawn here because its ``Git.execute`` always starts fr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -523,11 +524,217 @@ def merge_base(repo: Path, a: str, b: str) -> str | None:
 
 def diff_patch_id(repo: Path, base: str, tip: str) -> str | None:
     """The stable patch-id of the whole diff base..tip (what a squash of it would carry)."""
-    diff = git(repo, "diff", "--no-ext-diff", "--no-color", base, tip, "--")
+    diff = git(repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", base, tip, "--")
     if not diff.strip():
         return None
     out = git(repo, "patch-id", "--stable", stdin=diff).decode().split()
     return out[0] if out else None
+
+
+def merge_bases(repo: Path, shas: Sequence[str]) -> list[str]:
+    """Every best common ancestor of all of shas at once (`merge-base --octopus --all`);
+    empty when they share no history. Ancestors of these are ancestors of every sha."""
+    if len(shas) < 2:
+        return list(shas)
+    result = proc.run(
+        ["git", *_HARDENING, "merge-base", "--octopus", "--all", *shas],
+        cwd=repo,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
+    return result.stdout.decode().split() if result.status is proc.ProcStatus.OK else []
+
+
+def graph(repo: Path, tips: Sequence[str], exclude: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(sha, parents) of every commit reachable from tips and not from exclude, children
+    before parents (`rev-list --topo-order --parents`): one walk, no diffs."""
+    out = git(
+        repo, "rev-list", "--topo-order", "--parents", *tips, *(f"^{e}" for e in exclude), "--"
+    )
+    found = []
+    for line in out.decode().splitlines():
+        sha, *parents = line.split()
+        found.append((sha, parents))
+    return found
+
+
+def touching(
+    repo: Path, tip: str, exclude: Sequence[str], paths: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(sha, subject) of the non-merge commits reachable from tip and not from exclude whose
+    change touches paths (every one when paths is empty), newest first; `--full-history`, so
+    no side branch is pruned by history simplification."""
+    out = git(
+        repo,
+        "log",
+        "-z",
+        "--no-merges",
+        "--full-history",
+        "--format=%H%x1f%s",
+        tip,
+        *(f"^{e}" for e in exclude),
+        "--",
+        *paths,
+    )
+    found = []
+    for record in out.decode(errors="replace").split("\0"):
+        if record:
+            sha, _, subject = record.partition("\x1f")
+            found.append((sha, subject))
+    return found
+
+
+def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
+    """sha -> the paths its change touches, for the non-merge commits reachable from tip and
+    not from exclude (`log --name-only --no-renames`: tree diffs only, no content)."""
+    out = git(
+        repo,
+        "log",
+        "-z",
+        "--no-merges",
+        "--no-renames",
+        "--name-only",
+        "--format=%x01%H",
+        tip,
+        *(f"^{e}" for e in exclude),
+        "--",
+    )
+    found = {}
+    for chunk in out.decode(errors="surrogateescape").split("\x01"):
+        if not chunk:
+            continue
+        sha, _, rest = chunk.partition("\0")
+        found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
+    return found
+
+
+def commit_paths(repo: Path, shas: Sequence[str]) -> dict[str, frozenset[str]]:
+    """sha -> the paths its change touches against its first parent, for the given commits."""
+    if not shas:
+        return {}
+    out = git(
+        repo,
+        "log",
+        "-z",
+        "--no-walk=unsorted",
+        "--no-renames",
+        "--name-only",
+        "--first-parent",
+        "-m",
+        "--format=%x01%H",
+        "--stdin",
+        stdin="".join(f"{sha}\n" for sha in shas).encode(),
+    )
+    found: dict[str, frozenset[str]] = {sha: frozenset() for sha in shas}
+    for chunk in out.decode(errors="surrogateescape").split("\x01"):
+        sha, _, rest = chunk.partition("\0")
+        if sha in found:
+            found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
+    return found
+
+
+def _patch_ids(repo: Path, diff: bytes) -> dict[str, str]:
+    if not diff.strip():
+        return {}
+    out = git(repo, "patch-id", "--stable", stdin=diff).decode()
+    ids = {}
+    for line in out.splitlines():
+        pid, _, sha = line.partition(" ")
+        ids[sha] = pid
+    return ids
+
+
+def commit_patch_ids(repo: Path, shas: Sequence[str], *, reverse: bool = False) -> dict[str, str]:
+    """sha -> stable patch-id of each non-merge commit's change (of its undoing, with
+    reverse: what `git revert` would commit); two git processes for all of them."""
+    if not shas:
+        return {}
+    diff = git(
+        repo,
+        "log",
+        "-p",
+        "--no-walk=unsorted",
+        "--no-merges",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-color",
+        *(["-R"] if reverse else []),
+        "--format=commit %H",
+        "--stdin",
+        stdin="".join(f"{sha}\n" for sha in shas).encode(),
+    )
+    return _patch_ids(repo, diff)
+
+
+def revert_messages(repo: Path, tip: str, exclude: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(sha, reverted shas as written) for commits whose message says `This reverts commit
+    X` (git revert's wording), reachable from tip and not from exclude."""
+    out = git(
+        repo,
+        "log",
+        "-z",
+        "--no-merges",
+        "--format=%H%x1f%B",
+        "--fixed-strings",
+        "--grep=This reverts commit",
+        tip,
+        *(f"^{e}" for e in exclude),
+        "--",
+    )
+    found = []
+    for record in out.decode(errors="replace").split("\0"):
+        sha, _, body = record.partition("\x1f")
+        named = re.findall(r"This reverts commit ([0-9a-fA-F]{7,64})", body)
+        if sha.strip() and named:
+            found.append((sha.strip(), [n.lower() for n in named]))
+    return found
+
+
+def symbol_changes(repo: Path, ref: str, needles: Sequence[str]) -> list[tuple[str, str, bytes]]:
+    """(sha, subject, patch) of the non-merge commits on ref whose added or removed lines
+    contain any needle as a substring (`-G`, one walk for all needles); the caller counts
+    whole identifiers in the patch."""
+    pattern = "|".join(re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", n) for n in needles)
+    out = git(
+        repo,
+        "log",
+        "-p",
+        "--no-ext-diff",
+        "--no-color",
+        "--no-merges",
+        "--no-renames",
+        "-G",
+        pattern,
+        "--format=%x00%H%x1f%s",
+        ref,
+        "--",
+    )
+    found = []
+    for record in out.split(b"\0")[1:]:
+        head, _, body = record.partition(b"\n")
+        sha, _, subject = head.decode(errors="replace").partition("\x1f")
+        found.append((sha, subject, body))
+    return found
+
+
+def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
+    """The contents of `rev:path` names from one `git cat-file --batch`; None when missing."""
+    if not names:
+        return []
+    out = git(repo, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in names).encode())
+    found: list[bytes | None] = []
+    pos = 0
+    for _ in names:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or not header[2].isdigit() or header[1] == b"missing":
+            found.append(None)  # "<name> missing" (a name may hold spaces)
+            continue
+        size = int(header[2])
+        found.append(out[pos : pos + size])
+        pos += size + 1
+    return found
 
 
 # --- controls (worktrees with edits, trees from two revisions) ---
