@@ -129,7 +129,9 @@ class _Builder:
 
     def direct(self) -> None:
         paths = self.quiet_files(self.rng.randint(1, 3))
-        self.main_commit(self.edit(self.state, paths), f"change {self.n}", [self.head] if self.head else [])
+        self.main_commit(
+            self.edit(self.state, paths), f"change {self.n}", [self.head] if self.head else []
+        )
 
     def branch(self, fate: str) -> None:
         base, base_state = self.head, dict(self.state)
@@ -140,7 +142,9 @@ class _Builder:
         for _ in range(self.rng.randint(1, 4)):
             changes = self.edit(state, self.rng.sample(sorted(own), self.rng.randint(1, 2)))
             ref = f"refs/heads/feature/{self.s.mark + 1}"
-            tip = self.s.commit(_message(self.rng, f"feature step {self.n}", self.n), changes, [tip], ref, who=2)
+            tip = self.s.commit(
+                _message(self.rng, f"feature step {self.n}", self.n), changes, [tip], ref, who=2
+            )
             state.update(changes)
             branch_commits.append((tip, changes))
         for _ in range(self.rng.randint(0, 3)):  # main moves on meanwhile, elsewhere
@@ -169,7 +173,9 @@ class _Builder:
                 continue
             before, after = self.last_change[mark]
             if all(self.state[p] == after[p] for p in after) and before:
-                self.main_commit(dict(before), f'Revert "{mark}"\n\nThis reverts mark {mark}.', [self.head])
+                self.main_commit(
+                    dict(before), f'Revert "{mark}"\n\nThis reverts mark {mark}.', [self.head]
+                )
                 self.facts_marks["reverted"].append(mark)
                 return
 
