@@ -356,3 +356,17 @@ def test_quiet_is_one_record_per_line_and_json_dash_is_stdout(
     data = json.loads(capsys.readouterr().out)
     assert data["rows"][0]["status"] == "stale" and data["exit_code"] == 1
     assert not (repo.path / "-").exists()
+
+
+def test_revert_and_reland_count_like_any_other_change(repo: Repo) -> None:
+    """An ancestor reverted and landed again is landed; the revert and the re-landing are
+    two changes since the measurement, as git rev-list counts them."""
+    measured = repo.commit({"src/a.py": "a = 5\n"}, "speed-up")
+    repo.git("revert", "--no-edit", measured)
+    repo.git("revert", "--no-edit", "HEAD")
+    reland = repo.git("rev-parse", "HEAD")
+    repo.commit({"records/bench.md": record(("speed", measured, ""))}, "record")
+    check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
+    assert (check.status, check.since) == (RowStatus.FRESH, 2)
+    claim = landed.check(repo.path, "HEAD", [measured], []).commits[0]
+    assert (str(claim.status), claim.via) == ("landed", reland)

@@ -175,6 +175,8 @@ def _commit_detail(c: CommitClaim) -> str:
         )
     if c.status is CommitStatus.UNLANDED:
         return f"{head}; not an ancestor and no commit with its patch-id landed"
+    if c.via:
+        return f"{head}; reverted, then landed again by {c.via[:12]} {c.via_subject}"
     return head
 
 

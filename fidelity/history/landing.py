@@ -36,7 +36,8 @@ class Status(enum.StrEnum):
 class Landing:
     sha: str
     status: Status
-    via: str | None = None  # the commit on the ref that carries the patch (landed-as)
+    via: str | None = None  # the commit on the ref that carries the patch (landed-as), or
+    # that landed it again after a revert
     squash: bool = False  # via matches the branch's whole diff, not the commit alone
     reverted_by: str | None = None
 
@@ -194,8 +195,8 @@ def _decide(
             events.append((position[sha], "undo", sha, False))
     state: Landing = Landing(claim, Status.UNLANDED)
     for _, kind, sha, squash in sorted(events, key=lambda e: -e[0]):
-        if kind == "land":
-            status = Status.LANDED if sha == claim and ancestor else Status.LANDED_AS
+        if kind == "land":  # an ancestor re-landed after a revert is still `landed`
+            status = Status.LANDED if ancestor else Status.LANDED_AS
             state = Landing(claim, status, None if sha == claim else sha, squash)
         elif state.status is not Status.UNLANDED:
             state = Landing(claim, Status.REVERTED, state.via, state.squash, sha)

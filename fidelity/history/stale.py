@@ -256,7 +256,11 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     landings = landing.find(repo, ref_sha, shas, walk)
     counted: dict[tuple[str, ...], dict[str, tuple[int, tuple[tuple[str, str], ...]]]] = {}
     for watch in sorted({r.watch for r, _ in rows}):
-        held = {s: landings[s].via for s in shas if landings[s].holds}
+        held = {  # the commit that stands in for a measured one is not a change since it
+            s: landings[s].via if landings[s].status is landing.Status.LANDED_AS else None
+            for s in shas
+            if landings[s].holds
+        }
         counted[watch] = _counts(repo, walk, watch, held)
     return [_one(row, limit, resolved, landings, counted) for row, limit in rows]
 
