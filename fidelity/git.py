@@ -666,6 +666,33 @@ def commit_patch_ids(repo: Path, shas: Sequence[str], *, reverse: bool = False) 
     return _patch_ids(repo, diff)
 
 
+def pair_diffs(
+    repo: Path, pairs: Sequence[tuple[str, str]]
+) -> tuple[dict[str, str], dict[str, str], dict[str, frozenset[str]]]:
+    """For (base, tip) commit pairs: tip -> stable patch-id of the diff base..tip, of its
+    reverse, and the paths it touches; five git processes for all pairs (`diff-tree
+    --stdin`, which prints each diff under its tip's id)."""
+    if not pairs:
+        return {}, {}, {}
+    lines = "".join(f"{tip} {base}\n" for base, tip in pairs).encode()
+    common = ("diff-tree", "--stdin", "--no-renames", "--no-ext-diff", "--no-color", "-r")
+    forward = _patch_ids(repo, git(repo, *common, "-p", stdin=lines))
+    backward = _patch_ids(repo, git(repo, *common, "-p", "-R", stdin=lines))
+    out = git(repo, *common, "--name-only", "-z", stdin=lines)
+    tips = {tip for _, tip in pairs}
+    current: str | None = None
+    found: dict[str, set[str]] = {}
+    for field in out.decode(errors="surrogateescape").split("\0"):
+        name = field.strip("\n")
+        if name in tips and name not in found:  # each diff starts with its tip's id
+            current = name
+            found[current] = set()
+        elif name and current is not None:
+            found[current].add(name)
+    paths = {tip: frozenset(names) for tip, names in found.items()}
+    return forward, backward, paths
+
+
 def revert_messages(repo: Path, tip: str, exclude: Sequence[str]) -> list[tuple[str, list[str]]]:
     """(sha, reverted shas as written) for commits whose message says `This reverts commit
     X` (git revert's wording), reachable from tip and not from exclude."""

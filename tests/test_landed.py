@@ -11,7 +11,7 @@ from support import Repo, run_cli
 
 from fidelity.cli import main as cli
 from fidelity.errors import UntrustedError, UsageError
-from fidelity.history import landed
+from fidelity.history import landed, landing
 from fidelity.history.landed import CommitStatus
 
 
@@ -238,3 +238,22 @@ def test_shallow_clone_is_refused(repo: Repo, tmp_path: Path) -> None:
         landed.check(shallow, "HEAD", [], ["x"])
     assert cli.main(["landed", "--repo", str(shallow), "--symbol", "x"]) == 3
     assert cli.main(["landed", "--repo", str(repo.path), "--symbol", "x"]) == 0
+
+
+def test_merge_base_from_the_walk_agrees_with_git(repo: Repo) -> None:
+    """The walk finds a branch's merge base itself (no process per claim): it is git's."""
+    tips = []
+    for i in range(4):
+        repo.git("switch", "-q", "-c", f"b{i}")
+        repo.commit({f"src/b{i}.py": "1\n"}, f"b{i} 1")
+        tips.append(repo.commit({f"src/b{i}.py": "2\n"}, f"b{i} 2"))
+        repo.git("switch", "-q", "main")
+        repo.commit({"src/a.py": f"x = {i}\n"}, f"main {i}")
+        if i % 2:
+            repo.git("merge", "-q", "--no-ff", "--no-edit", f"b{i - 1}")
+    ref = repo.git("rev-parse", "HEAD")
+    walk = landing.Walk.of(repo.path, ref, tips)
+    on_ref, position = walk.reachable(ref), walk.position()
+    for tip in tips:
+        if tip not in on_ref:
+            assert walk.merge_base(tip, on_ref, position) == repo.git("merge-base", tip, ref)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,13 +68,15 @@ class Walk:
     bases: tuple[str, ...]
 
     @classmethod
-    def of(cls, repo: Path, ref: str, shas: Sequence[str]) -> Walk:
+    def of(
+        cls, repo: Path, ref: str, shas: Sequence[str], bases: Sequence[str] | None = None
+    ) -> Walk:
         tips = list(dict.fromkeys([ref, *shas]))
-        bases = tuple(git.merge_bases(repo, tips))
-        edges = git.graph(repo, tips, bases)
+        found = tuple(git.merge_bases(repo, tips) if bases is None else bases)
+        edges = git.graph(repo, tips, found)
         inside = {sha for sha, _ in edges}
         parents = {sha: tuple(p for p in ps if p in inside) for sha, ps in edges}
-        return cls(ref, tuple(sha for sha, _ in edges), parents, bases)
+        return cls(ref, tuple(sha for sha, _ in edges), parents, found)
 
     def position(self) -> dict[str, int]:
         """sha -> index in the walk; a larger index is older."""
@@ -92,6 +95,24 @@ class Walk:
 
     def is_ancestor_of_ref(self, sha: str, on_ref: set[str]) -> bool:
         return sha in on_ref or sha in self.bases
+
+    def merge_base(self, sha: str, on_ref: set[str], position: Mapping[str, int]) -> str | None:
+        """A best common ancestor of sha and the ref, as `git merge-base` picks one: walk
+        sha's own history down to the first commits on the ref; the newest of those in
+        topological order has no other common ancestor above it."""
+        frontier, seen, todo = set(), set(), [sha]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current in on_ref:
+                frontier.add(current)
+            elif current in self.parents:
+                todo.extend(self.parents[current])
+        if frontier:
+            return min(frontier, key=position.__getitem__)
+        return self.bases[0] if self.bases else None  # every base is a common ancestor
 
     def masks(self, bits: Mapping[str, int], targets: Iterable[str]) -> dict[str, int]:
         """For each target, the OR of the bits of the commits it reaches in the walk (itself
@@ -116,25 +137,6 @@ class Walk:
         return found
 
 
-def _branch_ids(
-    repo: Path, ref_sha: str, shas: Sequence[str]
-) -> tuple[dict[str, str], dict[str, str], dict[str, frozenset[str]]]:
-    """Forward and reverse patch-ids of the branch diff merge-base(sha, ref)..sha, and its
-    paths, for commits that are not ancestors of the ref."""
-    forward, backward, paths = {}, {}, {}
-    for sha in shas:
-        base = git.merge_base(repo, sha, ref_sha)
-        if base is None:
-            continue
-        pid = git.diff_patch_id(repo, base, sha)
-        if pid is None:
-            continue
-        forward[sha] = pid
-        backward[sha] = git.diff_patch_id(repo, sha, base) or ""
-        paths[sha] = frozenset(git.changed_files(repo, base, sha))
-    return forward, backward, paths
-
-
 def find(
     repo: Path, ref_sha: str, shas: Sequence[str], walk: Walk | None = None
 ) -> dict[str, Landing]:
@@ -142,27 +144,48 @@ def find(
     claims = list(dict.fromkeys(shas))
     if not claims:
         return {}
-    walk = walk or Walk.of(repo, ref_sha, claims)
+    bases = walk.bases if walk else tuple(git.merge_bases(repo, [ref_sha, *claims]))
+    with ThreadPoolExecutor(max_workers=4) as pool:  # independent reads of one history
+        walking = pool.submit(Walk.of, repo, ref_sha, claims, bases) if walk is None else None
+        listing = pool.submit(git.changed_paths, repo, ref_sha, bases)
+        naming = pool.submit(git.revert_messages, repo, ref_sha, bases)
+        own_paths = git.commit_paths(repo, claims)
+        walked = walking.result() if walking else walk
+        changed, reverts = listing.result(), naming.result()
+    assert walked is not None
+    walk = walked
     on_ref = walk.reachable(ref_sha)
     position = walk.position()
-    ancestors = [c for c in claims if walk.is_ancestor_of_ref(c, on_ref)]
-    others = [c for c in claims if c not in ancestors]
-    changed = git.changed_paths(repo, ref_sha, walk.bases)  # non-merge commits on the ref's side
-    own_paths = git.commit_paths(repo, claims)
-    fwd_branch, rev_branch, branch_paths = _branch_ids(repo, ref_sha, others)
+    ancestors = {c for c in claims if walk.is_ancestor_of_ref(c, on_ref)}
+    branch = [
+        (base, c)
+        for c in claims
+        if c not in ancestors and (base := walk.merge_base(c, on_ref, position)) is not None
+    ]
+    fwd_branch, rev_branch, branch_paths = git.pair_diffs(repo, branch)
     wanted = {c: {own_paths[c], branch_paths.get(c, frozenset())} - {frozenset()} for c in claims}
-    pool = {sha for sha, paths in changed.items() if any(paths in w for w in wanted.values())}
-    bit = {sha: 1 << i for i, sha in enumerate(sorted(pool))}
+    by_shape: dict[frozenset[str], list[str]] = {}
+    for sha, paths in changed.items():
+        by_shape.setdefault(paths, []).append(sha)
+    bit: dict[str, int] = {}
+    for shape in set().union(*wanted.values()):
+        for sha in by_shape.get(shape, ()):
+            bit[sha] = 1 << len(bit)
     reach = walk.masks(bit, claims)  # which candidates each claim already contains
     candidates = {
-        c: [v for v in pool if changed[v] in wanted[c] and not reach.get(c, 0) & bit[v] and v != c]
+        c: [
+            v
+            for shape in wanted[c]
+            for v in by_shape.get(shape, ())
+            if v != c and not reach.get(c, 0) & bit[v]
+        ]
         for c in claims
     }
     needed = sorted({v for vs in candidates.values() for v in vs})
+    looked = [c for c in claims if candidates[c]]
     pids = git.commit_patch_ids(repo, needed)
-    own = git.commit_patch_ids(repo, [c for c in claims if candidates[c]])
-    undo = git.commit_patch_ids(repo, [c for c in claims if candidates[c]], reverse=True)
-    reverts = git.revert_messages(repo, ref_sha, walk.bases)
+    own = git.commit_patch_ids(repo, looked)
+    undo = git.commit_patch_ids(repo, looked, reverse=True)
     found = {}
     for c in claims:
         pairs = ((fwd_branch.get(c), True), (own.get(c), False))  # the own patch wins a tie

@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -223,11 +224,11 @@ def read_rows(text: str, spec: RecordSpec) -> list[Row]:
 
 
 def _counts(
-    repo: Path, walk: landing.Walk, watch: tuple[str, ...], rows: Mapping[str, str | None]
+    walk: landing.Walk, touching: Sequence[tuple[str, str]], rows: Mapping[str, str | None]
 ) -> dict[str, tuple[int, tuple[tuple[str, str], ...]]]:
     """For each measured sha (-> the commit that carried its patch, if not itself), how many
-    commits touching watch the ref holds that it does not, and the newest of them."""
-    touching = git.touching(repo, walk.ref, walk.bases, watch)  # newest first
+    of the commits touching the watched paths (newest first) the ref holds and it does
+    not, and the newest of them."""
     bit = {sha: 1 << i for i, (sha, _) in enumerate(touching)}
     everything = (1 << len(touching)) - 1
     masks = walk.masks(bit, rows)
@@ -252,16 +253,19 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
         zip(names, git.object_ids(repo, [f"{n}^{{commit}}" for n in names]), strict=True)
     )
     shas = sorted({sha for sha in resolved.values() if sha})
-    walk = landing.Walk.of(repo, ref_sha, shas)
-    landings = landing.find(repo, ref_sha, shas, walk)
-    counted: dict[tuple[str, ...], dict[str, tuple[int, tuple[tuple[str, str], ...]]]] = {}
-    for watch in sorted({r.watch for r, _ in rows}):
-        held = {  # the commit that stands in for a measured one is not a change since it
-            s: landings[s].via if landings[s].status is landing.Status.LANDED_AS else None
-            for s in shas
-            if landings[s].holds
-        }
-        counted[watch] = _counts(repo, walk, watch, held)
+    bases = tuple(git.merge_bases(repo, [ref_sha, *shas]))
+    watches = sorted({r.watch for r, _ in rows})
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the listings run while landing is found
+        listed = {w: pool.submit(git.touching, repo, ref_sha, bases, w) for w in watches}
+        walk = landing.Walk.of(repo, ref_sha, shas, bases)
+        landings = landing.find(repo, ref_sha, shas, walk)
+        touching = {w: future.result() for w, future in listed.items()}
+    held = {  # the commit that stands in for a measured one is not a change since it
+        s: landings[s].via if landings[s].status is landing.Status.LANDED_AS else None
+        for s in shas
+        if landings[s].holds
+    }
+    counted = {w: _counts(walk, touching[w], held) for w in watches}
     return [_one(row, limit, resolved, landings, counted) for row, limit in rows]
 
 
