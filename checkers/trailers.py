@@ -201,14 +201,47 @@ def check_size(where: str, files: int, lines: int, rules: Rules) -> tuple[Findin
     )
 
 
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
+_SECTION_KEYS = {"required", "forbidden", "verify", "max_changed_files", "max_changed_lines"}
+
+
+def plainly_valid(section: Mapping[str, Any]) -> bool:
+    """True only for a section the shipped schema accepts (never for one it refuses), so
+    that the common case skips importing jsonschema (~0.1 s, as long as reading 20,000
+    messages); anything else goes to the schema for its located messages."""
+    if not isinstance(section, Mapping) or not set(section) <= _SECTION_KEYS:
+        return False
+    required, verify = section.get("required", {}), section.get("verify", {})
+    forbidden = section.get("forbidden", [])
+    maps_ok = all(
+        isinstance(m, dict) and all(isinstance(k, str) and _KEY.fullmatch(k) for k in m)
+        for m in (required, verify)
+    )
+    return (
+        maps_ok
+        and all(isinstance(v, str) for v in required.values())
+        and all(v in ("ancestor", "path") for v in verify.values())
+        and isinstance(forbidden, list)
+        and all(isinstance(k, str) and _KEY.fullmatch(k) for k in forbidden)
+        and len(set(forbidden)) == len(forbidden)
+        and all(
+            type(section[k]) is int and section[k] >= 1
+            for k in ("max_changed_files", "max_changed_lines")
+            if k in section
+        )
+    )
+
+
 def rules_from_config(section: Mapping[str, Any], source: str) -> Rules:
     """Rules from `[tool.fidelity.trailers]`, validated by the shipped schema."""
-    from checkers import schema  # jsonschema costs ~0.1 s to import: only when configuring
+    problems = []
+    if not plainly_valid(section):
+        from checkers import schema  # jsonschema: only when the section needs its messages
 
-    problems = [
-        f"{source}: [tool.fidelity.trailers]{schema.json_path(path)[1:]}: {msg}"
-        for path, msg in schema.errors("checkers", "trailers", dict(section))
-    ]
+        problems = [
+            f"{source}: [tool.fidelity.trailers]{schema.json_path(path)[1:]}: {msg}"
+            for path, msg in schema.errors("checkers", "trailers", dict(section))
+        ]
     required: dict[str, re.Pattern[str]] = {}
     for key, pattern in section.get("required", {}).items() if not problems else ():
         try:

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support import Repo, run_cli
 
 from checkers import trailers
@@ -224,3 +226,41 @@ def test_dependabot_signoff_below_a_divider_is_found(tmp_path: Path) -> None:
     )
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(message)])
     assert (code, codes(out)) == (1, ["FD701"])
+
+
+keys = st.text(alphabet="Ab0-_ x\n", min_size=0, max_size=4)
+values = st.one_of(st.text(max_size=3), st.integers(-1, 3), st.booleans(), st.none())
+sections = st.dictionaries(
+    st.sampled_from(
+        ["required", "forbidden", "verify", "max_changed_files", "max_changed_lines", "other"]
+    ),
+    st.one_of(
+        values,
+        st.lists(st.one_of(keys, values), max_size=3),
+        st.dictionaries(
+            keys, st.one_of(st.sampled_from(["ancestor", "path", ".+"]), values), max_size=3
+        ),
+    ),
+)
+
+
+@given(section=sections)
+def test_the_fast_configuration_check_never_accepts_what_the_schema_refuses(
+    section: dict[str, object],
+) -> None:
+    from checkers import schema
+
+    if trailers.plainly_valid(section):
+        assert schema.errors("checkers", "trailers", section) == []
+
+
+def test_the_fast_configuration_check_accepts_the_usual_sections() -> None:
+    usual = {
+        "required": {"Signed-off-by": ".+"},
+        "forbidden": ["Change-Id"],
+        "verify": {"Measured-at": "ancestor"},
+        "max_changed_lines": 400,
+    }
+    assert trailers.plainly_valid(usual)
+    assert not trailers.plainly_valid({**usual, "max_changed_lines": True})
+    assert not trailers.plainly_valid({**usual, "forbidden": ["Change-Id", "Change-Id"]})
