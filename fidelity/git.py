@@ -730,8 +730,7 @@ def symbol_changes(repo: Path, ref: str, needles: Sequence[str]) -> list[tuple[s
         "--no-color",
         "--no-merges",
         "--no-renames",
-        "-G",
-        pattern,
+        f"-G{pattern}",  # one argument: a pattern starting with '-' stays a pattern
         "--format=%x00%H%x1f%s",
         ref,
         "--",

@@ -257,3 +257,10 @@ def test_merge_base_from_the_walk_agrees_with_git(repo: Repo) -> None:
     for tip in tips:
         if tip not in on_ref:
             assert walk.merge_base(tip, on_ref, position) == repo.git("merge-base", tip, ref)
+
+
+def test_symbol_that_looks_like_an_option_or_a_regex(repo: Repo) -> None:
+    repo.commit({"src/r.py": "x = a.b + c_d\n"}, "add")
+    report = landed.check(repo.path, "main", [], ["-x", "a.b", "c"])
+    assert [s.holds for s in report.symbols] == [False, True, False]
+    assert report.symbols[1].present_in == (("src/r.py", 1),)

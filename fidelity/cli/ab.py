@@ -43,7 +43,12 @@ def register(sub: Any) -> None:
         help="counted runs per arm (default 10; ABBA needs at least 8 for a 95%% interval)",
     )
     p.add_argument("--warmup", type=int, default=1, help="uncounted runs per arm (default 1)")
-    p.add_argument("--order", choices=["abba", "abab"], default="abba")
+    p.add_argument(
+        "--order",
+        choices=["abba", "abab"],
+        default="abba",
+        help="abba (default) pairs runs so that run order cancels; abab is judged unpaired",
+    )
     p.add_argument(
         "--expect",
         choices=["differ", "faster", "slower"],

@@ -249,7 +249,9 @@ def check_commits(repo: Path, ref_sha: str, revs: Sequence[str]) -> tuple[Commit
     known = [sha for sha in shas.values() if sha]
     landings = landing.find(repo, ref_sha, known)
     mentioned = {x for lnd in landings.values() for x in (lnd.sha, lnd.via, lnd.reverted_by) if x}
-    subjects = dict(git.log_commits(repo, ["--no-walk=unsorted", *sorted(mentioned)]))
+    subjects = (
+        dict(git.log_commits(repo, ["--no-walk=unsorted", *sorted(mentioned)])) if mentioned else {}
+    )
     claims = []
     for rev, sha in shas.items():
         if sha is None:
