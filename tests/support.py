@@ -144,8 +144,8 @@ def run_cli(argv: list[str]) -> tuple[int, str]:
     `-q` when the arguments ask for it); errors propagate."""
     from rich.console import Console
 
-    from fidelity.cli.console import PlainConsole
     from fidelity.cli.main import build_parser
+    from fidelity.cli.plain import PlainConsole
 
     args = build_parser().parse_args(argv)
     out = io.StringIO()

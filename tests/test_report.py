@@ -13,8 +13,9 @@ from rich.console import Console
 from support import Repo, run_cli
 
 from fidelity.cli import report
-from fidelity.cli.console import PlainConsole, make
+from fidelity.cli.console import make
 from fidelity.cli.main import main
+from fidelity.cli.plain import PlainConsole
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

@@ -64,10 +64,12 @@ def register(sub: Any) -> None:
 
 
 def _ab(args: argparse.Namespace, console: Console) -> int:
+    from rich.console import Console as Terminal
+
     from fidelity.ab import session
     from fidelity.cli.report import emit
 
-    err = Console(stderr=True, highlight=False)
+    err = Terminal(stderr=True, highlight=False)
     options.check_writable(args.json, args.markdown)
     if args.measurements:
         if args.a or args.b or args.control:

@@ -10,16 +10,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-class PlainConsole(Console):
-    """The console of `-q`: reports print one record per line, unwrapped, no box tables.
-
-    A type rather than a flag, so that every renderer given a console can tell, without
-    each command passing `quiet` along.
-    """
-
-
 def make(quiet: bool) -> Console:
     from rich.console import Console
+
+    from fidelity.cli.plain import PlainConsole
 
     if quiet:
         return PlainConsole(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)

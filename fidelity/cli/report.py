@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fidelity.cli import options
-from fidelity.cli.console import PlainConsole
+from fidelity.cli.plain import PlainConsole
 
 
 class Report(Protocol):
