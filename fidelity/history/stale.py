@@ -269,6 +269,11 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     return [_one(row, limit, resolved, landings, counted) for row, limit in rows]
 
 
+def check_row(repo: Path, ref_sha: str, row: Row, stale_after: int) -> RowCheck:
+    """One row alone (preflight asks row by row); `check_rows` answers many at once."""
+    return check_rows(repo, ref_sha, [(row, stale_after)])[0]
+
+
 def _one(
     row: Row,
     limit: int,
