@@ -140,14 +140,17 @@ def matrix_toml(cases: Mapping[str, str], extra_matrix: str = "", **case_keys: s
 
 
 def run_cli(argv: list[str]) -> tuple[int, str]:
-    """Run one command's handler with an injected 100-column console; errors propagate."""
+    """Run one command's handler with an injected 100-column console (the plain one of
+    `-q` when the arguments ask for it); errors propagate."""
     from rich.console import Console
 
     from fidelity.cli.main import build_parser
+    from fidelity.cli.plain import PlainConsole
 
     args = build_parser().parse_args(argv)
     out = io.StringIO()
-    code: int = args.handler(args, Console(file=out, width=100, color_system=None))
+    kind = PlainConsole if args.quiet else Console
+    code: int = args.handler(args, kind(file=out, width=100, color_system=None))
     return code, out.getvalue()
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import math
+import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from support import run_cli
 
 from fidelity.ab import runner as ab_runner
 from fidelity.ab.runner import Order
-from fidelity.ab.verdict import Arm, Expect, Repetition, Verdict, judge, swap
+from fidelity.ab.verdict import Arm, Expect, Method, Repetition, Verdict, judge, swap
+from fidelity.cli import main as cli
 from fidelity.errors import UsageError
 
 
@@ -31,49 +33,94 @@ def reps(
 # --- the pure verdict ---
 
 
-def test_disjoint_bands_are_established() -> None:
-    j = judge(reps([1.0, 1.1, 1.2], [0.7, 0.8, 0.9]))
-    assert j.verdict is Verdict.ESTABLISHED
-    assert j.ratio == pytest.approx(0.8 / 1.1)
-    assert j.ratio_band == pytest.approx((0.7 / 1.2, 0.9 / 1.0))
-    assert j.holds(Expect.FASTER) and not j.holds(Expect.SLOWER)
+def abba(
+    a: list[float], b: list[float], ca: list[float] | None = None, cb: list[float] | None = None
+) -> list[Repetition]:
+    """Runs recorded in ABBA order: pair k is (a[k], b[k]) run A first when k is even."""
+    out: list[Repetition] = []
+    for k, (x, y) in enumerate(zip(a, b, strict=True)):
+        pair = [(Arm.A, x, ca[k] if ca else None), (Arm.B, y, cb[k] if cb else None)]
+        for arm, t, c in pair if k % 2 == 0 else pair[::-1]:
+            out.append(Repetition(len(out), arm, t, c))
+    return out
 
 
-def test_touching_bands_are_inconclusive() -> None:
-    """The exact boundary: max(B) == min(A) is an overlap, so nothing is established."""
-    assert judge(reps([1.0, 1.2], [0.8, 1.0])).verdict is Verdict.INCONCLUSIVE
-    just_apart = math.nextafter(1.0, 0.0)
-    assert judge(reps([1.0, 1.2], [0.8, just_apart])).verdict is Verdict.ESTABLISHED
+SLOWER = [1.0, 1.02, 0.99, 1.01, 1.03, 0.98, 1.0, 1.01, 0.97, 1.02]
 
 
-def test_noisy_control_makes_a_clear_gap_not_separable() -> None:
-    """The arms' bands are disjoint, but the shared control moved 50% between the arms'
-    slots while the effect is 20%: the machine, not the change, may explain it."""
-    j = judge(reps([1.0, 1.05], [0.8, 0.84], ca=[1.0, 1.9], cb=[0.5, 1.0]))
-    assert j.verdict is Verdict.NOT_SEPARABLE
-    assert "cannot be told from drift" in j.reason()
-    assert not j.holds(Expect.DIFFER)
+def test_clear_slowdown_is_established_with_its_interval() -> None:
+    j = judge(abba(SLOWER, [t * 1.25 for t in SLOWER]))
+    assert (j.verdict, j.method) == (Verdict.ESTABLISHED, Method.PAIRED)
+    assert j.ratio == pytest.approx(1.25)
+    assert j.interval.low is not None and 1 < j.interval.low <= 1.25 <= (j.interval.high or 0)
+    assert j.interval.level >= 0.95
+    assert j.holds(Expect.SLOWER) and not j.holds(Expect.FASTER)
+    assert j.headline().startswith("established: B is 25.0% slower than A (95% interval ")
 
 
-def test_control_moving_exactly_as_much_as_the_effect_does_not_exceed_it() -> None:
-    j = judge(reps([1.0, 1.0], [2.0, 2.0], ca=[1.0, 1.0], cb=[2.0, 2.0]))
-    assert j.drift == j.effect
-    assert j.verdict is Verdict.ESTABLISHED
-    j = judge(reps([1.0, 1.0], [2.0, 2.0], ca=[1.0, 1.0], cb=[2.0, 2.01]))
-    assert j.verdict is Verdict.NOT_SEPARABLE
+def test_identical_arms_are_inconclusive_and_say_what_to_do() -> None:
+    j = judge(abba(SLOWER, SLOWER[::-1]))
+    assert j.verdict is Verdict.INCONCLUSIVE
+    assert "no difference established" in j.headline() and "--reps 20" in j.headline()
 
 
-def test_quiet_control_keeps_the_verdict() -> None:
-    j = judge(reps([1.0, 1.05], [0.8, 0.84], ca=[0.5, 0.5], cb=[0.5, 0.51]))
-    assert j.verdict is Verdict.ESTABLISHED
-    assert j.control_ratio == pytest.approx(0.505 / 0.5)
+def test_too_few_runs_give_no_interval_rather_than_a_weak_claim() -> None:
+    """Seven pairs of a clear 2x slowdown: a 95% interval needs eight (4 AB + 4 BA)."""
+    j = judge(abba(SLOWER[:7], [2 * t for t in SLOWER[:7]]))
+    assert j.verdict is Verdict.INCONCLUSIVE and j.interval.low is None
+    assert "7 runs per arm cannot give a 95% interval (paired needs at least 8" in j.headline()
+    assert judge(abba(SLOWER[:8], [2 * t for t in SLOWER[:8]])).verdict is Verdict.ESTABLISHED
 
 
-def test_warmups_are_not_counted() -> None:
-    measured = [Repetition(0, Arm.A, 9.0, warmup=True), Repetition(1, Arm.B, 0.1, warmup=True)]
-    measured += reps([1.0, 1.1], [1.05, 1.2])
-    j = judge(measured)
-    assert (j.n, j.a.high, j.b.low) == ((2, 2), 1.1, 1.05)
+def test_run_order_effect_cancels() -> None:
+    """Whichever arm runs second is 30% faster (warm caches): identical arms stay identical,
+    where the order-blind unpaired reading of the same runs would see nothing either way
+    but a naive A-first pairing would see a 30% difference."""
+    reps = []
+    for k in range(10):
+        first, second = (Arm.A, Arm.B) if k % 2 == 0 else (Arm.B, Arm.A)
+        reps += [
+            Repetition(2 * k, first, 1.0 + 0.01 * k),
+            Repetition(2 * k + 1, second, 0.7 + 0.01 * k),
+        ]
+    j = judge(reps)
+    assert j.ratio == pytest.approx(1.0, abs=0.01) and j.verdict is Verdict.INCONCLUSIVE
+
+
+def test_recorded_without_order_is_judged_unpaired() -> None:
+    reps = [Repetition(0, Arm.A, t) for t in SLOWER] + [
+        Repetition(0, Arm.B, 1.3 * t) for t in SLOWER
+    ]
+    j = judge(reps)
+    assert j.method is Method.UNPAIRED and j.verdict is Verdict.ESTABLISHED
+    assert "judged unpaired: run order unknown" in j.note
+
+
+def _drifting(shared: bool) -> list[Repetition]:
+    """B 10% slower; the machine slows by up to 40% from slot to slot. With a shared
+    drift the control sees it too; otherwise the control has noise of its own."""
+    reps, k = [], 0
+    for pair in range(12):
+        arms = (Arm.A, Arm.B) if pair % 2 == 0 else (Arm.B, Arm.A)
+        for arm in arms:
+            machine = 1.0 + 0.4 * ((k * 7919) % 11) / 10
+            own = 1.0 + 0.4 * ((k * 104729) % 13) / 12
+            work = 1.1 if arm is Arm.B else 1.0
+            reps.append(Repetition(k, arm, work * machine, 0.5 * (machine if shared else own)))
+            k += 1
+    return reps
+
+
+def test_control_corrects_shared_drift_and_says_so() -> None:
+    j = judge(_drifting(shared=True))
+    assert j.ratio == pytest.approx(1.1) and j.verdict is Verdict.ESTABLISHED
+    assert j.raw is not None and j.raw.width() > j.interval.width()
+    assert "the control moved B/A from" in j.control_words() and "and narrowed" in j.control_words()
+
+
+def test_control_with_its_own_noise_widens_and_says_drop_it() -> None:
+    j = judge(_drifting(shared=False))
+    assert "widened" in j.control_words() and "consider dropping --control" in j.control_words()
 
 
 def test_bad_measurements_are_refused() -> None:
@@ -85,22 +132,33 @@ def test_bad_measurements_are_refused() -> None:
         judge(reps([1.0], []))
 
 
-times = st.lists(st.floats(0.001, 1000.0), min_size=1, max_size=8)
+def test_warmups_are_not_counted() -> None:
+    measured = [Repetition(0, Arm.A, 9.0, warmup=True), Repetition(1, Arm.B, 0.1, warmup=True)]
+    measured += [replace(r, index=r.index + 2) for r in abba(SLOWER, SLOWER)]
+    j = judge(measured)
+    assert (j.n, j.a.high, j.b.low, j.method) == ((10, 10), 1.03, 0.97, Method.PAIRED)
+
+
+times = st.lists(st.floats(0.001, 1000.0), min_size=1, max_size=12)
 
 
 @settings(max_examples=200)
-@given(a=times, b=times, control=st.booleans(), data=st.data())
+@given(a=times, control=st.booleans(), paired=st.booleans(), data=st.data())
 def test_verdict_is_symmetric_under_swapping_arms(
-    a: list[float], b: list[float], control: bool, data: st.DataObject
+    a: list[float], control: bool, paired: bool, data: st.DataObject
 ) -> None:
+    b = data.draw(st.lists(st.floats(0.001, 1000.0), min_size=len(a), max_size=len(a)))
     ca = data.draw(st.lists(st.floats(0.001, 10.0), min_size=len(a), max_size=len(a)))
-    cb = data.draw(st.lists(st.floats(0.001, 10.0), min_size=len(b), max_size=len(b)))
-    measured = reps(a, b, ca if control else None, cb if control else None)
+    cb = data.draw(st.lists(st.floats(0.001, 10.0), min_size=len(a), max_size=len(a)))
+    measured = (abba if paired else reps)(a, b, ca if control else None, cb if control else None)
     j, k = judge(measured), judge(swap(measured))
-    assert j.verdict is k.verdict
+    assert j.verdict is k.verdict and j.method is k.method
     assert j.ratio == pytest.approx(1 / k.ratio)
-    assert j.ratio_band == pytest.approx((1 / k.ratio_band[1], 1 / k.ratio_band[0]))
-    assert j.ratio_band[0] <= j.ratio * (1 + 1e-12) and j.ratio <= j.ratio_band[1] * (1 + 1e-12)
+    if j.interval.low is not None:
+        assert j.interval.low == pytest.approx(1 / (k.interval.high or 0))
+        assert j.interval.low <= j.ratio * (1 + 1e-9) and j.ratio <= (j.interval.high or 0) * (
+            1 + 1e-9
+        )
     if j.verdict is Verdict.ESTABLISHED:
         assert j.holds(Expect.FASTER) != k.holds(Expect.FASTER)
 
@@ -130,16 +188,13 @@ def test_runner_order_and_recording(tmp_path: Path) -> None:
         _logger(log, "B"),
         "--control",
         _logger(log, "c"),
-        "--reps",
-        "2",
-        "--json",
-        str(out_json),
     ]
-    code, out = run_cli(argv)
-    assert log.read_text() == "AcBcAcBcBcAc"  # warm-ups A B, then A B B A; control after each
+    code, out = run_cli([*argv, "--reps", "8", "--json", str(out_json)])
+    # warm-ups A B, then A B B A twice over; the control after each arm, in its slot
+    assert log.read_text() == "AcBc" + "AcBcBcAc" * 4
     data = json.loads(out_json.read_text())
     recorded = [(r["index"], r["arm"], r["warmup"]) for r in data["repetitions"]]
-    assert recorded == [
+    assert recorded[:6] == [
         (0, "a", True),
         (1, "b", True),
         (2, "a", False),
@@ -147,55 +202,100 @@ def test_runner_order_and_recording(tmp_path: Path) -> None:
         (4, "b", False),
         (5, "a", False),
     ]
+    assert len(recorded) == 18
     assert all(r["seconds"] > 0 and r["control_seconds"] > 0 for r in data["repetitions"])
-    assert data["judgement"]["verdict"] in {"established", "not-separable", "inconclusive"}
+    assert data["judgement"]["verdict"] in {"established", "inconclusive"}
+    assert (
+        data["judgement"]["method"] == "paired" and data["judgement"]["interval"]["level"] >= 0.95
+    )
     assert code in (0, 1)  # speed is not what this test is about
-    assert "6 runs, 1 warm-up(s) per arm, ABBA order" in out
+    assert "18 runs (each followed by the control), 1 warm-up(s) per arm, ABBA order" in out
 
 
 def test_failed_run_stops_and_exits_3(tmp_path: Path) -> None:
     log = tmp_path / "log"
-    code, out = run_cli(
-        ["ab", "--a", _logger(log, "A"), "--b", _logger(log, "B", fail=True), "--reps", "2"]
-    )
+    code, out = run_cli(["ab", "--a", _logger(log, "A"), "--b", _logger(log, "B", fail=True)])
     assert code == 3
     assert log.read_text() == "AB"
-    assert "no verdict: arm B failed in slot 1 (exit 1)" in out
+    assert "no verdict: arm B failed in slot 1 (exit 1); fix the command, then re-run" in out
+
+
+def test_missing_command_and_timeout_are_named(tmp_path: Path) -> None:
+    code, out = run_cli(["ab", "-q", "--a", "true", "--b", "no-such-command-here"])
+    assert code == 3
+    assert "arm B could not start in slot 1:" in out and "exit None" not in out
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(5)'"
+    code, out = run_cli(["ab", "-q", "--a", sleeper, "--b", "true", "--timeout", "0.2"])
+    assert code == 3
+    assert "arm A timed out in slot 0 (timed out after 0.2 s" in out
 
 
 def test_too_few_reps_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="--reps must be at least 2"):
-        run_cli(["ab", "--a", "true", "--b", "true", "--reps", "1"])
+    """Fewer runs than a 95% interval needs would only ever say inconclusive: refused."""
+    with pytest.raises(
+        UsageError,
+        match="--reps 7 cannot establish a difference: a 95% interval in abba order needs at least 8",
+    ):
+        run_cli(["ab", "--a", "true", "--b", "true", "--reps", "7"])
+    with pytest.raises(UsageError, match="in abab order needs at least 4"):
+        run_cli(["ab", "--a", "true", "--b", "true", "--reps", "3", "--order", "abab"])
+
+
+def test_recorded_commands_keep_their_quoting(tmp_path: Path) -> None:
+    out_json = tmp_path / "ab.json"
+    a = f"{sys.executable} -c 'print(\"a b\")'"
+    run_cli(["ab", "--a", a, "--b", a, "--reps", "8", "--warmup", "0", "--json", str(out_json)])
+    shown = json.loads(out_json.read_text())["commands"]["a"]
+    assert shlex.split(shown) == shlex.split(a)
+
+
+def test_json_to_stdout_stays_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["ab", "--a", "true", "--b", "true", "--reps", "8", "--json", "-"]) in (0, 1)
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["judgement"]["method"] == "paired"
+    assert "runs, 1 warm-up(s) per arm" in captured.err
 
 
 # --- recorded measurements ---
 
 
+def _csv(rows: list[tuple[str, float, float]]) -> str:
+    return "arm,seconds,control_seconds\n" + "".join(f"{a},{s},{c}\n" for a, s, c in rows)
+
+
 def test_csv_measurements(tmp_path: Path) -> None:
     path = tmp_path / "m.csv"
+    measured = abba(SLOWER, [0.8 * t for t in SLOWER])
     path.write_text(
-        "arm,seconds,control_seconds,warmup\n"
-        "a,5.0,1.0,true\na,1.0,1.0,\nb,0.8,1.0,\nb,0.82,1.01,\na,1.02,1.0,\n"
+        "arm,seconds,control_seconds,warmup\na,5.0,1.0,true\n"
+        + "".join(f"{r.arm},{r.seconds},1.0,\n" for r in measured)
     )
     md = tmp_path / "ab.md"
-    code, out = run_cli(["ab", "--from", str(path), "--expect", "faster", "--markdown", str(md)])
+    code, out = run_cli(
+        ["ab", "-q", "--from", str(path), "--expect", "faster", "--markdown", str(md)]
+    )
     assert code == 0
-    assert "established: B/A = 0.802 (band 0.784-0.820), n = 2+2" in out
-    assert "| B/A |" in md.read_text()
+    assert "established: B is 20.0% faster than A (95% interval " in out
+    assert "paired, 10+10 runs" in out
+    assert "| B/A (paired, control-corrected) |" in md.read_text()
 
 
-def test_json_per_arm_lists_and_expectation(tmp_path: Path) -> None:
+def test_established_the_other_way_is_red(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
-    path.write_text(json.dumps({"a": [1.0, 1.1], "b": [1.3, 1.4]}))
-    code, out = run_cli(["ab", "--from", str(path), "--expect", "faster"])
+    path.write_text(json.dumps({"a": SLOWER, "b": [1.3 * t for t in SLOWER]}))
+    code, out = run_cli(["ab", "-q", "--from", str(path), "--expect", "faster"])
     assert code == 1
-    assert "but B is not faster than A as expected" in out
+    assert "established: B is 30.0% slower than A" in out
+    assert "but B was expected to be faster than A (exit 1)" in out
+    assert "judged unpaired: run order unknown" in out
 
 
 def test_inconclusive_is_red_and_single_rep_untrusted(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"a": [1.0, 1.2], "b": [1.1, 1.3]}))
-    assert run_cli(["ab", "--from", str(path)])[0] == 1
+    code, out = run_cli(["ab", "-q", "--from", str(path)])
+    assert code == 1
+    assert "2 runs per arm cannot give a 95% interval (unpaired needs at least 4 per arm)" in out
     path.write_text(json.dumps({"a": [1.0], "b": [2.0]}))
     code, out = run_cli(["ab", "--from", str(path)])
     assert code == 3
@@ -203,7 +303,7 @@ def test_inconclusive_is_red_and_single_rep_untrusted(tmp_path: Path) -> None:
 
 
 def test_recorded_run_rejudges_identically(tmp_path: Path) -> None:
-    measured = reps([1.0, 1.1, 1.05], [0.9, 0.95, 0.97], [0.3] * 3, [0.31] * 3)
+    measured = abba(SLOWER, [0.9 * t for t in SLOWER], [0.3] * 10, [0.31] * 10)
     first = ab_runner.judged(measured, "", order="abba")
     path = tmp_path / "run.json"
     path.write_text(json.dumps(first.to_json()))
@@ -215,4 +315,23 @@ def test_bad_record_is_located(tmp_path: Path) -> None:
     path = tmp_path / "m.csv"
     path.write_text("arm,seconds\na,1.0\nc,2.0\n")
     with pytest.raises(UsageError, match=r"m.csv:3: arm must be 'a' or 'b'"):
+        ab_runner.load(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "arm,time\na,1.0\n",
+            r"m.csv:1: no 'seconds' column \(columns: arm, time\); expected arm, seconds",
+        ),
+        ("arm,seconds\n", r"m.csv: a header and no measurements; record some runs first"),
+        ("arm,seconds\na,\n", r"m.csv:2: no seconds value; every record needs one"),
+        ("", r"m.csv:1: no 'arm' or 'seconds' column \(columns: none\)"),
+    ],
+)
+def test_unusable_csv_is_named(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
         ab_runner.load(path)

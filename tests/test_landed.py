@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from support import Repo, run_cli
 
-from fidelity.errors import UsageError
-from fidelity.history import landed
+from fidelity.cli import main as cli
+from fidelity.errors import UntrustedError, UsageError
+from fidelity.history import landed, landing
 from fidelity.history.landed import CommitStatus
 
 
@@ -124,3 +126,141 @@ def test_markdown_output(repo: Repo, tmp_path: Path) -> None:
 def test_nothing_to_check_is_a_usage_error(repo: Repo) -> None:
     with pytest.raises(UsageError, match="nothing to check"):
         run_cli(["landed", "--repo", str(repo.path)])
+
+
+# --- symbols are whole identifiers ---
+
+
+def test_symbol_inside_a_longer_name_does_not_count(repo: Repo) -> None:
+    """`abs_timedelta` removed while `_abs_timedelta` stays: the claim does not hold, and
+    the output says what was matched."""
+    code = "def abs_timedelta(d):\n    return _abs_timedelta(d)\n\ndef _abs_timedelta(d):\n    return d\n"
+    added = repo.commit({"src/t.py": code}, "add abs_timedelta")
+    removed = repo.commit({"src/t.py": "def _abs_timedelta(d):\n    return d\n"}, "drop public")
+    report = landed.check(repo.path, "main", [], ["abs_timedelta"])
+    claim = report.symbols[0]
+    assert [(c.sha, c.kind, c.net) for c in claim.changes] == [
+        (added, "added", 1),
+        (removed, "removed", -1),
+    ]
+    assert not claim.holds and report.exit_code() == 1
+    code_, out = run_cli(["landed", "-q", "--repo", str(repo.path), "--symbol", "abs_timedelta"])
+    assert code_ == 1
+    assert "identifier abs_timedelta (whole word: not inside a longer name)" in out
+    assert "not in the tree now" in out
+    # its nearest valid neighbour: the private name is found, with its count
+    other = landed.check(repo.path, "main", [], ["_abs_timedelta"]).symbols[0]
+    assert other.holds and other.present_in == (("src/t.py", 1),)
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("x = frob\n", 1),
+        ("x = frob2 + frob_x + xfrob + _frob\n", 0),
+        ("x = obj.frob(frob)\n", 2),
+        ("x = 'frob' # frob-like\n", 2),
+        ("x = éfrob + frobé\n", 0),  # Python identifiers take non-ASCII letters
+    ],
+)
+def test_identifier_boundaries(text: str, count: int) -> None:
+    assert len(landed.identifier("frob").findall(text)) == count
+
+
+# --- one meaning of landed: reverts, relands, batches, shallow clones ---
+
+
+def test_revert_of_a_landed_commit_is_reported(repo: Repo) -> None:
+    sha = repo.commit({"src/a.py": "x = 2\n"}, "change x")
+    repo.commit({"README": "r\n"}, "unrelated")
+    repo.git("revert", "--no-edit", sha)
+    revert = repo.git("rev-parse", "HEAD")
+    claim = landed.check(repo.path, "main", [sha], []).commits[0]
+    assert (claim.status, claim.reverted_by) == (CommitStatus.REVERTED, revert)
+    code, out = run_cli(["landed", "-q", "--repo", str(repo.path), "--commit", sha])
+    assert code == 1
+    assert f"then reverted by {revert[:12]}" in out
+    # reverting the revert lands it again
+    repo.git("revert", "--no-edit", revert)
+    assert landed.check(repo.path, "main", [sha], []).commits[0].holds
+
+
+def test_revert_found_by_its_message_when_the_patch_differs(repo: Repo) -> None:
+    sha = repo.commit({"src/a.py": "x = 2\n"}, "change x")
+    repo.commit(
+        {"src/a.py": "x = 1  # back\n"}, f'Revert "change x"\n\nThis reverts commit {sha[:10]}.\n'
+    )
+    claim = landed.check(repo.path, "main", [sha], []).commits[0]
+    assert claim.status is CommitStatus.REVERTED
+
+
+def test_revert_of_a_cherry_pick_is_reported(repo: Repo) -> None:
+    repo.git("switch", "-q", "-c", "feature")
+    sha = repo.commit({"src/a.py": "x = 2\n"}, "fix")
+    repo.git("switch", "-q", "main")
+    repo.commit({"README": "hi\n"}, "unrelated")
+    repo.git("cherry-pick", sha)
+    picked = repo.git("rev-parse", "HEAD")
+    repo.git("revert", "--no-edit", picked)
+    claim = landed.check(repo.path, "main", [sha], []).commits[0]
+    assert (claim.status, claim.via) == (CommitStatus.REVERTED, picked)
+
+
+def test_claims_are_answered_together(repo: Repo) -> None:
+    """Several claims of every kind in one call: each gets its own verdict."""
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("switch", "-q", "-c", "picked")
+    to_pick = repo.commit({"src/p.py": "p = 1\n"}, "to pick")
+    repo.git("switch", "-q", "-c", "lost", base)
+    lost = repo.commit({"src/l.py": "l = 1\n"}, "lost")
+    repo.git("switch", "-q", "main")
+    merged = repo.commit({"src/m.py": "m = 1\n"}, "merged")
+    repo.git("cherry-pick", to_pick)
+    report = landed.check(repo.path, "main", [merged, to_pick, lost, base[:9]], [])
+    assert [c.status for c in report.commits] == [
+        CommitStatus.LANDED,
+        CommitStatus.LANDED_AS,
+        CommitStatus.UNLANDED,
+        CommitStatus.LANDED,
+    ]
+
+
+def test_shallow_clone_is_refused(repo: Repo, tmp_path: Path) -> None:
+    for i in range(6):
+        repo.commit({"src/a.py": f"x = {i}\n"}, f"c{i}")
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "2", f"file://{repo.path}", str(shallow)],
+        check=True,
+        env=repo.env(),
+    )
+    with pytest.raises(UntrustedError, match="shallow clone"):
+        landed.check(shallow, "HEAD", [], ["x"])
+    assert cli.main(["landed", "--repo", str(shallow), "--symbol", "x"]) == 3
+    assert cli.main(["landed", "--repo", str(repo.path), "--symbol", "x"]) == 0
+
+
+def test_merge_base_from_the_walk_agrees_with_git(repo: Repo) -> None:
+    """The walk finds a branch's merge base itself (no process per claim): it is git's."""
+    tips = []
+    for i in range(4):
+        repo.git("switch", "-q", "-c", f"b{i}")
+        repo.commit({f"src/b{i}.py": "1\n"}, f"b{i} 1")
+        tips.append(repo.commit({f"src/b{i}.py": "2\n"}, f"b{i} 2"))
+        repo.git("switch", "-q", "main")
+        repo.commit({"src/a.py": f"x = {i}\n"}, f"main {i}")
+        if i % 2:
+            repo.git("merge", "-q", "--no-ff", "--no-edit", f"b{i - 1}")
+    ref = repo.git("rev-parse", "HEAD")
+    walk = landing.Walk.of(repo.path, ref, tips)
+    on_ref, position = walk.reachable(ref), walk.position()
+    for tip in tips:
+        if tip not in on_ref:
+            assert walk.merge_base(tip, on_ref, position) == repo.git("merge-base", tip, ref)
+
+
+def test_symbol_that_looks_like_an_option_or_a_regex(repo: Repo) -> None:
+    repo.commit({"src/r.py": "x = a.b + c_d\n"}, "add")
+    report = landed.check(repo.path, "main", [], ["-x", "a.b", "c"])
+    assert [s.holds for s in report.symbols] == [False, True, False]
+    assert report.symbols[1].present_in == (("src/r.py", 1),)

@@ -15,7 +15,7 @@ from support import run_cli as support_run_cli
 from fidelity import config
 from fidelity.cli import main as cli
 from fidelity.errors import UntrustedError, UsageError
-from fidelity.history import stale
+from fidelity.history import landed, stale
 from fidelity.history.stale import RecordSpec, RowStatus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +108,7 @@ def test_unlanded_row_measured_on_an_unmerged_branch(repo: Repo) -> None:
     assert out.rstrip().endswith(": 1 unlanded")
     check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
     assert (check.status, check.sha, check.since) == (RowStatus.UNLANDED, side, None)
-    assert "not an ancestor of the ref" in check.detail()
+    assert "did not land on the ref" in check.detail()
     # the same row (the record is read from the working tree) is fresh on its own branch
     assert stale.check(repo.path, "experiment", _specs(repo)).exit_code() == 0
 
@@ -204,3 +204,169 @@ def test_shallow_exit_code_through_main(repo: Repo, tmp_path: Path) -> None:
     )
     assert cli.main(["stale", "--repo", str(shallow)]) == 3
     assert cli.main(["stale", "--repo", str(repo.path)]) == 0
+
+
+def test_uppercase_sha_resolves(repo: Repo) -> None:
+    measured = repo.git("rev-parse", "HEAD")
+    repo.commit({"records/bench.md": record(("speed", measured[:12].upper(), ""))}, "record")
+    check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
+    assert (check.status, check.sha) == (RowStatus.FRESH, measured)
+
+
+# --- one meaning of landed, shared with `fidelity landed` ---
+
+
+def _squash_history(repo: Repo) -> tuple[str, str]:
+    """A pull-request branch measured at its tip, then squash-merged: (tip, squash)."""
+    repo.git("switch", "-q", "-c", "pr")
+    repo.commit({"src/b.py": "b = 1\n"}, "pr step 1")
+    tip = repo.commit({"src/b.py": "b = 2\n"}, "pr step 2")
+    repo.git("switch", "-q", "main")
+    repo.commit({"docs/x.md": "y\n"}, "docs meanwhile")
+    repo.git("merge", "-q", "--squash", "pr")
+    squash = repo.commit(message="pr (squashed)")
+    return tip, squash
+
+
+def test_squash_merged_row_is_landed_in_both_commands(repo: Repo) -> None:
+    tip, squash = _squash_history(repo)
+    repo.commit({"src/a.py": "a = 9\n"}, "src after the squash")
+    repo.commit({"records/bench.md": record(("speed", tip, ""))}, "record")
+    check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
+    # the squash itself carries the measured patch: only the later src commit counts
+    assert (check.status, check.via, check.since) == (RowStatus.FRESH, squash, 1)
+    claim = landed.check(repo.path, "HEAD", [tip], []).commits[0]
+    assert (str(claim.status), claim.via) == ("landed-as", squash)
+
+
+def test_cherry_picked_row_is_landed_in_both_commands(repo: Repo) -> None:
+    repo.git("switch", "-q", "-c", "side")
+    measured = repo.commit({"src/c.py": "c = 1\n"}, "side work")
+    repo.git("switch", "-q", "main")
+    repo.commit({"docs/x.md": "z\n"}, "docs")
+    repo.git("cherry-pick", measured)
+    picked = repo.git("rev-parse", "HEAD")
+    repo.commit({"records/bench.md": record(("speed", measured, ""))}, "record")
+    check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
+    assert (check.status, check.via) == (RowStatus.FRESH, picked)
+    assert str(landed.check(repo.path, "HEAD", [measured], []).commits[0].status) == "landed-as"
+
+
+def test_reverted_row_is_not_fresh(repo: Repo) -> None:
+    measured = repo.commit({"src/a.py": "a = 5\n"}, "speed-up")
+    repo.git("revert", "--no-edit", measured)
+    revert = repo.git("rev-parse", "HEAD")
+    repo.commit({"records/bench.md": record(("speed", measured, ""))}, "record")
+    check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
+    assert (check.status, check.reverted_by) == (RowStatus.REVERTED, revert)
+    assert str(landed.check(repo.path, "HEAD", [measured], []).commits[0].status) == "reverted"
+    assert "reverted it" in check.detail()
+
+
+def test_counts_agree_with_git_rev_list_on_a_merge_history(repo: Repo) -> None:
+    """Every commit of a history with merges and parallel branches as a row: the batched
+    count equals `git rev-list --count --no-merges --full-history C..HEAD -- src/`."""
+    for i in range(3):
+        repo.commit({"src/a.py": f"a = {i}\n"}, f"main {i}")
+        repo.git("switch", "-q", "-c", f"f{i}")
+        repo.commit({f"src/f{i}.py": "x\n"}, f"feature {i}")
+        repo.commit({"docs/x.md": f"f{i}\n"}, f"feature docs {i}")
+        repo.git("switch", "-q", "main")
+        repo.commit({"src/m.py": f"m{i}\n"}, f"main meanwhile {i}")
+        repo.git("merge", "-q", "--no-ff", "--no-edit", f"f{i}")
+    shas = repo.git("rev-list", "HEAD").split()
+    rows = [(f"r{i}", sha, "") for i, sha in enumerate(shas)]
+    repo.commit({"records/bench.md": record(*rows)}, "record")
+    report = stale.check(repo.path, "HEAD", [RecordSpec("records/bench.md", watch=("src/",))])
+    assert len(report.checks) == len(shas)
+    for check in report.checks:
+        expected = repo.git(
+            "rev-list",
+            "--count",
+            "--no-merges",
+            "--full-history",
+            f"{check.sha}..HEAD",
+            "--",
+            "src/",
+        )
+        assert check.since == int(expected), check.row.key
+
+
+# --- record paths: never outside the repository, never a traceback ---
+
+
+def test_record_outside_the_repository_is_refused(repo: Repo, tmp_path: Path) -> None:
+    secret = tmp_path / "outside.md"
+    secret.write_text(record(("speed", repo.git("rev-parse", "HEAD"), "")))
+    outside = CONFIG.replace('path = "records/bench.md"', 'path = "../outside.md"')
+    repo.commit({"pyproject.toml": outside}, "point outside")
+    with pytest.raises(UsageError, match="outside the repository"):
+        run_cli(repo, "stale")
+    assert cli.main(["stale", "--repo", str(repo.path)]) == 2
+    # through a symbolic link inside the repository that points outside
+    (repo.path / "records").mkdir(exist_ok=True)
+    (repo.path / "records" / "bench.md").symlink_to(secret)
+    repo.commit({"pyproject.toml": CONFIG}, "back")
+    with pytest.raises(UsageError, match="outside the repository"):
+        run_cli(repo, "stale")
+    with pytest.raises(UsageError, match="outside the repository"):
+        run_cli(repo, "stale", "records/bench.md")
+    with pytest.raises(UsageError, match="outside the repository"):
+        run_cli(repo, "stale", str(secret))
+    # the nearest valid neighbour: a symbolic link that stays inside is read
+    (repo.path / "records" / "bench.md").unlink()
+    (repo.path / "records" / "real.md").write_text(secret.read_text())
+    (repo.path / "records" / "bench.md").symlink_to("real.md")
+    assert run_cli(repo, "stale")[0] == 0
+
+
+def test_symlink_loop_and_non_utf8_record_are_located(
+    repo: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = repo.path / "records"
+    records.mkdir()
+    (records / "bench.md").symlink_to("loop.md")
+    (records / "loop.md").symlink_to("bench.md")
+    assert cli.main(["stale", "--repo", str(repo.path)]) == 2
+    assert cli.main(["stale", "--repo", str(repo.path), "records/bench.md"]) == 2
+    err = capsys.readouterr().err
+    assert "records/bench.md" in err and "Traceback" not in err
+    (records / "bench.md").unlink()
+    (records / "bench.md").write_bytes(
+        b"# Bench\n\n| row | commit |\n|---|---|\n| a \xff | abc1234 |\n"
+    )
+    assert cli.main(["stale", "--repo", str(repo.path)]) == 2
+    err = capsys.readouterr().err
+    assert "records/bench.md:5:5: not UTF-8 (byte 0xff)" in err and "Traceback" not in err
+
+
+# --- output: -q is one record per line, --json - is standard output ---
+
+
+def test_quiet_is_one_record_per_line_and_json_dash_is_stdout(
+    repo: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    measured = measure_then(repo, n_src=3)
+    assert cli.main(["stale", "-q", "--repo", str(repo.path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line for line in lines if line.startswith("records/bench.md:5\t"))
+    assert row.split("\t")[:5] == ["records/bench.md:5", "speed", measured[:10], "stale", "3/2"]
+    assert all("━" not in line and "│" not in line for line in lines)
+    assert cli.main(["stale", "--repo", str(repo.path), "--json", "-"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["rows"][0]["status"] == "stale" and data["exit_code"] == 1
+    assert not (repo.path / "-").exists()
+
+
+def test_revert_and_reland_count_like_any_other_change(repo: Repo) -> None:
+    """An ancestor reverted and landed again is landed; the revert and the re-landing are
+    two changes since the measurement, as git rev-list counts them."""
+    measured = repo.commit({"src/a.py": "a = 5\n"}, "speed-up")
+    repo.git("revert", "--no-edit", measured)
+    repo.git("revert", "--no-edit", "HEAD")
+    reland = repo.git("rev-parse", "HEAD")
+    repo.commit({"records/bench.md": record(("speed", measured, ""))}, "record")
+    check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
+    assert (check.status, check.since) == (RowStatus.FRESH, 2)
+    claim = landed.check(repo.path, "HEAD", [measured], []).commits[0]
+    assert (str(claim.status), claim.via) == ("landed", reland)

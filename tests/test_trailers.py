@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support import Repo, run_cli
 
 from checkers import trailers
 from checkers.errors import ConfigError
 from checkers.trailers import Code
 from fidelity.errors import UsageError
+from fidelity.history import trailers as htrailers
 
 CONFIG = """\
 [tool.fidelity.trailers]
@@ -168,3 +172,95 @@ def test_keys_compare_case_insensitively() -> None:
     )
     assert found == ()
     assert str(Code.MISSING) == "FD701"
+
+
+# --- agreement with git log's trailer parser on real message shapes ---
+
+SHAPES = sorted((Path(__file__).parent / "data" / "trailers").glob("*.txt"))
+
+
+def git_log_trailers(repo: Repo, sha: str) -> list[tuple[str, str]]:
+    """The oracle: what `git log --format=%(trailers:only,unfold)` prints, line by line."""
+    out = repo.git("log", "-1", "--format=%(trailers:only,unfold)", sha)
+    return [
+        (k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in out.splitlines())
+    ]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[p.stem for p in SHAPES])
+def test_trailers_agree_with_git_log(tmp_path: Path, shape: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"pyproject.toml": '[tool.fidelity.trailers]\nforbidden = ["X-Never"]\n'}, "root")
+    base = repo.git("rev-parse", "HEAD")
+    repo.write({"f.txt": shape.stem})
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--cleanup=verbatim", "-F", str(shape))
+    sha = repo.git("rev-parse", "HEAD")
+    expected = git_log_trailers(repo, sha)
+    report = htrailers.check_range(repo.path, f"{base}..HEAD", htrailers.rules(repo.path))
+    assert [list(t) for t in report.checked[0].trailers] == [list(t) for t in expected]
+    stored = tmp_path / "stored.txt"  # the same message as a commit-msg hook would see it
+    stored.write_bytes(
+        subprocess.run(
+            ["git", "log", "-1", "--format=%B", sha], cwd=repo.path, capture_output=True, check=True
+        ).stdout
+    )
+    from_file = htrailers.check_file(repo.path, stored, htrailers.rules(repo.path))
+    assert list(from_file.checked[0].trailers) == list(report.checked[0].trailers)
+
+
+def test_dependabot_signoff_below_a_divider_is_found(tmp_path: Path) -> None:
+    """Every Dependabot commit has `---` above its final block: the sign-off is a trailer."""
+    repo = Repo(tmp_path / "repo")
+    rules = '[tool.fidelity.trailers]\nrequired = { "Signed-off-by" = ".+" }\n'
+    repo.commit({"pyproject.toml": rules}, "root\n\nSigned-off-by: A <a@b>\n")
+    message = tmp_path / "msg"
+    message.write_bytes(
+        (Path(__file__).parent / "data" / "trailers" / "dependabot.txt").read_bytes()
+    )
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(message)])
+    assert (code, codes(out)) == (0, [])
+    # its nearest invalid neighbour: the same message without the sign-off is red
+    message.write_text(
+        message.read_text().replace("Signed-off-by: dependabot[bot] <support@github.com>\n", "")
+    )
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(message)])
+    assert (code, codes(out)) == (1, ["FD701"])
+
+
+keys = st.text(alphabet="Ab0-_ x\n", min_size=0, max_size=4)
+values = st.one_of(st.text(max_size=3), st.integers(-1, 3), st.booleans(), st.none())
+sections = st.dictionaries(
+    st.sampled_from(
+        ["required", "forbidden", "verify", "max_changed_files", "max_changed_lines", "other"]
+    ),
+    st.one_of(
+        values,
+        st.lists(st.one_of(keys, values), max_size=3),
+        st.dictionaries(
+            keys, st.one_of(st.sampled_from(["ancestor", "path", ".+"]), values), max_size=3
+        ),
+    ),
+)
+
+
+@given(section=sections)
+def test_the_fast_configuration_check_never_accepts_what_the_schema_refuses(
+    section: dict[str, object],
+) -> None:
+    from checkers import schema
+
+    if trailers.plainly_valid(section):
+        assert schema.errors("checkers", "trailers", section) == []
+
+
+def test_the_fast_configuration_check_accepts_the_usual_sections() -> None:
+    usual = {
+        "required": {"Signed-off-by": ".+"},
+        "forbidden": ["Change-Id"],
+        "verify": {"Measured-at": "ancestor"},
+        "max_changed_lines": 400,
+    }
+    assert trailers.plainly_valid(usual)
+    assert not trailers.plainly_valid({**usual, "max_changed_lines": True})
+    assert not trailers.plainly_valid({**usual, "forbidden": ["Change-Id", "Change-Id"]})

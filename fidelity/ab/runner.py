@@ -3,7 +3,7 @@
 Each slot runs one arm's command (and then the control, in the same slot and directory)
 through fidelity.proc, so timeouts and process-group kills apply. The recorded duration
 includes process start-up, equally for both arms. Nothing here judges speed: the verdict
-is ab_verdict's, and a failed run stops the measurement rather than being judged.
+is `verdict`'s, and a failed run stops the measurement rather than being judged.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ import csv
 import enum
 import io
 import json
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fidelity import proc
-from fidelity.ab.verdict import Arm, Expect, Judgement, Repetition, Verdict, judge
+from fidelity.ab.verdict import Arm, Expect, Judgement, Repetition, Verdict, change, judge
 from fidelity.errors import UsageError
 
 
@@ -42,7 +43,8 @@ class Command:
     cwd: Path | None = None
 
     def show(self) -> str:
-        return self.argv if isinstance(self.argv, str) else " ".join(self.argv)
+        """The command as it can be pasted into a shell to re-run it."""
+        return self.argv if isinstance(self.argv, str) else shlex.join(self.argv)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,41 +66,35 @@ class AbReport:
         j = self.judgement
         if j is None:
             return f"no verdict: {self.failure}"
-        lo, hi = j.ratio_band
-        head = f"{j.verdict}: B/A = {j.ratio:.3f} (band {lo:.3f}-{hi:.3f}), n = {j.n[0]}+{j.n[1]}"
-        tail = ""
+        parts = [j.headline()]
         if j.verdict is Verdict.ESTABLISHED and not j.holds(self.expect):
-            tail = f"; but B is not {self.expect} than A as expected"
-        return f"{head}; {j.reason()}{tail}"
+            parts.append(f"but B was expected to be {self.expect} than A (exit 1)")
+        parts += [x for x in (j.control_words(), j.note) if x]
+        return "; ".join(parts)
 
     def table(self) -> tuple[list[str], list[list[str]]]:
-        cols = ["", "n", "min s", "median s", "max s", "control median s"]
+        cols = ["", "runs", "min s", "median s", "max s", "B/A 95% interval"]
         j = self.judgement
         if j is None:
             return cols, []
-        ctl = (j.control_a, j.control_b)
         rows = [
-            [
-                name,
-                str(n),
-                f"{band.low:.4f}",
-                f"{band.median:.4f}",
-                f"{band.high:.4f}",
-                f"{c.median:.4f}" if c else "",
-            ]
-            for name, n, band, c in zip(("A", "B"), j.n, (j.a, j.b), ctl, strict=True)
+            [name, str(n), f"{band.low:.4f}", f"{band.median:.4f}", f"{band.high:.4f}", ""]
+            for name, n, band in zip(("A", "B"), j.n, (j.a, j.b), strict=True)
         ]
-        cr = j.control_ratio
-        rows.append(
-            [
-                "B/A",
-                "",
-                f"{j.ratio_band[0]:.3f}",
-                f"{j.ratio:.3f}",
-                f"{j.ratio_band[1]:.3f}",
-                f"{cr:.3f}" if cr is not None else "",
+        if j.control_a and j.control_b:
+            rows += [
+                [name, str(n), f"{band.low:.4f}", f"{band.median:.4f}", f"{band.high:.4f}", ""]
+                for name, n, band in zip(
+                    ("control in A's slots", "control in B's slots"),
+                    j.n,
+                    (j.control_a, j.control_b),
+                    strict=True,
+                )
             ]
-        )
+        judged = f"B/A ({j.method}{', control-corrected' if j.raw else ''})"
+        rows.append(_ratio_row(judged, j.interval))
+        if j.raw is not None and j.control is not None:
+            rows += [_ratio_row("B/A uncorrected", j.raw), _ratio_row("control B/A", j.control)]
         return cols, rows
 
     def to_json(self) -> dict[str, Any]:
@@ -109,12 +105,16 @@ class AbReport:
                 "verdict": str(j.verdict),
                 "holds": j.holds(self.expect),
                 "expect": str(self.expect),
+                "method": str(j.method),
+                "runs": list(j.n),
+                "minimum_runs_per_arm": j.minimum,
                 "ratio": j.ratio,
-                "ratio_band": list(j.ratio_band),
-                "control_ratio": j.control_ratio,
-                "effect_log": j.effect,
-                "drift_log": j.drift,
-                "reason": j.reason(),
+                "interval": _interval_json(j.interval),
+                "uncorrected": _interval_json(j.raw) if j.raw else None,
+                "control": _interval_json(j.control) if j.control else None,
+                "words": j.headline(),
+                "control_words": j.control_words(),
+                "note": j.note,
             }
         return {
             "order": self.order,
@@ -134,6 +134,22 @@ class AbReport:
         }
 
 
+def _ratio_row(name: str, interval: Any) -> list[str]:
+    if interval.low is None:
+        return [name, "", "", f"{interval.ratio:.3f}", "", "none: too few runs"]
+    span = f"{interval.low:.3f}-{interval.high:.3f} ({change(interval.ratio)})"
+    return [name, "", "", f"{interval.ratio:.3f}", "", span]
+
+
+def _interval_json(interval: Any) -> dict[str, Any]:
+    return {
+        "ratio": interval.ratio,
+        "low": interval.low,
+        "high": interval.high,
+        "level": interval.level,
+    }
+
+
 Runner = Callable[[Command, float], proc.ProcResult]
 
 
@@ -144,8 +160,17 @@ def _run_command(command: Command, timeout_s: float) -> proc.ProcResult:
 
 def _failure(what: str, slot: int, result: proc.ProcResult) -> str:
     tail = result.stderr.decode(errors="replace").strip().splitlines()[-3:]
-    detail = f": {' / '.join(tail)}" if tail else (f": {result.error}" if result.error else "")
-    return f"{what} {result.status} in slot {slot} (exit {result.returncode}){detail}"
+    detail = f": {' / '.join(tail)}" if tail else ""
+    if result.status is proc.ProcStatus.TIMEOUT:
+        how = f"timed out in slot {slot} ({result.error})"
+    elif result.status is proc.ProcStatus.NOT_FOUND:
+        how = f"could not start in slot {slot}: {result.error or 'command not found'}"
+        detail = ""
+    elif result.status is proc.ProcStatus.CRASHED:
+        how = f"was killed by signal {-(result.returncode or 0)} in slot {slot}"
+    else:
+        how = f"failed in slot {slot} (exit {result.returncode})"
+    return f"{what} {how}{detail}; fix the command, then re-run"
 
 
 def measure(
@@ -194,11 +219,13 @@ _TRUE = {"1", "true", "yes", "y"}
 _FALSE = {"", "0", "false", "no", "n"}
 
 
-def _float(value: Any, where: str) -> float:
+def _float(value: Any, where: str, what: str = "seconds") -> float:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise UsageError(f"{where}: no {what} value; every record needs one")
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise UsageError(f"{where}: {value!r} is not a number of seconds") from None
+        raise UsageError(f"{where}: {what} {value!r} is not a number of seconds") from None
 
 
 def _rep(i: int, record: Mapping[str, Any], where: str) -> Repetition:
@@ -212,14 +239,14 @@ def _rep(i: int, record: Mapping[str, Any], where: str) -> Repetition:
             raise UsageError(f"{where}: warmup must be true or false, got {warm!r}")
         warm = warm.strip().lower() in _TRUE
     try:
-        index = int(record.get("index") or i)
+        index = int(i if record.get("index") in (None, "") else record["index"])
     except (TypeError, ValueError):
         raise UsageError(f"{where}: index must be an integer") from None
     return Repetition(
         index,
         Arm(arm),
         _float(record.get("seconds"), where),
-        None if ctl in (None, "") else _float(ctl, where),
+        None if ctl in (None, "") else _float(ctl, where, "control_seconds"),
         bool(warm),
     )
 
@@ -232,7 +259,7 @@ def _columns(data: Mapping[str, Any], source: str) -> Iterable[dict[str, Any]]:
         if len(controls) != len(values):
             raise UsageError(f"{source}: control_{arm} must have as many values as {arm}")
         for s, c in zip(values, controls, strict=True):
-            yield {"arm": arm, "seconds": s, "control_seconds": c}
+            yield {"arm": arm, "seconds": s, "control_seconds": c, "index": -1}  # order unknown
 
 
 def load(path: Path) -> list[Repetition]:
@@ -252,6 +279,19 @@ def load(path: Path) -> list[Repetition]:
         records = list(_columns(data, str(path))) if isinstance(data, dict) else data
         if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
             raise UsageError(f"{path}: expected a list of {{arm, seconds}} records")
+        if not records:
+            raise UsageError(f"{path}: no measurements; record some runs first")
         return [_rep(i, r, f"{path}: record {i + 1}") for i, r in enumerate(records)]
-    rows = list(csv.DictReader(io.StringIO(text)))
+    reader = csv.DictReader(io.StringIO(text))
+    columns = [c.strip() for c in reader.fieldnames or []]
+    missing = [c for c in ("arm", "seconds") if c not in columns]
+    if missing:
+        raise UsageError(
+            f"{path}:1: no {' or '.join(repr(c) for c in missing)} column (columns: "
+            f"{', '.join(columns) or 'none'}); expected arm, seconds[, control_seconds, "
+            "warmup, index]"
+        )
+    rows = [{k.strip(): v for k, v in row.items() if k} for row in reader]
+    if not rows:
+        raise UsageError(f"{path}: a header and no measurements; record some runs first")
     return [_rep(i, r, f"{path}:{i + 2}") for i, r in enumerate(rows)]

@@ -7,10 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity.ab import runner
+from fidelity.ab import runner, stats
 from fidelity.ab.runner import AbReport, Command
-from fidelity.ab.verdict import Arm, Expect
+from fidelity.ab.verdict import ALPHA, Arm, Expect
 from fidelity.errors import UsageError
+
+DEFAULT_REPS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +20,7 @@ class Plan:
     a: str
     b: str
     control: str | None = None
-    reps: int = 5
+    reps: int = DEFAULT_REPS
     warmup: int = 1
     order: str = "abba"
     timeout_s: float = 600.0
@@ -48,8 +50,16 @@ def from_file(path: Path, expect: str) -> AbReport:
 
 def run(plan: Plan, announce: Callable[[str], None]) -> AbReport:
     """Run both arms (and the control) order-alternated, then judge."""
-    if plan.reps < runner.MIN_REPS or plan.warmup < 0:
-        raise UsageError(f"--reps must be at least {runner.MIN_REPS}, --warmup at least 0")
+    order = runner.Order(plan.order)
+    least = stats.minimum_size(ALPHA, paired=order is runner.Order.ABBA)
+    if plan.reps < least:
+        raise UsageError(
+            f"--reps {plan.reps} cannot establish a difference: a 95% interval in {order} "
+            f"order needs at least {least} runs per arm (--reps {least}; default "
+            f"{DEFAULT_REPS}, more for smaller differences)"
+        )
+    if plan.warmup < 0:
+        raise UsageError(f"--warmup {plan.warmup}: give 0 or more uncounted runs per arm")
     arms = {
         Arm.A: command(plan.a, plan.cwd_a, plan.shell),
         Arm.B: command(plan.b, plan.cwd_b, plan.shell),
@@ -60,9 +70,11 @@ def run(plan: Plan, announce: Callable[[str], None]) -> AbReport:
             Arm.A: command(plan.control, plan.cwd_a, plan.shell),
             Arm.B: command(plan.control, plan.cwd_b, plan.shell),
         }
-    order = runner.Order(plan.order)
     slots = runner.schedule(plan.reps, plan.warmup, order)
-    announce(f"{len(slots)} runs, {plan.warmup} warm-up(s) per arm, {order.upper()} order")
+    per_slot = " (each followed by the control)" if control else ""
+    announce(
+        f"{len(slots)} runs{per_slot}, {plan.warmup} warm-up(s) per arm, {order.upper()} order"
+    )
     reps, failure = runner.measure(arms, control, slots, plan.timeout_s)
     shown = {"a": arms[Arm.A].show(), "b": arms[Arm.B].show()}
     if control:

@@ -16,21 +16,39 @@ if TYPE_CHECKING:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "ab",
-        help="A/B timing verdict: established, not-separable or inconclusive",
-        description="Runs the arms order-alternated with uncounted warm-ups and judges the "
-        "min-max bands; or judges recorded measurements (--from). Exit 0 when the difference "
-        "is established (the expected way), 1 when not, 3 when a run failed or too few "
-        "repetitions were recorded.",
+        help="A/B timing verdict with a 95%% interval: established or inconclusive",
+        description="Runs the arms order-alternated (ABBA) after uncounted warm-ups, pairs "
+        "adjacent runs, and gives B/A with an exact 95% interval (Hodges-Lehmann on the "
+        "order-balanced pairs); or judges recorded measurements (--from). `established` "
+        "when the interval excludes 1: for identical arms that happens in at most 5% of "
+        "calls at any --reps. A --control (shared work, run after the arm in every slot) "
+        "corrects each run for drift. Exit 0 when a difference is established the expected "
+        "way, 1 when not, 2 for bad arguments, 3 when a run failed or too few were recorded.",
     )
     p.add_argument("--a", metavar="CMD", help="the baseline arm's command")
     p.add_argument("--b", metavar="CMD", help="the candidate arm's command")
-    p.add_argument("--control", metavar="CMD", help="shared work the change does not touch")
+    p.add_argument(
+        "--control",
+        metavar="CMD",
+        help="shared work the change does not touch, timed after the arm in every slot and "
+        "divided out of its time (drift correction)",
+    )
     p.add_argument(
         "--from", dest="measurements", type=Path, metavar="FILE", help="recorded CSV or JSON"
     )
-    p.add_argument("--reps", type=int, default=5, help="counted repetitions per arm (default 5)")
+    p.add_argument(
+        "--reps",
+        type=int,
+        metavar="N",
+        help="counted runs per arm (default 10; ABBA needs at least 8 for a 95%% interval)",
+    )
     p.add_argument("--warmup", type=int, default=1, help="uncounted runs per arm (default 1)")
-    p.add_argument("--order", choices=["abba", "abab"], default="abba")
+    p.add_argument(
+        "--order",
+        choices=["abba", "abab"],
+        default="abba",
+        help="abba (default) pairs runs so that run order cancels; abab is judged unpaired",
+    )
     p.add_argument(
         "--expect",
         choices=["differ", "faster", "slower"],
@@ -46,9 +64,12 @@ def register(sub: Any) -> None:
 
 
 def _ab(args: argparse.Namespace, console: Console) -> int:
+    from rich.console import Console as Terminal
+
     from fidelity.ab import session
     from fidelity.cli.report import emit
 
+    err = Terminal(stderr=True, highlight=False)
     options.check_writable(args.json, args.markdown)
     if args.measurements:
         if args.a or args.b or args.control:
@@ -62,7 +83,7 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
         a=args.a,
         b=args.b,
         control=args.control,
-        reps=args.reps,
+        reps=session.DEFAULT_REPS if args.reps is None else args.reps,
         warmup=args.warmup,
         order=args.order,
         timeout_s=args.timeout,
@@ -71,5 +92,7 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
         cwd_a=args.cwd_a,
         cwd_b=args.cwd_b,
     )
-    report = session.run(plan, lambda line: console.print(line, markup=False))
+    # with the JSON on standard output, progress goes to standard error
+    say = err if options.to_stdout(args.json) else console
+    report = session.run(plan, lambda line: say.print(line, markup=False, highlight=False))
     return emit(console, "A/B timing", report, report.summary(), args.json, args.markdown)

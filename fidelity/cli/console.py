@@ -13,8 +13,10 @@ if TYPE_CHECKING:
 def make(quiet: bool) -> Console:
     from rich.console import Console
 
+    from fidelity.cli.plain import PlainConsole
+
     if quiet:
-        return Console(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
+        return PlainConsole(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
     return Console(highlight=False, soft_wrap=True)
 
 

@@ -22,9 +22,12 @@ def _register_stale(sub: Any) -> None:
     p = sub.add_parser(
         "stale",
         help="which record rows were measured on unlanded commits or have gone stale?",
-        description="Checks [[tool.fidelity.records]] (or the RECORD files named). Exit 0 when "
-        "every row is fresh, 1 when a row is stale, unlanded, unknown or has no commit, 2 for "
-        "bad config, 3 when there is no row to check or the clone is shallow.",
+        description="Checks [[tool.fidelity.records]] (or the RECORD files named, inside the "
+        "repository). A row's commit has landed when it is an ancestor of the ref or a commit "
+        "there carries its patch (squash or cherry-pick), as `fidelity landed` says. Exit 0 "
+        "when every row is fresh, 1 when a row is stale, unlanded, reverted, unknown or has no "
+        "commit, 2 for bad config or a record outside the repository, 3 when there is no row "
+        "to check or the clone is shallow.",
     )
     p.add_argument("records", nargs="*", metavar="RECORD", help="default: every configured one")
     p.add_argument("--ref", default="HEAD", help="the reference branch (default HEAD)")
@@ -71,12 +74,20 @@ def _register_landed(sub: Any) -> None:
     p = sub.add_parser(
         "landed",
         help="did the commits and symbols a change builds on land on the ref?",
-        description="Exit 0 when every claim holds, 1 when one does not, 2 for an unknown "
-        "revision.",
+        description="A commit holds when it landed on the ref (an ancestor, or its patch "
+        "carried by a commit there: cherry-pick or squash) and was not reverted since. A "
+        "symbol holds when the ref's tree contains it as a whole identifier. Exit 0 when every "
+        "claim holds, 1 when one does not, 2 for an unknown revision, 3 in a shallow clone.",
     )
     p.add_argument("--ref", default="HEAD", help="the branch the claims are about (default HEAD)")
     p.add_argument("--commit", action="append", default=[], metavar="SHA", help="repeatable")
-    p.add_argument("--symbol", action="append", default=[], metavar="NAME", help="repeatable")
+    p.add_argument(
+        "--symbol",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an identifier, matched as a whole name (repeatable)",
+    )
     options.reports(p)
     options.repo(p)
     p.set_defaults(handler=_landed)
@@ -113,13 +124,12 @@ def _register_trailers(sub: Any) -> None:
 
 def _trailers(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
-    from fidelity.cli.report import emit
+    from fidelity.cli.report import emit, print_lines
     from fidelity.history import trailers
 
     options.check_writable(args.json, args.markdown)
     report = trailers.check(git.toplevel(args.repo), args.message_file, args.range)
     if not options.to_stdout(args.json):
-        for finding in report.findings:
-            console.print(finding.render(), markup=False, soft_wrap=True)
+        print_lines(console, [finding.render() for finding in report.findings])
     title = "commit trailers"
     return emit(console, title, report, report.summary(), args.json, args.markdown)

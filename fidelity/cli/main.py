@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-q",
         "--quiet",
         action="store_true",
-        help="plain output for CI logs: no progress, no colour",
+        help="plain output for CI logs: no progress, no colour, one record per line",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:

@@ -29,7 +29,7 @@ def quiet(parser: argparse.ArgumentParser) -> None:
         "--quiet",
         action="store_true",
         default=argparse.SUPPRESS,
-        help="plain output for CI logs: no progress, no colour",
+        help="plain output for CI logs: no progress, no colour, one record per line",
     )
 
 

@@ -1,7 +1,9 @@
 """Reports that are a table, a one-line summary and a JSON document, said three ways.
 
 Every such report offers `table() -> (columns, rows)`, `to_json()` and `exit_code()`; this
-module renders it to the terminal and writes the --json and --markdown files.
+module renders it to the terminal and writes the --json and --markdown files. Under `-q`
+(a `PlainConsole`) the table is plain text for CI logs: the title, a header line, then one
+record per line with tab-separated cells, never wrapped or folded, then the summary.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fidelity.cli import options
+from fidelity.cli.plain import PlainConsole
 
 
 class Report(Protocol):
@@ -24,8 +27,37 @@ class Report(Protocol):
     def exit_code(self) -> int: ...
 
 
+def _cell(text: str) -> str:
+    return " ".join(text.split("\n")).replace("\t", " ")
+
+
+def plain_lines(title: str, report: Report, summary: str) -> list[str]:
+    """The report as lines: title, tab-separated header, one line per record, summary."""
+    columns, rows = report.table()
+    if not rows:
+        return [f"{title}: no rows", _cell(summary)]
+    body = ["\t".join(_cell(c) for c in row) for row in rows]
+    return [title, "\t".join(columns), *body, _cell(summary)]
+
+
+def print_lines(console: Console, lines: list[str]) -> None:
+    """Lines of user data (findings), as they are: never markup, never wrapped."""
+    if not lines:
+        return
+    if isinstance(console, PlainConsole):
+        console.file.write("".join(line + "\n" for line in lines))
+        console.file.flush()
+        return
+    console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+
+
 def render(console: Console, title: str, report: Report, summary: str) -> None:
-    """The report as a rich table followed by its one-line summary."""
+    """The report as a rich table followed by its one-line summary (plain under `-q`)."""
+    if isinstance(console, PlainConsole):
+        # straight to the file: rich would expand the tabs and could fold long lines
+        console.file.write("".join(line + "\n" for line in plain_lines(title, report, summary)))
+        console.file.flush()
+        return
     columns, rows = report.table()
     if rows:
         table = Table(title=title, title_justify="left")
@@ -62,9 +94,11 @@ def emit(
     """Write the --json/--markdown files first (nothing is lost if the terminal fails), then
     render to the terminal unless JSON goes to standard output; return the exit code."""
     code = report.exit_code() if code is None else code
-    data = {**report.to_json(), "summary": summary, "exit_code": code}
-    options.write(json_path, json.dumps(data, indent=2) + "\n")
-    options.write(markdown_path, markdown(title, report, summary))
+    if json_path is not None:
+        data = {**report.to_json(), "summary": summary, "exit_code": code}
+        options.write(json_path, json.dumps(data, indent=2) + "\n")
+    if markdown_path is not None:
+        options.write(markdown_path, markdown(title, report, summary))
     if not options.to_stdout(json_path):
         render(console, title, report, summary)
     return code

@@ -1,15 +1,17 @@
 """`fidelity landed`: did the commits and symbols a piece of work builds on reach the ref?
 
-A commit holds when it is an ancestor of the ref, or when a commit on the ref carries the
-same stable patch-id (a cherry-pick, or a squash of the branch that ended at it). A symbol
-holds when the ref's tree contains it now; the commits that added or removed it are listed
-so that "it landed and was later reverted" reads as such. Patch-id equivalence is textual:
-a squash that was edited while merging is reported unlanded, never guessed.
+A commit holds when it landed on the ref in the sense of `landing` (an ancestor, or its
+patch carried by a commit on the ref as a cherry-pick or a squash of its branch) and was
+not reverted since. A symbol holds when the ref's tree contains it as a whole identifier
+now: `abs_timedelta` is not found inside `_abs_timedelta` or `abs_timedelta2`. The commits
+that changed how often it occurs are listed, so "it landed and was later removed" reads as
+such. A shallow clone is refused: its history is partial.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +19,13 @@ from typing import Any
 
 from fidelity import git
 from fidelity.errors import UsageError
+from fidelity.history import landing
 
 
 class CommitStatus(enum.StrEnum):
     LANDED = "landed"  # an ancestor of the ref
     LANDED_AS = "landed-as"  # not an ancestor, but its patch landed under another sha
+    REVERTED = "reverted"  # it landed, and a later commit on the ref undid it
     UNLANDED = "unlanded"
     UNKNOWN = "unknown"  # names no commit in this repository
 
@@ -35,6 +39,8 @@ class CommitClaim:
     via: str | None = None  # the equivalent commit on the ref
     via_subject: str = ""
     squash: bool = False  # via matches the branch's whole diff, not this commit alone
+    reverted_by: str | None = None
+    reverted_subject: str = ""
 
     @property
     def holds(self) -> bool:
@@ -45,7 +51,7 @@ class CommitClaim:
 class SymbolChange:
     sha: str
     subject: str
-    net: int  # occurrences added minus removed by this commit
+    net: int  # whole-identifier occurrences added minus removed by this commit
 
     @property
     def kind(self) -> str:
@@ -56,11 +62,17 @@ class SymbolChange:
 class SymbolClaim:
     symbol: str
     changes: tuple[SymbolChange, ...]  # oldest first
-    present_in: tuple[str, ...]  # paths in the ref's tree that contain it
+    present_in: tuple[tuple[str, int], ...]  # (path, occurrences) in the ref's tree
 
     @property
     def holds(self) -> bool:
         return bool(self.present_in)
+
+    @property
+    def matched(self) -> str:
+        """What was looked for, in words (the output says it, so a near name is not read
+        as the claimed one)."""
+        return _matched(self.symbol)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +116,8 @@ class LandedReport:
                     "via": c.via,
                     "via_subject": c.via_subject,
                     "squash": c.squash,
+                    "reverted_by": c.reverted_by,
+                    "reverted_subject": c.reverted_subject,
                     "holds": c.holds,
                 }
                 for c in self.commits
@@ -111,7 +125,9 @@ class LandedReport:
             "symbols": [
                 {
                     "symbol": s.symbol,
-                    "present_in": list(s.present_in),
+                    "matched": s.matched,
+                    "present_in": [path for path, _ in s.present_in],
+                    "occurrences": dict(s.present_in),
                     "holds": s.holds,
                     "changes": [
                         {"sha": ch.sha, "subject": ch.subject, "kind": ch.kind, "net": ch.net}
@@ -148,60 +164,129 @@ def _commit_detail(c: CommitClaim) -> str:
     if c.status is CommitStatus.UNKNOWN:
         return "names no commit here; fetch it, or check the sha"
     head = f"{c.sha[:12]} {c.subject}" if c.sha else ""
+    how = "squash of its branch" if c.squash else "same patch"
     if c.status is CommitStatus.LANDED_AS and c.via:
-        how = "squash of its branch" if c.squash else "same patch"
         return f"{head}; landed as {c.via[:12]} {c.via_subject} ({how})"
+    if c.status is CommitStatus.REVERTED and c.reverted_by:
+        where = f" as {c.via[:12]} ({how})" if c.via else ""
+        return (
+            f"{head}; landed{where}, then reverted by {c.reverted_by[:12]} "
+            f"{c.reverted_subject}; re-land it, or drop the claim"
+        )
     if c.status is CommitStatus.UNLANDED:
         return f"{head}; not an ancestor and no commit with its patch-id landed"
+    if c.via:
+        return f"{head}; reverted, then landed again by {c.via[:12]} {c.via_subject}"
     return head
 
 
 def _symbol_detail(s: SymbolClaim) -> str:
-    history = "; ".join(f"{ch.kind} in {ch.sha[:12]} {ch.subject}" for ch in s.changes)
-    where = f"in {', '.join(s.present_in[:3])}" + (" ..." if len(s.present_in) > 3 else "")
-    now = where if s.present_in else "not in the tree now"
-    return f"{now}; {history}" if history else now
-
-
-def check_commit(repo: Path, ref_sha: str, rev: str) -> CommitClaim:
-    """Whether rev landed on ref_sha, directly or as a patch-equivalent commit."""
-    sha = git.resolve(repo, rev)
-    if sha is None:
-        return CommitClaim(rev, CommitStatus.UNKNOWN)
-    subject = git.log_commits(repo, ["-1", sha])[0][1]
-    if git.is_ancestor(repo, sha, ref_sha):
-        return CommitClaim(rev, CommitStatus.LANDED, sha, subject)
-    on_ref = git.patch_ids(repo, [f"^{sha}", ref_sha])
-    by_pid = {pid: c for c, pid in reversed(on_ref.items())}  # oldest landing wins
-    own = git.patch_ids(repo, ["-1", sha]).get(sha)
-    base = git.merge_base(repo, sha, ref_sha)
-    branch = git.diff_patch_id(repo, base, sha) if base else None
-    for pid, squash in ((own, False), (branch, True)):
-        if pid is not None and pid in by_pid:
-            via = by_pid[pid]
-            via_subject = git.log_commits(repo, ["-1", via])[0][1]
-            return CommitClaim(rev, CommitStatus.LANDED_AS, sha, subject, via, via_subject, squash)
-    return CommitClaim(rev, CommitStatus.UNLANDED, sha, subject)
-
-
-def check_symbol(repo: Path, ref_sha: str, symbol: str) -> SymbolClaim:
-    """The commits on ref_sha that changed how often symbol occurs, and where it is now."""
-    changes = tuple(
-        SymbolChange(sha, subject, net)
-        for sha, subject, net in reversed(git.pickaxe(repo, ref_sha, symbol))
-        if net != 0
+    history = "; ".join(
+        f"{ch.kind} {abs(ch.net)} in {ch.sha[:12]} {ch.subject}" for ch in s.changes
     )
-    return SymbolClaim(symbol, changes, tuple(git.grep_files(repo, ref_sha, symbol)))
+    shown = ", ".join(f"{path} ({n})" for path, n in s.present_in[:3])
+    where = f"in {shown}" + (" ..." if len(s.present_in) > 3 else "")
+    now = where if s.present_in else "not in the tree now"
+    return f"{s.matched}: {now}" + (f"; {history}" if history else "")
+
+
+_WORD = "A-Za-z0-9_"
+
+
+def _matched(symbol: str) -> str:
+    if re.fullmatch(f"[{_WORD}]+", symbol):
+        return f"identifier {symbol} (whole word: not inside a longer name)"
+    return f"{symbol} (whole name at its word ends)"
+
+
+def identifier(symbol: str) -> re.Pattern[str]:
+    """symbol as a whole name: no identifier character (letters, digits, `_`, or any
+    non-ASCII letter, as Python allows) directly before or after its word-character ends."""
+    before = r"(?<![\w])" if re.match(r"\w", symbol) else ""
+    after = r"(?![\w])" if re.search(r"\w$", symbol) else ""
+    return re.compile(before + re.escape(symbol) + after)
+
+
+def _net(patch: bytes, pattern: re.Pattern[str]) -> int:
+    net = 0
+    for raw in patch.split(b"\n"):
+        if raw[:1] == b"+" and not raw.startswith(b"+++ "):
+            net += len(pattern.findall(raw[1:].decode(errors="replace")))
+        elif raw[:1] == b"-" and not raw.startswith(b"--- "):
+            net -= len(pattern.findall(raw[1:].decode(errors="replace")))
+    return net
+
+
+def check_symbols(repo: Path, ref_sha: str, symbols: Sequence[str]) -> tuple[SymbolClaim, ...]:
+    """For each symbol, the commits on ref_sha that changed how often it occurs as a whole
+    name, and where it occurs now: one history walk and one tree search for all of them."""
+    if not symbols:
+        return ()
+    patterns = {sym: identifier(sym) for sym in symbols}
+    commits = git.symbol_changes(repo, ref_sha, list(symbols))
+    candidates = sorted({p for sym in symbols for p in git.grep_files(repo, ref_sha, sym)})
+    contents = git.blobs(repo, [f"{ref_sha}:{p}" for p in candidates])
+    claims = []
+    for sym, pattern in patterns.items():
+        changes = []
+        for sha, subject, patch in reversed(commits):  # oldest first
+            net = _net(patch, pattern) if sym.encode() in patch else 0
+            if net:
+                changes.append(SymbolChange(sha, subject, net))
+        present = []
+        for path, data in zip(candidates, contents, strict=True):
+            if data is not None and sym.encode() in data:
+                count = len(pattern.findall(data.decode(errors="replace")))
+                if count:
+                    present.append((path, count))
+        claims.append(SymbolClaim(sym, tuple(changes), tuple(present)))
+    return tuple(claims)
+
+
+def check_commits(repo: Path, ref_sha: str, revs: Sequence[str]) -> tuple[CommitClaim, ...]:
+    """Every commit claim against ref_sha, answered together (see `landing`)."""
+    shas = {rev: git.resolve(repo, rev) for rev in revs}
+    known = [sha for sha in shas.values() if sha]
+    landings = landing.find(repo, ref_sha, known)
+    mentioned = {x for lnd in landings.values() for x in (lnd.sha, lnd.via, lnd.reverted_by) if x}
+    subjects = (
+        dict(git.log_commits(repo, ["--no-walk=unsorted", *sorted(mentioned)])) if mentioned else {}
+    )
+    claims = []
+    for rev, sha in shas.items():
+        if sha is None:
+            claims.append(CommitClaim(rev, CommitStatus.UNKNOWN))
+            continue
+        found = landings[sha]
+        claims.append(
+            CommitClaim(
+                rev,
+                CommitStatus(str(found.status)),
+                sha,
+                subjects.get(sha, ""),
+                found.via,
+                subjects.get(found.via or "", ""),
+                found.squash,
+                found.reverted_by,
+                subjects.get(found.reverted_by or "", ""),
+            )
+        )
+    return tuple(claims)
 
 
 def check(repo: Path, ref: str, commits: Sequence[str], symbols: Sequence[str]) -> LandedReport:
-    """Every claim against ref; UsageError when there is none or ref itself is unknown."""
+    """Every claim against ref; UsageError when there is none or ref itself is unknown,
+    UntrustedError in a shallow clone."""
     if not commits and not symbols:
         raise UsageError("nothing to check: name at least one --commit SHA or --symbol NAME")
+    for sym in symbols:
+        if not sym.strip() or "\n" in sym:
+            raise UsageError(f"--symbol {sym!r}: name an identifier, e.g. --symbol parse_args")
     ref_sha = git.rev_parse(repo, ref)
+    landing.refuse_shallow(repo)
     return LandedReport(
         ref,
         ref_sha,
-        tuple(check_commit(repo, ref_sha, rev) for rev in commits),
-        tuple(check_symbol(repo, ref_sha, sym) for sym in symbols),
+        check_commits(repo, ref_sha, commits),
+        check_symbols(repo, ref_sha, symbols),
     )

@@ -1,12 +1,20 @@
 """`fidelity stale`: is each keyed record row still current on the reference branch?
 
 A row names the commit it was measured at. It is `unknown` when that names no commit here,
-`unlanded` when the commit is not an ancestor of the ref (measured on a branch that never
-merged), and `stale` when more than `stale_after` commits touching the watched paths have
-landed since; the newest of those are named, so "regrid owed" says what moved. Counting
-needs full history: in a shallow clone counts would come out low and rows look fresh, so
-that is refused (exit 3) rather than reported. A run that finds no rows also exits 3: an
-empty table proves nothing is fresh.
+`unlanded` when the commit did not land on the ref, `reverted` when it landed and was
+undone since (both in the one meaning of `landing`, shared with `fidelity landed`: a row
+measured on a pull-request branch that was squash-merged or cherry-picked has landed), and
+`stale` when more than `stale_after` commits touching the watched paths have landed since:
+non-merge commits on the ref that the measured commit does not contain, the commit that
+carried its own patch excepted. The newest of those are named, so "regrid owed" says what
+moved. Counting needs full history: in a shallow clone counts would come out low and rows
+look fresh, so that is refused (exit 3) rather than reported. A run that finds no rows
+also exits 3: an empty table proves nothing is fresh.
+
+All rows are answered from one walk of the history (`rev-list --parents`), one listing of
+the commits touching each distinct set of watched paths, and the batched landing search;
+never a history walk per row. A record path must stay inside the repository (after
+symbolic links are followed), and is read as UTF-8, with located errors otherwise.
 """
 
 from __future__ import annotations
@@ -14,16 +22,18 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from checkers.tables import Table, parse_tables
 from fidelity import config, git, schema
-from fidelity.errors import UntrustedError, UsageError
+from fidelity.errors import UsageError
+from fidelity.history import landing
 
 DEFAULT_STALE_AFTER = 20
-SHA = re.compile(r"[0-9a-f]{7,64}")
+SHA = re.compile(r"[0-9a-fA-F]{7,64}")  # git resolves either case
 NEWEST_SHOWN = 3
 
 
@@ -31,6 +41,7 @@ class RowStatus(enum.StrEnum):
     FRESH = "fresh"
     STALE = "stale"
     UNLANDED = "unlanded"
+    REVERTED = "reverted"  # landed, then undone on the ref
     UNKNOWN = "unknown"  # the commit cell names no commit in this repository
     MISSING = "missing"  # the commit cell is empty
 
@@ -64,6 +75,8 @@ class RowCheck:
     sha: str | None = None
     since: int | None = None  # commits touching the watched paths since sha
     newest: tuple[tuple[str, str], ...] = ()  # (sha, subject) of the newest of those
+    via: str | None = None  # the commit on the ref that carried its patch (landed-as)
+    reverted_by: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -78,9 +91,18 @@ class RowCheck:
         if self.status is RowStatus.MISSING:
             return f"the {self.row.key!r} row records no commit; re-measure and record it"
         if self.status is RowStatus.UNLANDED:
-            return "measured on a commit that is not an ancestor of the ref; re-measure on it"
+            return (
+                "measured on a commit that did not land on the ref (not an ancestor, and no "
+                "commit there carries its patch); re-measure on the ref"
+            )
+        if self.status is RowStatus.REVERTED:
+            return (
+                f"the measured commit landed, then {str(self.reverted_by)[:10]} reverted it; "
+                "re-measure on the ref"
+            )
         if self.status is not RowStatus.STALE:
-            return "within limit"
+            landed = f"landed as {self.via[:10]}; " if self.via else ""
+            return f"{landed}within limit"
         shown = "; ".join(f"{sha[:10]} {_short(subject)}" for sha, subject in self.newest)
         return f"regrid owed; newest: {shown}" if shown else "regrid owed"
 
@@ -148,6 +170,8 @@ class StaleReport:
                     "stale_after": c.stale_after,
                     "watch": list(c.row.watch),
                     "newest": [{"sha": s, "subject": t} for s, t in c.newest],
+                    "via": c.via,
+                    "reverted_by": c.reverted_by,
                 }
                 for c in self.checks
             ],
@@ -199,39 +223,118 @@ def read_rows(text: str, spec: RecordSpec) -> list[Row]:
     return [row for table in tables for row in _rows_of(table, spec)]
 
 
+def _counts(
+    walk: landing.Walk, touching: Sequence[tuple[str, str]], rows: Mapping[str, str | None]
+) -> dict[str, tuple[int, tuple[tuple[str, str], ...]]]:
+    """For each measured sha (-> the commit that carried its patch, if not itself), how many
+    of the commits touching the watched paths (newest first) the ref holds and it does
+    not, and the newest of them."""
+    bit = {sha: 1 << i for i, (sha, _) in enumerate(touching)}
+    everything = (1 << len(touching)) - 1
+    masks = walk.masks(bit, rows)
+    found = {}
+    for sha, via in rows.items():
+        missing = everything & ~masks.get(sha, 0) & ~bit.get(via or "", 0)
+        newest: list[tuple[str, str]] = []
+        rest = missing
+        while rest and len(newest) < NEWEST_SHOWN:
+            low = rest & -rest
+            newest.append(touching[low.bit_length() - 1])
+            rest ^= low
+        found[sha] = (missing.bit_count(), tuple(newest))
+    return found
+
+
+def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> list[RowCheck]:
+    """Every (row, stale_after) against ref_sha, answered together."""
+    named = [r.commit for r, _ in rows if r.commit and SHA.fullmatch(r.commit)]
+    names = sorted(set(named))
+    resolved = dict(
+        zip(names, git.object_ids(repo, [f"{n}^{{commit}}" for n in names]), strict=True)
+    )
+    shas = sorted({sha for sha in resolved.values() if sha})
+    bases = tuple(git.merge_bases(repo, [ref_sha, *shas]))
+    watches = sorted({r.watch for r, _ in rows})
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the listings run while landing is found
+        listed = {w: pool.submit(git.touching, repo, ref_sha, bases, w) for w in watches}
+        walk = landing.Walk.of(repo, ref_sha, shas, bases)
+        landings = landing.find(repo, ref_sha, shas, walk)
+        touching = {w: future.result() for w, future in listed.items()}
+    held = {  # the commit that stands in for a measured one is not a change since it
+        s: landings[s].via if landings[s].status is landing.Status.LANDED_AS else None
+        for s in shas
+        if landings[s].holds
+    }
+    counted = {w: _counts(walk, touching[w], held) for w in watches}
+    return [_one(row, limit, resolved, landings, counted) for row, limit in rows]
+
+
 def check_row(repo: Path, ref_sha: str, row: Row, stale_after: int) -> RowCheck:
-    """One row's status against ref_sha."""
+    """One row alone (preflight asks row by row); `check_rows` answers many at once."""
+    return check_rows(repo, ref_sha, [(row, stale_after)])[0]
+
+
+def _one(
+    row: Row,
+    limit: int,
+    resolved: Mapping[str, str | None],
+    landings: Mapping[str, landing.Landing],
+    counted: Mapping[tuple[str, ...], Mapping[str, tuple[int, tuple[tuple[str, str], ...]]]],
+) -> RowCheck:
     if not row.commit:
-        return RowCheck(row, RowStatus.MISSING, stale_after)
+        return RowCheck(row, RowStatus.MISSING, limit)
     # a measurement names a commit by its sha: `HEAD` or a branch name would always be fresh
-    sha = git.resolve(repo, row.commit) if SHA.fullmatch(row.commit) else None
+    sha = resolved.get(row.commit) if SHA.fullmatch(row.commit) else None
     if sha is None:
-        return RowCheck(row, RowStatus.UNKNOWN, stale_after)
-    if not git.is_ancestor(repo, sha, ref_sha):
-        return RowCheck(row, RowStatus.UNLANDED, stale_after, sha)
-    since = git.count_commits(repo, [f"{sha}..{ref_sha}"], row.watch)
-    newest = git.log_commits(repo, ["-n", str(NEWEST_SHOWN), f"{sha}..{ref_sha}"], row.watch)
-    status = RowStatus.STALE if since > stale_after else RowStatus.FRESH
-    return RowCheck(row, status, stale_after, sha, since, tuple(newest))
+        return RowCheck(row, RowStatus.UNKNOWN, limit)
+    found = landings[sha]
+    if found.status is landing.Status.UNLANDED:
+        return RowCheck(row, RowStatus.UNLANDED, limit, sha)
+    if found.status is landing.Status.REVERTED:
+        return RowCheck(row, RowStatus.REVERTED, limit, sha, reverted_by=found.reverted_by)
+    since, newest = counted[row.watch][sha]
+    status = RowStatus.STALE if since > limit else RowStatus.FRESH
+    return RowCheck(row, status, limit, sha, since, newest, found.via)
+
+
+def read_record(repo: Path, path: str) -> str:
+    """A record's text; UsageError, located, when it lies outside the repository (also
+    through a symbolic link), loops, cannot be read or is not UTF-8. Never parsed then."""
+    root = repo.resolve()
+    try:
+        target = (root / path).resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before 3.13
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise UsageError(f"cannot read record {path}: {why}") from None
+    if not target.is_relative_to(root):
+        raise UsageError(
+            f"record {path} resolves to {target}, outside the repository {root}; a record "
+            "must be a file of the repository"
+        )
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read record {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise UsageError(
+            f"{path}:{line}:{col}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the record "
+            "as UTF-8"
+        ) from None
 
 
 def check(repo: Path, ref: str, specs: Sequence[RecordSpec]) -> StaleReport:
     """Every row of every record against ref; UntrustedError in a shallow clone."""
     ref_sha = git.rev_parse(repo, ref)
-    if git.is_shallow(repo):
-        raise UntrustedError(
-            "the repository is a shallow clone: commits since a row's measurement would be "
-            "undercounted. Fetch full history (e.g. actions/checkout with fetch-depth: 0)."
-        )
-    checks = []
+    landing.refuse_shallow(repo)
+    rows = []
     for spec in specs:
-        source = repo / spec.path
-        try:
-            text = source.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot read record {spec.path}: {exc.strerror}") from None
-        for row in read_rows(text, spec):
-            checks.append(check_row(repo, ref_sha, row, spec.stale_after))
+        for row in read_rows(read_record(repo, spec.path), spec):
+            rows.append((row, spec.stale_after))
+    checks = check_rows(repo, ref_sha, rows) if rows else []
     return StaleReport(ref, ref_sha, tuple(s.path for s in specs), tuple(checks))
 
 
@@ -273,13 +376,20 @@ def select(
 
 
 def relpath(repo: Path, record: str) -> str:
-    """A record named on the command line, as a repository path; UsageError outside it."""
+    """A record named on the command line, as a repository path; UsageError outside it
+    (after following symbolic links) or when its path cannot be resolved."""
     root = repo.resolve()
-    path = Path(record).resolve()  # relative to the working directory when inside the repo
-    if not path.is_relative_to(root) and not Path(record).is_absolute():
-        path = (root / record).resolve()  # else relative to the repository
+    try:
+        path = Path(record).resolve()  # relative to the working directory when inside
+        if not path.is_relative_to(root) and not Path(record).is_absolute():
+            path = (root / record).resolve()  # else relative to the repository
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before 3.13
+        raise UsageError(f"cannot resolve record {record}: {exc}") from None
     if not path.is_relative_to(root):
-        raise UsageError(f"record {record} is outside the repository {repo}")
+        raise UsageError(
+            f"record {record} is outside the repository {repo} (symbolic links followed); "
+            "name a file of the repository"
+        )
     return path.relative_to(root).as_posix()
 
 
