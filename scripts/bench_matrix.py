@@ -142,6 +142,22 @@ def startup(repeats: int) -> str:
     )
 
 
+def demo(repeats: int) -> str:
+    """`fidelity demo` end to end, as a user first runs it (three gates, six controls)."""
+    walls = []
+    for _ in range(repeats):
+        where = Path(tempfile.mkdtemp(prefix="bench-demo-"))
+        wall, _, code = timed(["fidelity", "-q", "demo", "--dir", str(where / "demo")], where)
+        shutil.rmtree(where, ignore_errors=True)
+        if code != 0:
+            raise SystemExit(f"fidelity demo exited {code}")
+        walls.append(wall)
+    return (
+        f"demo-wall: {statistics.median(walls):.2f} s for `fidelity demo` end to end (three "
+        f"gates and six controls; budget 60 s), median of {repeats}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20,200,1000")
@@ -153,6 +169,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-matrix-"))
     try:
         print(startup(max(5, args.repeats)), flush=True)
+        print(demo(args.repeats), flush=True)
         for n in (int(s) for s in args.sizes.split(",") if s):
             for row in measure(tmp, n, 0.0, args.repeats if n < 1000 else 1):
                 print(row, flush=True)
