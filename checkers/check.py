@@ -7,16 +7,17 @@ from pathlib import Path
 
 from checkers import ratchets
 from checkers.config import DocsConfig, PageRules
+from checkers.directives import directives, silenced
 from checkers.fences import unclosed_fences
-from checkers.findings import Finding
+from checkers.findings import Code, Finding
 from checkers.headings import check_headings
 from checkers.keyed import check_keyed
-from checkers.links import check_links
+from checkers.linkcheck import check_links
 from checkers.markdown import parse
 from checkers.prose import check_prose
 from checkers.refs import check_references
 from checkers.rows import check_rows
-from checkers.site import Site
+from checkers.site import Site, Source
 from checkers.tables import tables_in
 
 
@@ -30,11 +31,12 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """Findings after ratchets, the pages checked, and ratchets lowered (if updating)."""
+    """Findings after ratchets, the pages checked, and ratchets changed (if asked)."""
 
     findings: tuple[Finding, ...]
     pages: tuple[Page, ...]
     lowered: tuple[ratchets.Lowered, ...] = ()
+    recorded: tuple[ratchets.Lowered, ...] = ()
 
 
 def check_text(text: str, page: Page, rules: PageRules, site: Site) -> list[Finding]:
@@ -43,37 +45,88 @@ def check_text(text: str, page: Page, rules: PageRules, site: Site) -> list[Find
     site.remember(page.rel, parsed)
     tables = tables_in(parsed)
     path = page.display
+    rules_found, bad = directives(parsed, path)
     findings = [
         *unclosed_fences(parsed, path),
         *check_prose(parsed, rules, path),
         *check_rows(tables, rules, path),
         *check_keyed(tables, rules, path),
         *check_headings(parsed, rules, path),
-        *check_links(parsed, page.rel, path, rules.link_bases, site.exists, site.anchors_of),
+        *check_links(parsed, page.rel, path, rules, site),
         *check_references(parsed, path),
     ]
+    kept = [f for f in findings if rules.reports(f.code) and not silenced(f, rules_found)]
+    return sorted(kept + bad)
+
+
+def source_findings(source: Source, page: Page, rules: PageRules) -> list[Finding]:
+    """FD701-FD703: a page that is not UTF-8, too large, or cannot be read."""
+    path = page.display
+    if source.text is None:
+        code = Code.TOO_LARGE if "max_page_bytes" in source.problem else Code.UNREADABLE
+        hint = (
+            "; raise max_page_bytes or add it to exclude"
+            if code is Code.TOO_LARGE
+            else "; fix or exclude it"
+        )
+        found = [Finding(path, 1, 1, code, f"page {source.problem}; not checked{hint}")]
+    elif source.bad_utf8 is not None:
+        line, col = source.bad_utf8
+        found = [
+            Finding(
+                path,
+                line,
+                col,
+                Code.NOT_UTF8,
+                "page is not valid UTF-8 (checked with U+FFFD in place of the bad bytes); "
+                "GitHub may show it garbled: save it as UTF-8",
+            )
+        ]
+    else:
+        found = []
+    return [f for f in found if rules.reports(f.code)]
+
+
+def check_page(page: Page, rules: PageRules, site: Site) -> list[Finding]:
+    """Read one page through the site (bounded, inside the root) and check it."""
+    source = site.read(page.rel)
+    findings = source_findings(source, page, rules)
+    if source.text is not None:
+        findings += check_text(source.text, page, rules, site)
     return sorted(findings)
+
+
+def apply_ratchets(
+    root: Path,
+    raw: dict[str, list[Finding]],
+    pages: tuple[Page, ...],
+    config: DocsConfig,
+    mode: str = "check",
+) -> Result:
+    """Apply ratchets; ``mode`` "update" lowers them, "record" also adds today's counts."""
+    ratchet_path = root / config.ratchets
+    current = ratchets.load(ratchet_path)
+    lowered: list[ratchets.Lowered] = []
+    recorded: list[ratchets.Lowered] = []
+    if mode in ("update", "record"):
+        measured = {rel: ratchets.measure(found) for rel, found in raw.items()}
+        new, lowered = ratchets.lower(current, measured)
+        if mode == "record":
+            new, recorded = ratchets.record(new, measured)
+        if lowered or recorded:
+            ratchet_path.parent.mkdir(parents=True, exist_ok=True)
+            ratchet_path.write_text(ratchets.dump(new), encoding="utf-8")
+        current = new
+    findings: list[Finding] = []
+    for rel, found in raw.items():
+        findings.extend(ratchets.apply(rel, found, current, config.ratchets))
+    return Result(tuple(sorted(findings)), pages, tuple(lowered), tuple(recorded))
 
 
 def check_pages(
     root: Path, pages: tuple[Page, ...], config: DocsConfig, update_ratchets: bool = False
 ) -> Result:
     """Check pages, apply ratchets (lowering them first when asked) and return the result."""
-    site = Site(root)
-    raw: dict[str, list[Finding]] = {}
-    for page in pages:
-        text = (root / page.rel).read_text(encoding="utf-8", errors="replace")
-        raw[page.rel] = check_text(text, page, config.rules_for(page.rel), site)
-    ratchet_path = root / config.ratchets
-    current = ratchets.load(ratchet_path)
-    lowered: list[ratchets.Lowered] = []
-    if update_ratchets:
-        measured = {rel: ratchets.measure(found) for rel, found in raw.items()}
-        new, lowered = ratchets.lower(current, measured)
-        if lowered:
-            ratchet_path.write_text(ratchets.dump(new), encoding="utf-8")
-        current = new
-    findings: list[Finding] = []
-    for rel, found in raw.items():
-        findings.extend(ratchets.apply(rel, found, current, config.ratchets))
-    return Result(tuple(sorted(findings)), pages, tuple(lowered))
+    site = Site(root, config.max_page_bytes)
+    raw = {page.rel: check_page(page, config.rules_for(page.rel), site) for page in pages}
+    return apply_ratchets(root, raw, pages, config, "update" if update_ratchets else "check")

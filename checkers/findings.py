@@ -19,12 +19,18 @@ class Code(enum.StrEnum):
     MISSING_FILE = "FD401"
     MISSING_ANCHOR = "FD402"
     UNDEFINED_REFERENCE = "FD403"
+    OUTSIDE_ROOT = "FD404"
+    UNDEFINED_FOOTNOTE = "FD405"
     DUPLICATE_KEY = "FD501"
     CELL_COUNT = "FD502"
     EMPTY_KEY = "FD503"
     NO_KEYED_TABLE = "FD504"
     RATCHET_EXCEEDED = "FD601"
     RATCHET_SLACK = "FD602"
+    NOT_UTF8 = "FD701"
+    TOO_LARGE = "FD702"
+    UNREADABLE = "FD703"
+    BAD_DIRECTIVE = "FD704"
 
 
 @dataclass(frozen=True, slots=True, order=True)

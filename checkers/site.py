@@ -1,45 +1,128 @@
-"""The files links point into: existence and anchors, read once per run.
+"""The files a page and its links point into: read once per run, never outside the root.
 
-The only checker module that reads files other than the page being checked; everything
-else is pure over a parse. Paths are root-relative POSIX strings.
+The only checker module that opens files. Paths are root-relative POSIX strings; a path
+whose real location (symlinks followed) is outside the repository root is reported, never
+opened. Reads are bounded by ``max_page_bytes``: a larger file is not parsed.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from checkers.links import MARKDOWN_SUFFIXES
+from checkers.linkcheck import Anchors, Kind, Unreadable
 from checkers.markdown import Parsed, parse_headings
 from checkers.slugs import anchors
 
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A page's bytes decoded, or why it could not be read (``text`` is then None)."""
+
+    text: str | None
+    problem: str = ""
+    bad_utf8: tuple[int, int] | None = None  # line and column of the first bad byte
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and character column of a byte offset."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[start:offset].decode("utf-8", errors="replace"))
+    return data.count(b"\n", 0, offset) + 1, column + 1
+
 
 class Site:
-    """A repository root with caches for ``exists`` and ``anchors_of``."""
+    """A repository root with caches for what links ask: kinds, anchors and line counts."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, max_bytes: int = 4_000_000) -> None:
         self.root = root
-        self._exists: dict[str, bool] = {}
-        self._anchors: dict[str, frozenset[str] | None] = {}
+        self.real_root = os.path.realpath(root)
+        self.max_bytes = max_bytes
+        self._kinds: dict[str, Kind] = {}
+        self._anchors: dict[str, Anchors] = {}
+        self._lines: dict[str, int | None] = {}
 
-    def exists(self, rel: str) -> bool:
-        if rel not in self._exists:
-            self._exists[rel] = (self.root / rel).exists()
-        return self._exists[rel]
+    def kind(self, rel: str) -> Kind:
+        """File, folder, missing, or a path that leaves the repository through a symlink."""
+        if rel not in self._kinds:
+            self._kinds[rel] = self._kind(rel)
+        return self._kinds[rel]
+
+    def _kind(self, rel: str) -> Kind:
+        if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+            return Kind.OUTSIDE
+        real = os.path.realpath(self.root / rel)
+        if not _within(real, self.real_root):
+            return Kind.OUTSIDE
+        try:
+            mode = os.stat(real).st_mode
+        except (OSError, ValueError):
+            return Kind.MISSING
+        return Kind.DIR if (mode & 0o170000) == 0o040000 else Kind.FILE
+
+    def read(self, rel: str) -> Source:
+        """A page's text; never reads outside the root or more than ``max_bytes``."""
+        kind = self.kind(rel)
+        if kind is Kind.OUTSIDE:
+            return Source(None, "is a symlink to outside the repository; it is not read")
+        if kind is not Kind.FILE:
+            return Source(None, "cannot be read (a folder, a broken link or a symlink loop)")
+        try:
+            with open(self.root / rel, "rb") as handle:
+                data = handle.read(self.max_bytes + 1)
+        except OSError as exc:
+            return Source(None, f"cannot be read: {exc.strerror}")
+        if len(data) > self.max_bytes:
+            size = os.path.getsize(self.root / rel)
+            return Source(None, f"is {size:,} bytes, over max_page_bytes {self.max_bytes:,}")
+        try:
+            return Source(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            return Source(data.decode("utf-8", errors="replace"), bad_utf8=_position(data, exc.start))
 
     def remember(self, rel: str, parsed: Parsed) -> None:
         """Seed the anchor cache with a page already parsed for checking."""
         self._anchors[rel] = anchors(parsed)
 
-    def anchors_of(self, rel: str) -> frozenset[str] | None:
+    def anchors_of(self, rel: str) -> Anchors:
         """Anchors of a Markdown file; None for other files (their fragments go unchecked)."""
         if rel not in self._anchors:
-            path = self.root / rel
-            if path.suffix.lower() in MARKDOWN_SUFFIXES and path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")
-                self._anchors[rel] = anchors(parse_headings(text))
-            else:
-                self._anchors[rel] = None
+            self._anchors[rel] = self._read_anchors(rel)
         return self._anchors[rel]
+
+    def _read_anchors(self, rel: str) -> Anchors:
+        if not rel.lower().endswith(MARKDOWN_SUFFIXES) or self.kind(rel) is not Kind.FILE:
+            return None
+        source = self.read(rel)
+        if source.text is None:
+            return Unreadable(source.problem)
+        return anchors(parse_headings(source.text))
+
+    def line_count(self, rel: str) -> int | None:
+        """Lines of a file, as GitHub numbers them (``#L5``); None if it cannot be read."""
+        if rel not in self._lines:
+            self._lines[rel] = self._count_lines(rel)
+        return self._lines[rel]
+
+    def _count_lines(self, rel: str) -> int | None:
+        if self.kind(rel) is not Kind.FILE:
+            return None
+        count, last = 0, b"\n"
+        try:
+            with open(self.root / rel, "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    count += chunk.count(b"\n")
+                    last = chunk[-1:]
+        except OSError:
+            return None
+        return count + (last != b"\n")
 
     def anchor_files(self) -> tuple[str, ...]:
         """Files whose anchors were read or remembered so far (for reports and benchmarks)."""
