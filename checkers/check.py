@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checkers import ratchets
+from checkers.cache import Cache, findings_of
 from checkers.config import DocsConfig, PageRules
 from checkers.directives import directives, silenced
 from checkers.fences import unclosed_fences
@@ -88,11 +89,30 @@ def source_findings(source: Source, page: Page, rules: PageRules) -> list[Findin
 
 
 def check_page(page: Page, rules: PageRules, site: Site) -> list[Finding]:
-    """Read one page through the site (bounded, inside the root) and check it."""
+    """Read one page through the site (bounded, inside the root) and check it, or take its
+    result from the site's cache when nothing it depends on changed."""
     source = site.read(page.rel)
-    findings = source_findings(source, page, rules)
-    if source.text is not None:
+    cache = site.cache
+    if cache is None or source.text is None:
+        findings = source_findings(source, page, rules)
+        if source.text is not None:
+            findings += check_text(source.text, page, rules, site)
+        return sorted(findings)
+    entry = cache.page(page.rel, source.digest)
+    if entry is not None:
+        site.remember(page.rel, frozenset(entry["anchors"]))
+        if site.unchanged(entry["deps"]):
+            cache.hits += 1
+            return findings_of(entry, page.display)
+    site.watch()
+    try:
+        findings = source_findings(source, page, rules)
         findings += check_text(source.text, page, rules, site)
+    finally:
+        deps = site.watched()
+    anchors = site.anchors_of(page.rel)
+    assert isinstance(anchors, frozenset)
+    cache.put_page(page.rel, source.digest, findings, anchors, deps)
     return sorted(findings)
 
 
@@ -124,9 +144,17 @@ def apply_ratchets(
 
 
 def check_pages(
-    root: Path, pages: tuple[Page, ...], config: DocsConfig, update_ratchets: bool = False
+    root: Path,
+    pages: tuple[Page, ...],
+    config: DocsConfig,
+    update_ratchets: bool = False,
+    cache: Cache | None = None,
+    ratchet_mode: str | None = None,
 ) -> Result:
-    """Check pages, apply ratchets (lowering them first when asked) and return the result."""
-    site = Site(root, config.max_page_bytes)
+    """Check pages, apply ratchets (lowering or recording them when asked), keep the cache."""
+    site = Site(root, config.max_page_bytes, cache)
     raw = {page.rel: check_page(page, config.rules_for(page.rel), site) for page in pages}
-    return apply_ratchets(root, raw, pages, config, "update" if update_ratchets else "check")
+    if cache is not None:
+        cache.save()
+    mode = ratchet_mode or ("update" if update_ratchets else "check")
+    return apply_ratchets(root, raw, pages, config, mode)

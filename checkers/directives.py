@@ -51,10 +51,10 @@ def _comments(parsed: Parsed) -> Iterator[tuple[int, int, str, int]]:
         elif token.type == "inline" and token.map and "fidelity" in token.content:
             for child in token.children or ():
                 if child.type == "html_inline" and "pos" in child.meta:
-                    match = _COMMENT.match(child.content)
-                    if match:
+                    inline = _COMMENT.match(child.content)
+                    if inline:
                         line, col = where.at(token, child.meta["pos"])
-                        yield line, line + child.content.count("\n"), match.group(1), col
+                        yield line, line + child.content.count("\n"), inline.group(1), col
 
 
 def _problem(words: list[str]) -> str | None:

@@ -165,12 +165,14 @@ def _line_anchor(target: Target, found: str, site: Targets) -> tuple[Code, str] 
     if match is None or lines is None:
         return None
     last = max(int(match.group(1)), int(match.group(2) or 0))
-    if 1 <= int(match.group(1)) and last <= lines:
+    if int(match.group(1)) >= 1 and last <= lines:
         return None
     return Code.MISSING_ANCHOR, f"line anchor '#{target.fragment}' is past {found} ({lines} lines)"
 
 
-def _fragment(target: Target, found: str, rules: PageRules, site: Targets) -> tuple[Code, str] | None:
+def _fragment(
+    target: Target, found: str, rules: PageRules, site: Targets
+) -> tuple[Code, str] | None:
     fragment = target.fragment
     if fragment.lower().startswith(_PREFIX):
         fragment = fragment[len(_PREFIX) :]
@@ -208,7 +210,9 @@ def check_link(link: Link, page: str, rules: PageRules, site: Targets) -> tuple[
     return _fragment(target, found, rules, site)
 
 
-def check_links(parsed: Parsed, page: str, path: str, rules: PageRules, site: Targets) -> list[Finding]:
+def check_links(
+    parsed: Parsed, page: str, path: str, rules: PageRules, site: Targets
+) -> list[Finding]:
     """FD401 missing files, FD402 fragments with no anchor, FD404 targets outside the root."""
     findings = []
     for link in links(parsed):

@@ -7,10 +7,13 @@ opened. Reads are bounded by ``max_page_bytes``: a larger file is not parsed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from checkers.cache import Cache, digest
 from checkers.linkcheck import Anchors, Kind, Unreadable
 from checkers.markdown import Parsed, parse_headings
 from checkers.slugs import anchors
@@ -24,6 +27,7 @@ class Source:
 
     text: str | None
     problem: str = ""
+    digest: str = ""
     bad_utf8: tuple[int, int] | None = None  # line and column of the first bad byte
 
 
@@ -38,21 +42,60 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
     return data.count(b"\n", 0, offset) + 1, column + 1
 
 
-class Site:
-    """A repository root with caches for what links ask: kinds, anchors and line counts."""
+def anchors_key(value: Anchors) -> str:
+    """A short stable text for an anchors answer, recorded as a cache dependency."""
+    if value is None:
+        return "none"
+    if isinstance(value, Unreadable):
+        return "unreadable:" + value.reason
+    return hashlib.blake2b("\n".join(sorted(value)).encode(), digest_size=16).hexdigest()
 
-    def __init__(self, root: Path, max_bytes: int = 4_000_000) -> None:
+
+class Site:
+    """A repository root with memos for what links ask: kinds, anchors and line counts.
+
+    With a cache, anchors of unchanged link targets come from it, and ``watch`` records
+    what a page's check asked (its dependencies) so that ``unchanged`` can tell later.
+    """
+
+    def __init__(self, root: Path, max_bytes: int = 4_000_000, cache: Cache | None = None) -> None:
         self.root = root
         self.real_root = os.path.realpath(root)
         self.max_bytes = max_bytes
+        self.cache = cache
         self._kinds: dict[str, Kind] = {}
         self._anchors: dict[str, Anchors] = {}
         self._lines: dict[str, int | None] = {}
+        self._log: dict[str, dict[str, Any]] | None = None
+
+    def watch(self) -> None:
+        """Start recording the dependencies of one page's check."""
+        self._log = {"kind": {}, "anchors": {}, "lines": {}}
+
+    def watched(self) -> dict[str, dict[str, Any]]:
+        """Stop recording and return what was asked, with the answers."""
+        log, self._log = self._log or {}, None
+        return log
+
+    def unchanged(self, deps: dict[str, dict[str, Any]]) -> bool:
+        """Whether every recorded answer is still the same."""
+        try:
+            return (
+                all(self.kind(rel).value == v for rel, v in deps["kind"].items())
+                and all(
+                    anchors_key(self.anchors_of(rel)) == v for rel, v in deps["anchors"].items()
+                )
+                and all(self.line_count(rel) == v for rel, v in deps["lines"].items())
+            )
+        except (KeyError, AttributeError, TypeError):
+            return False
 
     def kind(self, rel: str) -> Kind:
         """File, folder, missing, or a path that leaves the repository through a symlink."""
         if rel not in self._kinds:
             self._kinds[rel] = self._kind(rel)
+        if self._log is not None:
+            self._log["kind"][rel] = self._kinds[rel].value
         return self._kinds[rel]
 
     def _kind(self, rel: str) -> Kind:
@@ -82,19 +125,30 @@ class Site:
         if len(data) > self.max_bytes:
             size = os.path.getsize(self.root / rel)
             return Source(None, f"is {size:,} bytes, over max_page_bytes {self.max_bytes:,}")
+        content = digest(data) if self.cache is not None else ""
         try:
-            return Source(data.decode("utf-8"))
+            return Source(data.decode("utf-8"), digest=content)
         except UnicodeDecodeError as exc:
-            return Source(data.decode("utf-8", errors="replace"), bad_utf8=_position(data, exc.start))
+            return Source(
+                data.decode("utf-8", errors="replace"),
+                bad_utf8=_position(data, exc.start),
+                digest=content,
+            )
 
-    def remember(self, rel: str, parsed: Parsed) -> None:
-        """Seed the anchor cache with a page already parsed for checking."""
-        self._anchors[rel] = anchors(parsed)
+    def remember(self, rel: str, parsed: Parsed | frozenset[str]) -> None:
+        """Seed the anchors memo with a page already parsed (or found in the cache)."""
+        self._anchors[rel] = parsed if isinstance(parsed, frozenset) else anchors(parsed)
 
     def anchors_of(self, rel: str) -> Anchors:
         """Anchors of a Markdown file; None for other files (their fragments go unchecked)."""
         if rel not in self._anchors:
-            self._anchors[rel] = self._read_anchors(rel)
+            log, self._log = self._log, None  # reading a target is not the page's dependency
+            try:
+                self._anchors[rel] = self._read_anchors(rel)
+            finally:
+                self._log = log
+        if self._log is not None:
+            self._log["anchors"][rel] = anchors_key(self._anchors[rel])
         return self._anchors[rel]
 
     def _read_anchors(self, rel: str) -> Anchors:
@@ -103,12 +157,21 @@ class Site:
         source = self.read(rel)
         if source.text is None:
             return Unreadable(source.problem)
-        return anchors(parse_headings(source.text))
+        if self.cache is not None:
+            known = self.cache.target_anchors(rel, source.digest)
+            if known is not None:
+                return known
+        found = anchors(parse_headings(source.text))
+        if self.cache is not None:
+            self.cache.put_anchors(rel, source.digest, found)
+        return found
 
     def line_count(self, rel: str) -> int | None:
         """Lines of a file, as GitHub numbers them (``#L5``); None if it cannot be read."""
         if rel not in self._lines:
             self._lines[rel] = self._count_lines(rel)
+        if self._log is not None:
+            self._log["lines"][rel] = self._lines[rel]
         return self._lines[rel]
 
     def _count_lines(self, rel: str) -> int | None:

@@ -5,8 +5,8 @@ is not a letter, mark, decimal or letter number, connector punctuation (``_``), 
 space removed, each space turned into ``-``; a repeat gets ``-1``, ``-2``, ... (skipping
 slugs already taken). Explicit HTML ``id``/``name`` attributes count; ``{#id}`` attribute
 syntax does not (GitHub ignores it). A footnote ``[^x]`` gives ``fn-x`` and ``fnref-x``
-(GitHub prefixes every id with ``user-content-``; link checking accepts both). Not guaranteed: emoji shortcodes (``:smile:``) are
-slugged as written.
+(GitHub prefixes every id with ``user-content-``; link checking accepts both).
+Not guaranteed: emoji shortcodes (``:smile:``) are slugged as written.
 """
 
 from __future__ import annotations
