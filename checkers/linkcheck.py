@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import re
 from dataclasses import dataclass
 from typing import Protocol
@@ -147,8 +148,14 @@ def _resolve(
     return None, (Code.MISSING_FILE, f"target {shown} does not exist ({', '.join(tried)})")
 
 
-def _fold(fragment: str, case: str) -> str:
-    return fragment.lower() if case == "any" else fragment
+@functools.lru_cache(maxsize=256)
+def _lowered(known: frozenset[str]) -> frozenset[str]:
+    """A target's anchors in lower case, computed once per target (frozensets hash once)."""
+    return frozenset(k.lower() for k in known)
+
+
+def _lands(fragment: str, known: frozenset[str], case: str) -> bool:
+    return fragment in known or (case == "any" and fragment.lower() in _lowered(known))
 
 
 def _hint(fragment: str, known: frozenset[str]) -> str:
@@ -186,13 +193,12 @@ def _fragment(
         return None
     if isinstance(known, Unreadable):
         return Code.MISSING_ANCHOR, f"cannot check '#{fragment}': {found} {known.reason}"
-    case = rules.anchor_case
-    if _fold(fragment, case) in {_fold(k, case) for k in known}:
+    if _lands(fragment, known, rules.anchor_case):
         return None
     hint = _hint(fragment, known)
     if not hint and _LINE_ANCHOR.match(fragment):
         hint = f"; a line of the source needs '?plain=1' before '#{fragment}'"
-    return Code.MISSING_ANCHOR, f"no anchor '#{fragment}' in {found}{hint}"
+    return Code.MISSING_ANCHOR, f"no anchor '#{target.fragment}' in {found}{hint}"
 
 
 def check_link(link: Link, page: str, rules: PageRules, site: Targets) -> tuple[Code, str] | None:
