@@ -66,8 +66,9 @@ class Cache:
             self.anchors = anchors if isinstance(anchors, dict) else {}
 
     def page(self, rel: str, content: str) -> dict[str, Any] | None:
+        """The page's entry when it was made from these bytes and is well-formed."""
         entry = self.pages.get(rel)
-        if isinstance(entry, dict) and entry.get("digest") == content:
+        if isinstance(entry, dict) and entry.get("digest") == content and _valid(entry):
             return entry
         return None
 
@@ -90,7 +91,13 @@ class Cache:
 
     def target_anchors(self, rel: str, content: str) -> frozenset[str] | None:
         entry = self.anchors.get(rel)
-        if isinstance(entry, list) and len(entry) == 2 and entry[0] == content:
+        if (
+            isinstance(entry, list)
+            and len(entry) == 2
+            and entry[0] == content
+            and isinstance(entry[1], list)
+            and all(isinstance(a, str) for a in entry[1])
+        ):
             return frozenset(entry[1])
         return None
 
@@ -117,6 +124,29 @@ class Cache:
         except OSError:
             return False
         return True
+
+
+_CODES = frozenset(str(c) for c in Code)
+
+
+def _valid(entry: dict[str, Any]) -> bool:
+    """Shape check, so that a damaged cache file is a miss rather than a crash."""
+    findings, anchors, deps = entry.get("findings"), entry.get("anchors"), entry.get("deps")
+    return (
+        isinstance(findings, list)
+        and all(
+            isinstance(f, list)
+            and len(f) == 4
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in f[:2])
+            and f[2] in _CODES
+            and isinstance(f[3], str)
+            for f in findings
+        )
+        and isinstance(anchors, list)
+        and all(isinstance(a, str) for a in anchors)
+        and isinstance(deps, dict)
+        and all(isinstance(deps.get(k), dict) for k in ("kind", "anchors", "lines"))
+    )
 
 
 def findings_of(entry: dict[str, Any], path: str) -> list[Finding]:

@@ -113,7 +113,7 @@ def _schema() -> dict[str, Any]:
 
 def _where(error: jsonschema.ValidationError, section: str) -> str:
     path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return section + path if section else path.lstrip(".") or "(top level)"
+    return section + path if section else path.lstrip(".")
 
 
 def _message(error: jsonschema.ValidationError) -> str:
@@ -131,7 +131,11 @@ def validate(section: Mapping[str, Any], source: str, where: str = SECTION) -> N
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(section), key=lambda e: list(map(str, e.path)))
     if errors:
-        lines = [f"{source}: {_where(e, where)}: {_message(e)}" for e in errors]
+        located = ((_where(e, where), _message(e)) for e in errors)
+        lines = [
+            f"{source}: {at}: {message}" if at else f"{source}: {message}"
+            for at, message in located
+        ]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
 
 
@@ -183,7 +187,7 @@ def from_section(
         pages=pages,
         paths=tuple(section.get("paths", DEFAULT_PATHS)),
         ratchets=section.get("ratchets", DEFAULT_RATCHETS),
-        exclude=tuple(section.get("exclude", DEFAULT_EXCLUDE)),
+        exclude=DEFAULT_EXCLUDE + tuple(section.get("exclude", ())),
         gitignore=section.get("gitignore", True),
         max_page_bytes=section.get("max_page_bytes", DEFAULT_MAX_PAGE_BYTES),
         source=source,
