@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support import Repo, fidelity_cli
+
 from checkers.cache import FILE, Cache
 from checkers.check import Page, Result, check_pages
 from checkers.config import DocsConfig, from_section, load
-from support import Repo, fidelity_cli
 
 PAGES = (Page("a.md", "a.md"), Page("b.md", "b.md"), Page("c.md", "c.md"))
 

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import fidelity_cli
 
 from checkers.tree import check_tree
-from support import fidelity_cli
 
 OPENED: list[str] = []
 _WATCHING = False
