@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from checkers import ratchets
 from checkers.cache import Cache, findings_of
 from checkers.config import DocsConfig, PageRules
-from checkers.directives import directives, silenced
+from checkers.directives import Directive, directives, silenced
 from checkers.fences import unclosed_fences
 from checkers.findings import Code, Finding
 from checkers.headings import check_headings
 from checkers.keyed import check_keyed
-from checkers.linkcheck import check_links
+from checkers.linkcheck import Later, check_links, resolve_later
 from checkers.markdown import parse
 from checkers.prose import check_prose
 from checkers.refs import check_references
@@ -40,24 +41,54 @@ class Result:
     recorded: tuple[ratchets.Lowered, ...] = ()
 
 
-def check_text(text: str, page: Page, rules: PageRules, site: Site) -> list[Finding]:
-    """Every rule over one page's text, before ratchets, sorted by position."""
+@dataclass(slots=True)
+class Checked:
+    """One page's findings so far, and what waits for pages parsed after it."""
+
+    page: Page
+    rules: PageRules
+    findings: list[Finding]
+    later: list[Later] = field(default_factory=list)
+    directives: tuple[Directive, ...] = ()
+    digest: str = ""
+    deps: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def keep(self, findings: list[Finding]) -> list[Finding]:
+        """What ``select``/``ignore`` and the page's directives let through."""
+        return [
+            f for f in findings if self.rules.reports(f.code) and not silenced(f, self.directives)
+        ]
+
+
+def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked:
+    """Every rule over one page's text, before ratchets; fragments into pages not parsed
+    yet are left in ``later``."""
     parsed = parse(text)
     site.remember(page.rel, parsed)
+    site.pending.discard(page.rel)
     tables = tables_in(parsed)
     path = page.display
-    rules_found, bad = directives(parsed, path)
+    found, bad = directives(parsed, path)
+    linked, later = check_links(parsed, page.rel, path, rules, site)
     findings = [
         *unclosed_fences(parsed, path),
         *check_prose(parsed, rules, path),
         *check_rows(tables, rules, path),
         *check_keyed(tables, rules, path),
         *check_headings(parsed, rules, path),
-        *check_links(parsed, page.rel, path, rules, site),
+        *linked,
         *check_references(parsed, path),
     ]
-    kept = [f for f in findings if rules.reports(f.code) and not silenced(f, rules_found)]
-    return sorted(kept + bad)
+    checked = Checked(page, rules, [], later, found)
+    checked.findings = checked.keep(findings) + bad
+    return checked
+
+
+def check_text(text: str, page: Page, rules: PageRules, site: Site) -> list[Finding]:
+    """Every rule over one page's text, before ratchets, sorted by position."""
+    checked = check_parsed(text, page, rules, site)
+    checked.findings += checked.keep(resolve_later(checked.later, page.display, rules, site))
+    return sorted(checked.findings)
 
 
 def source_findings(source: Source, page: Page, rules: PageRules) -> list[Finding]:
@@ -88,32 +119,49 @@ def source_findings(source: Source, page: Page, rules: PageRules) -> list[Findin
     return [f for f in found if rules.reports(f.code)]
 
 
-def check_page(page: Page, rules: PageRules, site: Site) -> list[Finding]:
+def check_page(page: Page, rules: PageRules, site: Site) -> Checked:
     """Read one page through the site (bounded, inside the root) and check it, or take its
     result from the site's cache when nothing it depends on changed."""
     source = site.read(page.rel)
     cache = site.cache
-    if cache is None or source.text is None:
-        findings = source_findings(source, page, rules)
-        if source.text is not None:
-            findings += check_text(source.text, page, rules, site)
-        return sorted(findings)
-    entry = cache.page(page.rel, source.digest)
-    if entry is not None:
-        site.remember(page.rel, frozenset(entry["anchors"]))
-        if site.unchanged(entry["deps"]):
-            cache.hits += 1
-            return findings_of(entry, page.display)
-    site.watch()
+    head = source_findings(source, page, rules)
+    if source.text is None:
+        site.pending.discard(page.rel)
+        return Checked(page, rules, head)
+    if cache is not None:
+        entry = cache.page(page.rel, source.digest)
+        if entry is not None:
+            site.remember(page.rel, frozenset(entry["anchors"]))
+            site.pending.discard(page.rel)
+            if site.unchanged(entry["deps"]):
+                cache.hits += 1
+                return Checked(page, rules, findings_of(entry, page.display))
+        site.watch()
     try:
-        findings = source_findings(source, page, rules)
-        findings += check_text(source.text, page, rules, site)
+        checked = check_parsed(source.text, page, rules, site)
     finally:
-        deps = site.watched()
-    anchors = site.anchors_of(page.rel)
-    assert isinstance(anchors, frozenset)
-    cache.put_page(page.rel, source.digest, findings, anchors, deps)
-    return sorted(findings)
+        deps = site.watched() if cache is not None else {}
+    checked.findings += head
+    checked.digest, checked.deps = source.digest, deps
+    return checked
+
+
+def finish(checked: Checked, site: Site) -> list[Finding]:
+    """Resolve what waited for later pages, keep the result in the cache, sort."""
+    if checked.later or checked.digest:
+        if site.cache is not None:
+            site.watch()
+        late = resolve_later(checked.later, checked.page.display, checked.rules, site)
+        checked.findings += checked.keep(late)
+        if site.cache is not None and checked.digest:
+            for kind, answers in site.watched().items():
+                checked.deps.setdefault(kind, {}).update(answers)
+            anchors = site.anchors_of(checked.page.rel, defer=False)
+            assert isinstance(anchors, frozenset)
+            site.cache.put_page(
+                checked.page.rel, checked.digest, checked.findings, anchors, checked.deps
+            )
+    return sorted(checked.findings)
 
 
 def apply_ratchets(
@@ -153,7 +201,9 @@ def check_pages(
 ) -> Result:
     """Check pages, apply ratchets (lowering or recording them when asked), keep the cache."""
     site = Site(root, config.max_page_bytes, cache)
-    raw = {page.rel: check_page(page, config.rules_for(page.rel), site) for page in pages}
+    site.pending = {page.rel for page in pages}
+    checked = [check_page(page, config.rules_for(page.rel), site) for page in pages]
+    raw = {c.page.rel: finish(c, site) for c in checked}
     if cache is not None:
         cache.save()
     mode = ratchet_mode or ("update" if update_ratchets else "check")

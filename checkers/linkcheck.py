@@ -55,7 +55,22 @@ class Unreadable:
     reason: str
 
 
-Anchors = frozenset[str] | Unreadable | None
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """The target is a page this run checks later: its anchors come from that parse."""
+
+
+Anchors = frozenset[str] | Unreadable | Deferred | None
+DEFERRED = Deferred()
+
+
+@dataclass(frozen=True, slots=True)
+class Later:
+    """A fragment to check once the target page has been parsed."""
+
+    link: Link
+    target: Target
+    found: str
 
 
 class Targets(Protocol):
@@ -177,9 +192,10 @@ def _line_anchor(target: Target, found: str, site: Targets) -> tuple[Code, str] 
     return Code.MISSING_ANCHOR, f"line anchor '#{target.fragment}' is past {found} ({lines} lines)"
 
 
-def _fragment(
+def fragment_problem(
     target: Target, found: str, rules: PageRules, site: Targets
-) -> tuple[Code, str] | None:
+) -> tuple[Code, str] | Deferred | None:
+    """None when the fragment lands, DEFERRED when the target is parsed later, else why."""
     fragment = target.fragment
     if fragment.lower().startswith(_PREFIX):
         fragment = fragment[len(_PREFIX) :]
@@ -189,8 +205,8 @@ def _fragment(
     if plain and _LINE_ANCHOR.match(fragment):
         return _line_anchor(target, found, site)
     known = site.anchors_of(found)
-    if known is None:
-        return None
+    if known is None or isinstance(known, Deferred):
+        return known
     if isinstance(known, Unreadable):
         return Code.MISSING_ANCHOR, f"cannot check '#{fragment}': {found} {known.reason}"
     if _lands(fragment, known, rules.anchor_case):
@@ -201,8 +217,10 @@ def _fragment(
     return Code.MISSING_ANCHOR, f"no anchor '#{target.fragment}' in {found}{hint}"
 
 
-def check_link(link: Link, page: str, rules: PageRules, site: Targets) -> tuple[Code, str] | None:
-    """None when the link lands, else (code, message)."""
+def check_link(
+    link: Link, page: str, rules: PageRules, site: Targets
+) -> tuple[Code, str] | Later | None:
+    """None when the link lands, Later when its fragment waits for a page, else the problem."""
     target = local_target(link.href)
     if target is None:
         return None
@@ -213,17 +231,32 @@ def check_link(link: Link, page: str, rules: PageRules, site: Targets) -> tuple[
         assert found is not None
     else:
         found = page
-    return _fragment(target, found, rules, site)
+    answer = fragment_problem(target, found, rules, site)
+    return Later(link, target, found) if isinstance(answer, Deferred) else answer
 
 
 def check_links(
     parsed: Parsed, page: str, path: str, rules: PageRules, site: Targets
-) -> list[Finding]:
-    """FD401 missing files, FD402 fragments with no anchor, FD404 targets outside the root."""
-    findings = []
+) -> tuple[list[Finding], list[Later]]:
+    """FD401 missing files, FD402 fragments with no anchor, FD404 targets outside the root;
+    and the fragments into pages not parsed yet, for ``resolve_later``."""
+    findings, later = [], []
     for link in links(parsed):
         problem = check_link(link, page, rules, site)
-        if problem is not None:
+        if isinstance(problem, Later):
+            later.append(problem)
+        elif problem is not None:
             code, message = problem
             findings.append(Finding(path, link.line, link.col, code, message))
+    return findings, later
+
+
+def resolve_later(later: list[Later], path: str, rules: PageRules, site: Targets) -> list[Finding]:
+    """FD402 for the deferred fragments, now that every page has been parsed."""
+    findings = []
+    for item in later:
+        problem = fragment_problem(item.target, item.found, rules, site)
+        if isinstance(problem, tuple):
+            code, message = problem
+            findings.append(Finding(path, item.link.line, item.link.col, code, message))
     return findings

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.cache import Cache, digest
-from checkers.linkcheck import Anchors, Kind, Unreadable
+from checkers.linkcheck import DEFERRED, Anchors, Deferred, Kind, Unreadable
 from checkers.markdown import Parsed, parse_headings
 from checkers.slugs import anchors
 
@@ -46,6 +46,8 @@ def anchors_key(value: Anchors) -> str:
     """A short stable text for an anchors answer, recorded as a cache dependency."""
     if value is None:
         return "none"
+    if isinstance(value, Deferred):
+        return "deferred"  # never recorded: a deferred answer is resolved before it is kept
     if isinstance(value, Unreadable):
         return "unreadable:" + value.reason
     return hashlib.blake2b("\n".join(sorted(value)).encode(), digest_size=16).hexdigest()
@@ -67,6 +69,7 @@ class Site:
         self._anchors: dict[str, Anchors] = {}
         self._lines: dict[str, int | None] = {}
         self._log: dict[str, dict[str, Any]] | None = None
+        self.pending: set[str] = set()  # pages this run parses later: their anchors wait
 
     def watch(self) -> None:
         """Start recording the dependencies of one page's check."""
@@ -83,7 +86,8 @@ class Site:
             return (
                 all(self.kind(rel).value == v for rel, v in deps["kind"].items())
                 and all(
-                    anchors_key(self.anchors_of(rel)) == v for rel, v in deps["anchors"].items()
+                    anchors_key(self.anchors_of(rel, defer=False)) == v
+                    for rel, v in deps["anchors"].items()
                 )
                 and all(self.line_count(rel) == v for rel, v in deps["lines"].items())
             )
@@ -139,8 +143,11 @@ class Site:
         """Seed the anchors memo with a page already parsed (or found in the cache)."""
         self._anchors[rel] = parsed if isinstance(parsed, frozenset) else anchors(parsed)
 
-    def anchors_of(self, rel: str) -> Anchors:
-        """Anchors of a Markdown file; None for other files (their fragments go unchecked)."""
+    def anchors_of(self, rel: str, defer: bool = True) -> Anchors:
+        """Anchors of a Markdown file; None for other files (their fragments go unchecked);
+        DEFERRED for a page this run has yet to parse (parsing it twice would cost more)."""
+        if defer and rel in self.pending and rel not in self._anchors:
+            return DEFERRED
         if rel not in self._anchors:
             log, self._log = self._log, None  # reading a target is not the page's dependency
             try:
