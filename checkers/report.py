@@ -54,10 +54,13 @@ def render(result: Result, console: Console, counted: tuple[Finding, ...] | None
     noun = "file" if files == 1 else "files"
     findings = result.findings if counted is None else counted
     if findings:
-        paths = len({f.path for f in findings})
+        checked = {page.display for page in result.pages}
+        paths = {f.path for f in findings}
         count = len(findings)
+        extra = "".join(f" and {other}" for other in sorted(paths - checked))
         console.print(
-            f"check-docs: {count} finding{'s' if count != 1 else ''} in {paths} of {files} {noun}",
+            f"check-docs: {count} finding{'s' if count != 1 else ''} in "
+            f"{len(paths & checked)} of {files} {noun}{extra}",
             markup=False,
             soft_wrap=True,
         )
