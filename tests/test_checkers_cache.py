@@ -116,3 +116,13 @@ def test_the_cli_keeps_its_cache_under_dot_fidelity_ignored_by_git(tmp_path: Pat
     second = fidelity_cli(repo.path, "-q", "check-docs")
     assert second.returncode == 1
     assert second.stdout.startswith("README.md:3:5: FD402 no anchor '#nope' in README.md")
+
+
+def test_a_cache_that_cannot_be_made_is_said_and_the_check_still_runs(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "# Readme\n\n[x](#nope)\n"})
+    (repo.path / ".fidelity").write_text("not a folder\n")
+    done = fidelity_cli(repo.path, "-q", "check-docs")
+    assert done.returncode == 1, done.stderr
+    assert "no cache" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout.startswith("README.md:3:5: FD402")
