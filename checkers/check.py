@@ -122,20 +122,22 @@ def source_findings(source: Source, page: Page, rules: PageRules) -> list[Findin
 def check_page(page: Page, rules: PageRules, site: Site) -> Checked:
     """Read one page through the site (bounded, inside the root) and check it, or take its
     result from the site's cache when nothing it depends on changed."""
-    source = site.read(page.rel)
     cache = site.cache
-    head = source_findings(source, page, rules)
-    if source.text is None:
-        site.pending.discard(page.rel)
-        return Checked(page, rules, head)
     if cache is not None:
-        entry = cache.page(page.rel, source.digest)
+        content = site.digest_of(page.rel)
+        entry = cache.page(page.rel, content) if content else None
         if entry is not None:
             site.remember(page.rel, frozenset(entry["anchors"]))
             site.pending.discard(page.rel)
             if site.unchanged(entry["deps"]):
                 cache.hits += 1
                 return Checked(page, rules, findings_of(entry, page.display))
+    source = site.read(page.rel)
+    head = source_findings(source, page, rules)
+    if source.text is None:
+        site.pending.discard(page.rel)
+        return Checked(page, rules, head)
+    if cache is not None:
         site.watch()
     try:
         checked = check_parsed(source.text, page, rules, site)

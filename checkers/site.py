@@ -70,6 +70,7 @@ class Site:
         self._lines: dict[str, int | None] = {}
         self._log: dict[str, dict[str, Any]] | None = None
         self.pending: set[str] = set()  # pages this run parses later: their anchors wait
+        self._digests: dict[str, str | None] = {}
 
     def watch(self) -> None:
         """Start recording the dependencies of one page's check."""
@@ -139,6 +140,20 @@ class Site:
                 digest=content,
             )
 
+    def digest_of(self, rel: str) -> str | None:
+        """The content hash of a readable file within ``max_bytes`` (read once), else None."""
+        if rel not in self._digests:
+            self._digests[rel] = None
+            if self.kind(rel) is Kind.FILE:
+                try:
+                    with open(self.root / rel, "rb") as handle:
+                        data = handle.read(self.max_bytes + 1)
+                except OSError:
+                    return None
+                if len(data) <= self.max_bytes:
+                    self._digests[rel] = digest(data)
+        return self._digests[rel]
+
     def remember(self, rel: str, parsed: Parsed | frozenset[str]) -> None:
         """Seed the anchors memo with a page already parsed (or found in the cache)."""
         self._anchors[rel] = parsed if isinstance(parsed, frozenset) else anchors(parsed)
@@ -161,13 +176,14 @@ class Site:
     def _read_anchors(self, rel: str) -> Anchors:
         if not rel.lower().endswith(MARKDOWN_SUFFIXES) or self.kind(rel) is not Kind.FILE:
             return None
+        if self.cache is not None:
+            content = self.digest_of(rel)
+            known = self.cache.target_anchors(rel, content) if content else None
+            if known is not None:
+                return known
         source = self.read(rel)
         if source.text is None:
             return Unreadable(source.problem)
-        if self.cache is not None:
-            known = self.cache.target_anchors(rel, source.digest)
-            if known is not None:
-                return known
         found = anchors(parse_headings(source.text))
         if self.cache is not None:
             self.cache.put_anchors(rel, source.digest, found)
