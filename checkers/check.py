@@ -80,7 +80,7 @@ def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked
         *check_references(parsed, path),
     ]
     checked = Checked(page, rules, [], later, found)
-    checked.findings = checked.keep(findings) + bad
+    checked.findings = checked.keep(findings) + [f for f in bad if rules.reports(f.code)]
     return checked
 
 
