@@ -17,9 +17,11 @@ import hashlib
 import json
 import os
 import tempfile
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import markdown_it
 
 from checkers.findings import Code, Finding
 
@@ -42,7 +44,7 @@ def code_salt() -> str:
             h.update(item.name.encode() + b"\0" + item.read_bytes())
     for item in sorted(package.joinpath("schemas").iterdir(), key=lambda p: p.name):
         h.update(item.name.encode() + b"\0" + item.read_bytes())
-    h.update(metadata.version("markdown-it-py").encode())
+    h.update(markdown_it.__version__.encode())
     return h.hexdigest()
 
 
