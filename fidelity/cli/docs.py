@@ -91,6 +91,8 @@ def _cache_dir(root: Path | None, err: Console) -> Path | None:
 
 
 def _check_docs(args: argparse.Namespace, console: Console) -> int:
+    from rich.console import Console
+
     from checkers import report
     from checkers.tree import Options, check_tree
 
