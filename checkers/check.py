@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from checkers import ratchets
+from checkers.cache import Cache, findings_of
 from checkers.config import DocsConfig, PageRules
+from checkers.directives import Directive, directives, silenced
 from checkers.fences import unclosed_fences
-from checkers.findings import Finding
+from checkers.findings import Code, Finding
 from checkers.headings import check_headings
 from checkers.keyed import check_keyed
-from checkers.links import check_links
+from checkers.linkcheck import Later, check_links, resolve_later
 from checkers.markdown import parse
 from checkers.prose import check_prose
 from checkers.refs import check_references
 from checkers.rows import check_rows
-from checkers.site import Site
+from checkers.site import Site, Source
 from checkers.tables import tables_in
 
 
@@ -30,50 +33,180 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """Findings after ratchets, the pages checked, and ratchets lowered (if updating)."""
+    """Findings after ratchets, the pages checked, and ratchets changed (if asked)."""
 
     findings: tuple[Finding, ...]
     pages: tuple[Page, ...]
     lowered: tuple[ratchets.Lowered, ...] = ()
+    recorded: tuple[ratchets.Lowered, ...] = ()
 
 
-def check_text(text: str, page: Page, rules: PageRules, site: Site) -> list[Finding]:
-    """Every rule over one page's text, before ratchets, sorted by position."""
+@dataclass(slots=True)
+class Checked:
+    """One page's findings so far, and what waits for pages parsed after it."""
+
+    page: Page
+    rules: PageRules
+    findings: list[Finding]
+    later: list[Later] = field(default_factory=list)
+    directives: tuple[Directive, ...] = ()
+    digest: str = ""
+    deps: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def keep(self, findings: list[Finding]) -> list[Finding]:
+        """What ``select``/``ignore`` and the page's directives let through."""
+        return [
+            f for f in findings if self.rules.reports(f.code) and not silenced(f, self.directives)
+        ]
+
+
+def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked:
+    """Every rule over one page's text, before ratchets; fragments into pages not parsed
+    yet are left in ``later``."""
     parsed = parse(text)
     site.remember(page.rel, parsed)
+    site.pending.discard(page.rel)
     tables = tables_in(parsed)
     path = page.display
+    found, bad = directives(parsed, path)
+    linked, later = check_links(parsed, page.rel, path, rules, site)
     findings = [
         *unclosed_fences(parsed, path),
         *check_prose(parsed, rules, path),
         *check_rows(tables, rules, path),
         *check_keyed(tables, rules, path),
         *check_headings(parsed, rules, path),
-        *check_links(parsed, page.rel, path, rules.link_bases, site.exists, site.anchors_of),
+        *linked,
         *check_references(parsed, path),
     ]
-    return sorted(findings)
+    checked = Checked(page, rules, [], later, found)
+    checked.findings = checked.keep(findings) + [f for f in bad if rules.reports(f.code)]
+    return checked
 
 
-def check_pages(
-    root: Path, pages: tuple[Page, ...], config: DocsConfig, update_ratchets: bool = False
+def check_text(text: str, page: Page, rules: PageRules, site: Site) -> list[Finding]:
+    """Every rule over one page's text, before ratchets, sorted by position."""
+    checked = check_parsed(text, page, rules, site)
+    checked.findings += checked.keep(resolve_later(checked.later, page.display, rules, site))
+    return sorted(checked.findings)
+
+
+def source_findings(source: Source, page: Page, rules: PageRules) -> list[Finding]:
+    """FD701-FD703: a page that is not UTF-8, too large, or cannot be read."""
+    path = page.display
+    if source.text is None:
+        code = Code.TOO_LARGE if "max_page_bytes" in source.problem else Code.UNREADABLE
+        hint = (
+            "; raise max_page_bytes or add it to exclude"
+            if code is Code.TOO_LARGE
+            else "; fix or exclude it"
+        )
+        found = [Finding(path, 1, 1, code, f"page {source.problem}; not checked{hint}")]
+    elif source.bad_utf8 is not None:
+        line, col = source.bad_utf8
+        found = [
+            Finding(
+                path,
+                line,
+                col,
+                Code.NOT_UTF8,
+                "page is not valid UTF-8 (checked with U+FFFD in place of the bad bytes); "
+                "GitHub may show it garbled: save it as UTF-8",
+            )
+        ]
+    else:
+        found = []
+    return [f for f in found if rules.reports(f.code)]
+
+
+def check_page(page: Page, rules: PageRules, site: Site) -> Checked:
+    """Read one page through the site (bounded, inside the root) and check it, or take its
+    result from the site's cache when nothing it depends on changed."""
+    cache = site.cache
+    if cache is not None:
+        content = site.digest_of(page.rel)
+        entry = cache.page(page.rel, content) if content else None
+        if entry is not None:
+            site.remember(page.rel, frozenset(entry["anchors"]))
+            site.pending.discard(page.rel)
+            if site.unchanged(entry["deps"]):
+                cache.hits += 1
+                return Checked(page, rules, findings_of(entry, page.display))
+    source = site.read(page.rel)
+    head = source_findings(source, page, rules)
+    if source.text is None:
+        site.pending.discard(page.rel)
+        return Checked(page, rules, head)
+    if cache is not None:
+        site.watch()
+    try:
+        checked = check_parsed(source.text, page, rules, site)
+    finally:
+        deps = site.watched() if cache is not None else {}
+    checked.findings += head
+    checked.digest, checked.deps = source.digest, deps
+    return checked
+
+
+def finish(checked: Checked, site: Site) -> list[Finding]:
+    """Resolve what waited for later pages, keep the result in the cache, sort."""
+    if checked.later or checked.digest:
+        if site.cache is not None:
+            site.watch()
+        late = resolve_later(checked.later, checked.page.display, checked.rules, site)
+        checked.findings += checked.keep(late)
+        if site.cache is not None and checked.digest:
+            for kind, answers in site.watched().items():
+                checked.deps.setdefault(kind, {}).update(answers)
+            anchors = site.anchors_of(checked.page.rel, defer=False)
+            assert isinstance(anchors, frozenset)
+            site.cache.put_page(
+                checked.page.rel, checked.digest, checked.findings, anchors, checked.deps
+            )
+    return sorted(checked.findings)
+
+
+def apply_ratchets(
+    root: Path,
+    raw: dict[str, list[Finding]],
+    pages: tuple[Page, ...],
+    config: DocsConfig,
+    mode: str = "check",
 ) -> Result:
-    """Check pages, apply ratchets (lowering them first when asked) and return the result."""
-    site = Site(root)
-    raw: dict[str, list[Finding]] = {}
-    for page in pages:
-        text = (root / page.rel).read_text(encoding="utf-8", errors="replace")
-        raw[page.rel] = check_text(text, page, config.rules_for(page.rel), site)
+    """Apply ratchets; ``mode`` "update" lowers them, "record" also adds today's counts."""
     ratchet_path = root / config.ratchets
     current = ratchets.load(ratchet_path)
     lowered: list[ratchets.Lowered] = []
-    if update_ratchets:
+    recorded: list[ratchets.Lowered] = []
+    if mode in ("update", "record"):
         measured = {rel: ratchets.measure(found) for rel, found in raw.items()}
         new, lowered = ratchets.lower(current, measured)
-        if lowered:
+        if mode == "record":
+            new, recorded = ratchets.record(new, measured)
+        if lowered or recorded:
+            ratchet_path.parent.mkdir(parents=True, exist_ok=True)
             ratchet_path.write_text(ratchets.dump(new), encoding="utf-8")
         current = new
     findings: list[Finding] = []
     for rel, found in raw.items():
         findings.extend(ratchets.apply(rel, found, current, config.ratchets))
-    return Result(tuple(sorted(findings)), pages, tuple(lowered))
+    return Result(tuple(sorted(findings)), pages, tuple(lowered), tuple(recorded))
+
+
+def check_pages(
+    root: Path,
+    pages: tuple[Page, ...],
+    config: DocsConfig,
+    update_ratchets: bool = False,
+    cache: Cache | None = None,
+    ratchet_mode: str | None = None,
+) -> Result:
+    """Check pages, apply ratchets (lowering or recording them when asked), keep the cache."""
+    site = Site(root, config.max_page_bytes, cache)
+    site.pending = {page.rel for page in pages}
+    checked = [check_page(page, config.rules_for(page.rel), site) for page in pages]
+    raw = {c.page.rel: finish(c, site) for c in checked}
+    if cache is not None:
+        cache.save()
+    mode = ratchet_mode or ("update" if update_ratchets else "check")
+    return apply_ratchets(root, raw, pages, config, mode)

@@ -19,12 +19,44 @@ class Code(enum.StrEnum):
     MISSING_FILE = "FD401"
     MISSING_ANCHOR = "FD402"
     UNDEFINED_REFERENCE = "FD403"
+    OUTSIDE_ROOT = "FD404"
+    UNDEFINED_FOOTNOTE = "FD405"
     DUPLICATE_KEY = "FD501"
     CELL_COUNT = "FD502"
     EMPTY_KEY = "FD503"
     NO_KEYED_TABLE = "FD504"
     RATCHET_EXCEEDED = "FD601"
     RATCHET_SLACK = "FD602"
+    NOT_UTF8 = "FD701"
+    TOO_LARGE = "FD702"
+    UNREADABLE = "FD703"
+    BAD_DIRECTIVE = "FD704"
+
+
+DESCRIPTIONS = {
+    "FD101": "table row longer than max_row_chars",
+    "FD102": "table cell longer than max_cell_chars",
+    "FD103": "prose paragraph (or a run of list items) longer than max_paragraph_chars",
+    "FD104": "more prose paragraphs on the page than max_prose_paragraphs",
+    "FD201": "heading matches forbidden_headings (a dated or numbered-attempt diary entry)",
+    "FD202": "level-2 section not in canonical_sections",
+    "FD301": "fenced code block never closed",
+    "FD401": "link or image target does not exist",
+    "FD402": "link fragment lands on no anchor (or a line anchor past the file's end)",
+    "FD403": "reference-style link whose label is not defined",
+    "FD404": "link target outside the repository (never read)",
+    "FD405": "footnote reference whose label is not defined",
+    "FD501": "duplicate key in a keyed table",
+    "FD502": "keyed-table row with a different number of cells than the header",
+    "FD503": "keyed-table row with an empty key",
+    "FD504": "page declares a keyed table but has none",
+    "FD601": "more findings of a code than the page's ratchet allows",
+    "FD602": "fewer findings than the ratchet: lower it",
+    "FD701": "page is not valid UTF-8",
+    "FD702": "page larger than max_page_bytes: not checked",
+    "FD703": "page cannot be read (symlink outside the repository or loop, permissions)",
+    "FD704": "malformed fidelity directive comment",
+}
 
 
 @dataclass(frozen=True, slots=True, order=True)

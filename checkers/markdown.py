@@ -17,12 +17,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import normalizeReference
 from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.rules_core.state_core import StateCore
+from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
+from checkers import footnotes
+
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
+InlineRule = Callable[[StateInline, bool], bool]
 
 try:  # what the table rule trims: CommonMark whitespace, not str.isspace()
     from markdown_it.common.utils import MD_TRIM_CHARS
@@ -85,6 +92,63 @@ def _wrap_table(rule: BlockRule) -> BlockRule:
     return table
 
 
+def _inline_core(state: StateCore) -> None:
+    """The core ``inline`` rule, telling the inline rules which token they are parsing."""
+    for token in state.tokens:
+        if token.type == "inline":
+            if token.children is None:
+                token.children = []
+            state.env[footnotes.CURRENT] = token
+            state.md.inline.parse(token.content, state.md, state.env, token.children)
+    state.env.pop(footnotes.CURRENT, None)
+
+
+def _current(state: StateInline) -> Token | None:
+    """The inline token being parsed, unless this is a nested parse (an image's alt text)."""
+    current = state.env.get(footnotes.CURRENT)
+    return current if current is not None and state.src is current.content else None
+
+
+def _with_position(rule: InlineRule) -> InlineRule:
+    """Record ``meta["pos"]`` (offset in the inline content) on the tokens a rule pushes."""
+
+    def positioned(state: StateInline, silent: bool) -> bool:
+        start, before = state.pos, len(state.tokens)
+        found = rule(state, silent)
+        if found and not silent and _current(state) is not None:
+            for token in state.tokens[before:]:
+                if token.type not in ("text", "link_close") and "pos" not in token.meta:
+                    token.meta["pos"] = start
+                    token.meta["end"] = state.pos
+        return found
+
+    return positioned
+
+
+def _undefined_reference(state: StateInline, silent: bool) -> bool:
+    """After ``link`` failed at a ``[``: record ``[text][label]`` whose label has no definition.
+
+    Never matches: the brackets stay text, as CommonMark renders them. Only the full and
+    collapsed forms count (a lone ``[text]`` is as likely prose as a shortcut reference).
+    """
+    src, start = state.src, state.pos
+    if silent or src[start] != "[" or src.startswith("[^", start):
+        return False
+    current = _current(state)
+    if current is None:
+        return False
+    end = state.md.helpers.parseLinkLabel(state, start, True)
+    if end < 0 or end + 1 >= state.posMax or src[end + 1] != "[":
+        return False
+    close = src.find("]", end + 2, state.posMax)
+    if close < 0 or "[" in src[end + 2 : close]:
+        return False
+    label = src[end + 2 : close] or src[start + 1 : end]
+    if normalizeReference(label) not in state.env.get("references", {}):
+        current.meta.setdefault("undefined_references", []).append((start, label))
+    return False
+
+
 @functools.cache
 def parser() -> MarkdownIt:
     """The shared parser; built once because building it costs more than a small parse."""
@@ -92,7 +156,20 @@ def parser() -> MarkdownIt:
     rules = {rule.name: rule for rule in md.block.ruler.__rules__}
     md.block.ruler.at("fence", _wrap_fence(rules["fence"].fn), {"alt": rules["fence"].alt})
     md.block.ruler.at("table", _wrap_table(rules["table"].fn), {"alt": rules["table"].alt})
+    _footnotes(md)
+    md.core.ruler.at("inline", _inline_core)
+    inline = {rule.name: rule for rule in md.inline.ruler.__rules__}
+    for name in ("link", "image", "html_inline"):
+        md.inline.ruler.at(name, _with_position(inline[name].fn))
+    md.inline.ruler.after("link", "undefined_reference", _undefined_reference)
     return md
+
+
+def _footnotes(md: MarkdownIt) -> None:
+    md.block.ruler.before(
+        "reference", "footnote_def", footnotes.definition, {"alt": ["paragraph", "reference"]}
+    )
+    md.inline.ruler.before("link", "footnote_ref", footnotes.reference)
 
 
 def _skim_table(rule: BlockRule) -> BlockRule:
@@ -124,17 +201,19 @@ def block_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
     rules = {rule.name: rule for rule in md.block.ruler.__rules__}
     md.block.ruler.at("table", _skim_table(rules["table"].fn), {"alt": rules["table"].alt})
+    _footnotes(md)
     return md
 
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
-    """A parse: the normalized text, its lines, tokens and reference definitions."""
+    """A parse: the normalized text, its lines, tokens, reference and footnote labels."""
 
     text: str
     lines: tuple[str, ...]
     tokens: tuple[Token, ...]
     references: frozenset[str]
+    footnotes: frozenset[str] = frozenset()
 
     @property
     def line_count(self) -> int:
@@ -147,24 +226,28 @@ class Parsed:
         return len(text) - len(text.lstrip()) + 1
 
 
-def parse(text: str) -> Parsed:
-    """Parse Markdown; line numbers in tokens index into ``lines`` (0-based)."""
-    text = normalize(text)
-    env: dict[str, dict[str, object]] = {}
-    tokens = parser().parse(text, env)
+def _parsed(text: str, tokens: list[Token], env: dict[str, Any]) -> Parsed:
     return Parsed(
         text=text,
         lines=tuple(text.split("\n")),
         tokens=tuple(tokens),
         references=frozenset(env.get("references", {})),
+        footnotes=frozenset(env.get(footnotes.DEFINED, ())),
     )
+
+
+def parse(text: str) -> Parsed:
+    """Parse Markdown; line numbers in tokens index into ``lines`` (0-based)."""
+    text = normalize(text)
+    env: dict[str, Any] = {}
+    return _parsed(text, parser().parse(text, env), env)
 
 
 def parse_headings(text: str) -> Parsed:
     """A cheaper parse for link targets: blocks only (tables skipped), inline children only
     for headings and for inline content holding HTML. Enough for anchors, nothing else."""
     text = normalize(text)
-    env: dict[str, dict[str, object]] = {}
+    env: dict[str, Any] = {}
     tokens = block_parser().parse(text, env)
     md = parser()
     for i, token in enumerate(tokens):
@@ -173,6 +256,4 @@ def parse_headings(text: str) -> Parsed:
         ):
             token.children = []
             md.inline.parse(token.content, md, env, token.children)
-    return Parsed(
-        text, tuple(text.split("\n")), tuple(tokens), frozenset(env.get("references", {}))
-    )
+    return _parsed(text, tokens, env)

@@ -22,11 +22,37 @@ from checkers.markdown import Parsed
 
 @dataclass(frozen=True, slots=True)
 class Prose:
-    """One prose paragraph: 1-based first and last line, visible characters."""
+    """One prose paragraph: 1-based first and last line, visible characters, and how many
+    paragraphs it folds, of which in list items and in block quotes."""
 
     start: int
     end: int
     chars: int
+    parts: int = 1
+    items: int = 0
+    quoted: int = 0
+
+    def describe(self) -> str:
+        """What a reader sees: a paragraph, or a run of list items or quoted lines."""
+        span = f"line {self.start}" if self.start == self.end else f"lines {self.start}-{self.end}"
+        if self.parts == 1:
+            where = "list item" if self.items else "paragraph"
+            return f"{'quoted ' if self.quoted else ''}prose {where} ({span})"
+        plain = self.parts - self.items - self.quoted
+        pieces = [
+            _count(n, noun)
+            for n, noun in (
+                (plain, "paragraph"),
+                (self.items, "list item"),
+                (self.quoted, "quoted paragraph"),
+            )
+            if n
+        ]
+        return f"run of {' and '.join(pieces)} with no blank line between them ({span})"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"a {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def visible_length(children: list[Token] | None) -> int:
@@ -46,17 +72,27 @@ def prose_paragraphs(parsed: Parsed) -> tuple[Prose, ...]:
     """Every prose paragraph, contiguous paragraph runs folded into one."""
     runs: list[Prose] = []
     tokens = parsed.tokens
+    items = quotes = 0
     for i, token in enumerate(tokens):
+        items += token.nesting if token.type.startswith("list_item_") else 0
+        quotes += token.nesting if token.type.startswith("blockquote_") else 0
         if token.type != "paragraph_open" or not token.map:
             continue
         start, stop = token.map
-        inline = tokens[i + 1]
-        chars = visible_length(inline.children)
+        chars = visible_length(tokens[i + 1].children)
+        item, quoted = int(items > 0), int(quotes > 0 and not items)
         if runs and runs[-1].end == start:
             last = runs[-1]
-            runs[-1] = Prose(last.start, stop, last.chars + 1 + chars)
+            runs[-1] = Prose(
+                last.start,
+                stop,
+                last.chars + 1 + chars,
+                last.parts + 1,
+                last.items + item,
+                last.quoted + quoted,
+            )
         else:
-            runs.append(Prose(start + 1, stop, chars))
+            runs.append(Prose(start + 1, stop, chars, 1, item, quoted))
     return tuple(runs)
 
 
@@ -67,14 +103,13 @@ def check_prose(parsed: Parsed, rules: PageRules, path: str) -> list[Finding]:
     cap = rules.max_paragraph_chars
     for run in runs:
         if cap and run.chars > cap:
-            span = f"line {run.start}" if run.start == run.end else f"lines {run.start}-{run.end}"
             findings.append(
                 Finding(
                     path,
                     run.start,
                     parsed.first_col(run.start),
                     Code.PARAGRAPH_TOO_LONG,
-                    f"prose paragraph ({span}) has {run.chars} characters, over "
+                    f"{run.describe()} has {run.chars} characters, over "
                     f"max_paragraph_chars {cap}; split it with a blank line or move the "
                     "detail into a table row",
                 )

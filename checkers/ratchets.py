@@ -5,7 +5,9 @@
 paragraphs, legacy debt that is disclosed rather than hidden. Within the ratchet those
 findings are tolerated; above it they all fail, with FD601. Below it the ratchet is slack
 (FD602): ``--update-ratchets`` lowers it to the measurement and never raises it or adds a
-page, so no slack is banked when a page improves. Raising one is a deliberate hand edit.
+page, so no slack is banked when a page improves. ``--record-ratchets`` adopts check-docs on
+a repository with findings: it also adds today's count for every page and code that has no
+ratchet yet, and still never raises one. Raising one is a deliberate hand edit.
 """
 
 from __future__ import annotations
@@ -86,6 +88,21 @@ def lower(
         if page in out:
             out[page] = {code: n for code, n in out[page].items() if n}
     return {page: c for page, c in out.items() if c}, moved
+
+
+def record(
+    ratchets: Ratchets, measured: Mapping[str, Counter[str]]
+) -> tuple[dict[str, dict[str, int]], list[Lowered]]:
+    """Ratchets with today's count added for every page and code that has none (adoption);
+    an existing ratchet is never raised, so a page over its ratchet stays red."""
+    out = {page: dict(counts) for page, counts in ratchets.items()}
+    added = []
+    for page, counts in sorted(measured.items()):
+        for code, n in sorted(counts.items()):
+            if n and code in _RATCHETABLE and code not in out.get(page, {}):
+                out.setdefault(page, {})[code] = n
+                added.append(Lowered(page, code, 0, n))
+    return out, added
 
 
 def apply(

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from checkers.check import Result
+from checkers.findings import DESCRIPTIONS, Finding
 
 
 def as_json(result: Result) -> dict[str, Any]:
@@ -19,6 +20,15 @@ def as_json(result: Result) -> dict[str, Any]:
         "ratchets_lowered": [
             {"page": m.page, "code": m.code, "from": m.old, "to": m.new} for m in result.lowered
         ],
+        **(
+            {
+                "ratchets_recorded": [
+                    {"page": m.page, "code": m.code, "to": m.new} for m in result.recorded
+                ]
+            }
+            if result.recorded
+            else {}
+        ),
     }
 
 
@@ -26,8 +36,8 @@ def json_text(result: Result) -> str:
     return json.dumps(as_json(result), indent=2) + "\n"
 
 
-def render(result: Result, console: Console) -> None:
-    """Findings, ratchets lowered, then a one-line summary."""
+def render(result: Result, console: Console, counted: tuple[Finding, ...] | None = None) -> None:
+    """Findings, ratchets lowered or recorded, then a one-line summary."""
     for finding in result.findings:
         console.print(finding.render(), markup=False, highlight=False, soft_wrap=True)
     for moved in result.lowered:
@@ -36,15 +46,84 @@ def render(result: Result, console: Console) -> None:
             markup=False,
             soft_wrap=True,
         )
+    for added in result.recorded:
+        console.print(
+            f"ratchet recorded: {added.page} {added.code} {added.new}", markup=False, soft_wrap=True
+        )
     files = len(result.pages)
     noun = "file" if files == 1 else "files"
-    if result.findings:
-        paths = len({f.path for f in result.findings})
-        count = len(result.findings)
+    findings = result.findings if counted is None else counted
+    if findings:
+        checked = {page.display for page in result.pages}
+        paths = {f.path for f in findings}
+        count = len(findings)
+        extra = "".join(f" and {other}" for other in sorted(paths - checked))
         console.print(
-            f"check-docs: {count} finding{'s' if count != 1 else ''} in {paths} of {files} {noun}",
+            f"check-docs: {count} finding{'s' if count != 1 else ''} in "
+            f"{len(paths & checked)} of {files} {noun}{extra}",
             markup=False,
             soft_wrap=True,
         )
     else:
         console.print(f"check-docs: {files} {noun} clean", markup=False, soft_wrap=True)
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def github_line(finding: Finding) -> str:
+    """A GitHub Actions workflow command: the finding becomes an inline annotation."""
+    where = f"file={_escape(finding.path, True)},line={finding.line},col={finding.col}"
+    return f"::error {where},title={finding.code}::{_escape(finding.message)}"
+
+
+def render_github(result: Result, console: Console) -> None:
+    """Annotations for GitHub Actions, then the same one-line summary."""
+    for finding in result.findings:
+        console.print(github_line(finding), markup=False, highlight=False, soft_wrap=True)
+    render(Result((), result.pages, result.lowered, result.recorded), console, result.findings)
+
+
+def sarif(result: Result, version: str) -> dict[str, Any]:
+    """SARIF 2.1.0 for code-scanning uploads: one rule per finding code."""
+    codes = sorted({str(f.code) for f in result.findings})
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "fidelity check-docs",
+                        "version": version,
+                        "rules": [
+                            {"id": code, "shortDescription": {"text": DESCRIPTIONS[code]}}
+                            for code in codes
+                        ],
+                    }
+                },
+                "results": [
+                    {
+                        "ruleId": str(f.code),
+                        "level": "error",
+                        "message": {"text": f.message},
+                        "locations": [
+                            {
+                                "physicalLocation": {
+                                    "artifactLocation": {"uri": f.path},
+                                    "region": {"startLine": f.line, "startColumn": f.col},
+                                }
+                            }
+                        ],
+                    }
+                    for f in result.findings
+                ],
+            }
+        ],
+    }
+
+
+def sarif_text(result: Result, version: str) -> str:
+    return json.dumps(sarif(result, version), indent=2) + "\n"

@@ -28,8 +28,10 @@ def check_rows(tables: tuple[Table, ...], rules: PageRules, path: str) -> list[F
                         f"{row_cap}; shorten it or link to the detail",
                     )
                 )
+            if not cell_cap or len(row.source) <= cell_cap:
+                continue  # no cell can be longer than its row
             for index, cell in enumerate(row.cells):
-                if cell_cap and len(cell.text) > cell_cap:
+                if len(cell.text) > cell_cap:
                     name = table.columns[index] if index < len(table.columns) else index + 1
                     findings.append(
                         Finding(

@@ -1,45 +1,214 @@
-"""The files links point into: existence and anchors, read once per run.
+"""The files a page and its links point into: read once per run, never outside the root.
 
-The only checker module that reads files other than the page being checked; everything
-else is pure over a parse. Paths are root-relative POSIX strings.
+The only checker module that opens files. Paths are root-relative POSIX strings; a path
+whose real location (symlinks followed) is outside the repository root is reported, never
+opened. Reads are bounded by ``max_page_bytes``: a larger file is not parsed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from checkers.links import MARKDOWN_SUFFIXES
+from checkers.cache import Cache, digest
+from checkers.linkcheck import DEFERRED, Anchors, Deferred, Kind, Unreadable
 from checkers.markdown import Parsed, parse_headings
 from checkers.slugs import anchors
 
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A page's bytes decoded, or why it could not be read (``text`` is then None)."""
+
+    text: str | None
+    problem: str = ""
+    digest: str = ""
+    bad_utf8: tuple[int, int] | None = None  # line and column of the first bad byte
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and character column of a byte offset."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[start:offset].decode("utf-8", errors="replace"))
+    return data.count(b"\n", 0, offset) + 1, column + 1
+
+
+def anchors_key(value: Anchors) -> str:
+    """A short stable text for an anchors answer, recorded as a cache dependency."""
+    if value is None:
+        return "none"
+    if isinstance(value, Deferred):
+        return "deferred"  # never recorded: a deferred answer is resolved before it is kept
+    if isinstance(value, Unreadable):
+        return "unreadable:" + value.reason
+    return hashlib.blake2b("\n".join(sorted(value)).encode(), digest_size=16).hexdigest()
+
 
 class Site:
-    """A repository root with caches for ``exists`` and ``anchors_of``."""
+    """A repository root with memos for what links ask: kinds, anchors and line counts.
 
-    def __init__(self, root: Path) -> None:
+    With a cache, anchors of unchanged link targets come from it, and ``watch`` records
+    what a page's check asked (its dependencies) so that ``unchanged`` can tell later.
+    """
+
+    def __init__(self, root: Path, max_bytes: int = 4_000_000, cache: Cache | None = None) -> None:
         self.root = root
-        self._exists: dict[str, bool] = {}
-        self._anchors: dict[str, frozenset[str] | None] = {}
+        self.real_root = os.path.realpath(root)
+        self.max_bytes = max_bytes
+        self.cache = cache
+        self._kinds: dict[str, Kind] = {}
+        self._anchors: dict[str, Anchors] = {}
+        self._lines: dict[str, int | None] = {}
+        self._log: dict[str, dict[str, Any]] | None = None
+        self.pending: set[str] = set()  # pages this run parses later: their anchors wait
+        self._digests: dict[str, str | None] = {}
 
-    def exists(self, rel: str) -> bool:
-        if rel not in self._exists:
-            self._exists[rel] = (self.root / rel).exists()
-        return self._exists[rel]
+    def watch(self) -> None:
+        """Start recording the dependencies of one page's check."""
+        self._log = {"kind": {}, "anchors": {}, "lines": {}}
 
-    def remember(self, rel: str, parsed: Parsed) -> None:
-        """Seed the anchor cache with a page already parsed for checking."""
-        self._anchors[rel] = anchors(parsed)
+    def watched(self) -> dict[str, dict[str, Any]]:
+        """Stop recording and return what was asked, with the answers."""
+        log, self._log = self._log or {}, None
+        return log
 
-    def anchors_of(self, rel: str) -> frozenset[str] | None:
-        """Anchors of a Markdown file; None for other files (their fragments go unchecked)."""
+    def unchanged(self, deps: dict[str, dict[str, Any]]) -> bool:
+        """Whether every recorded answer is still the same."""
+        try:
+            return (
+                all(self.kind(rel).value == v for rel, v in deps["kind"].items())
+                and all(
+                    anchors_key(self.anchors_of(rel, defer=False)) == v
+                    for rel, v in deps["anchors"].items()
+                )
+                and all(self.line_count(rel) == v for rel, v in deps["lines"].items())
+            )
+        except (KeyError, AttributeError, TypeError):
+            return False
+
+    def kind(self, rel: str) -> Kind:
+        """File, folder, missing, or a path that leaves the repository through a symlink."""
+        if rel not in self._kinds:
+            self._kinds[rel] = self._kind(rel)
+        if self._log is not None:
+            self._log["kind"][rel] = self._kinds[rel].value
+        return self._kinds[rel]
+
+    def _kind(self, rel: str) -> Kind:
+        if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+            return Kind.OUTSIDE
+        real = os.path.realpath(self.root / rel)
+        if not _within(real, self.real_root):
+            return Kind.OUTSIDE
+        try:
+            mode = os.stat(real).st_mode
+        except (OSError, ValueError):
+            return Kind.MISSING
+        return Kind.DIR if (mode & 0o170000) == 0o040000 else Kind.FILE
+
+    def read(self, rel: str) -> Source:
+        """A page's text; never reads outside the root or more than ``max_bytes``."""
+        kind = self.kind(rel)
+        if kind is Kind.OUTSIDE:
+            return Source(None, "is a symlink to outside the repository; it is not read")
+        if kind is not Kind.FILE:
+            return Source(None, "cannot be read (a folder, a broken link or a symlink loop)")
+        try:
+            with open(self.root / rel, "rb") as handle:
+                data = handle.read(self.max_bytes + 1)
+        except OSError as exc:
+            return Source(None, f"cannot be read: {exc.strerror}")
+        if len(data) > self.max_bytes:
+            size = os.path.getsize(self.root / rel)
+            return Source(None, f"is {size:,} bytes, over max_page_bytes {self.max_bytes:,}")
+        content = digest(data) if self.cache is not None else ""
+        try:
+            return Source(data.decode("utf-8"), digest=content)
+        except UnicodeDecodeError as exc:
+            return Source(
+                data.decode("utf-8", errors="replace"),
+                bad_utf8=_position(data, exc.start),
+                digest=content,
+            )
+
+    def digest_of(self, rel: str) -> str | None:
+        """The content hash of a readable file within ``max_bytes`` (read once), else None."""
+        if rel not in self._digests:
+            self._digests[rel] = None
+            if self.kind(rel) is Kind.FILE:
+                try:
+                    with open(self.root / rel, "rb") as handle:
+                        data = handle.read(self.max_bytes + 1)
+                except OSError:
+                    return None
+                if len(data) <= self.max_bytes:
+                    self._digests[rel] = digest(data)
+        return self._digests[rel]
+
+    def remember(self, rel: str, parsed: Parsed | frozenset[str]) -> None:
+        """Seed the anchors memo with a page already parsed (or found in the cache)."""
+        self._anchors[rel] = parsed if isinstance(parsed, frozenset) else anchors(parsed)
+
+    def anchors_of(self, rel: str, defer: bool = True) -> Anchors:
+        """Anchors of a Markdown file; None for other files (their fragments go unchecked);
+        DEFERRED for a page this run has yet to parse (parsing it twice would cost more)."""
+        if defer and rel in self.pending and rel not in self._anchors:
+            return DEFERRED
         if rel not in self._anchors:
-            path = self.root / rel
-            if path.suffix.lower() in MARKDOWN_SUFFIXES and path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")
-                self._anchors[rel] = anchors(parse_headings(text))
-            else:
-                self._anchors[rel] = None
+            log, self._log = self._log, None  # reading a target is not the page's dependency
+            try:
+                self._anchors[rel] = self._read_anchors(rel)
+            finally:
+                self._log = log
+        if self._log is not None:
+            self._log["anchors"][rel] = anchors_key(self._anchors[rel])
         return self._anchors[rel]
+
+    def _read_anchors(self, rel: str) -> Anchors:
+        if not rel.lower().endswith(MARKDOWN_SUFFIXES) or self.kind(rel) is not Kind.FILE:
+            return None
+        if self.cache is not None:
+            content = self.digest_of(rel)
+            known = self.cache.target_anchors(rel, content) if content else None
+            if known is not None:
+                return known
+        source = self.read(rel)
+        if source.text is None:
+            return Unreadable(source.problem)
+        found = anchors(parse_headings(source.text))
+        if self.cache is not None:
+            self.cache.put_anchors(rel, source.digest, found)
+        return found
+
+    def line_count(self, rel: str) -> int | None:
+        """Lines of a file, as GitHub numbers them (``#L5``); None if it cannot be read."""
+        if rel not in self._lines:
+            self._lines[rel] = self._count_lines(rel)
+        if self._log is not None:
+            self._log["lines"][rel] = self._lines[rel]
+        return self._lines[rel]
+
+    def _count_lines(self, rel: str) -> int | None:
+        if self.kind(rel) is not Kind.FILE:
+            return None
+        count, last = 0, b"\n"
+        try:
+            with open(self.root / rel, "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    count += chunk.count(b"\n")
+                    last = chunk[-1:]
+        except OSError:
+            return None
+        return count + (last != b"\n")
 
     def anchor_files(self) -> tuple[str, ...]:
         """Files whose anchors were read or remembered so far (for reports and benchmarks)."""

@@ -4,8 +4,9 @@ Headings get github-slugger's slug of their text content: lowercased, every char
 is not a letter, mark, decimal or letter number, connector punctuation (``_``), hyphen or
 space removed, each space turned into ``-``; a repeat gets ``-1``, ``-2``, ... (skipping
 slugs already taken). Explicit HTML ``id``/``name`` attributes count; ``{#id}`` attribute
-syntax does not (GitHub ignores it). Not guaranteed: emoji shortcodes (``:smile:``) are
-slugged as written.
+syntax does not (GitHub ignores it). A footnote ``[^x]`` gives ``fn-x`` and ``fnref-x``
+(GitHub prefixes every id with ``user-content-``; link checking accepts both).
+Not guaranteed: emoji shortcodes (``:smile:``) are slugged as written.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def anchors(parsed: Parsed) -> frozenset[str]:
     found: set[str] = set()
     tokens = parsed.tokens
     for i, token in enumerate(tokens):
-        if token.type == "heading_open":
+        if token.type == "footnote_reference_open":
+            label = token.meta["label"]
+            found |= {f"fn-{label}", f"fnref-{label}"}
+        elif token.type == "heading_open":
             texts.append(text_content(tokens[i + 1].children))
         elif token.type == "html_block":
             found |= html_anchors(token.content)

@@ -26,7 +26,8 @@ backticks and link syntax stay). Tables inside lists and block quotes are includ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
@@ -43,12 +44,18 @@ class Cell:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One table row as written (header or body)."""
+    """One table row as written (header or body); cells are split when first asked for."""
 
     line: int
     col: int
     source: str
-    cells: tuple[Cell, ...]
+    _split: list[tuple[Cell, ...]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        if not self._split:
+            self._split.append(split_cells(self.source, self.col))
+        return self._split[0]
 
     @property
     def cell_count(self) -> int:
@@ -91,22 +98,21 @@ class Table:
         )
 
 
+_PIPE = re.compile(r"(?<!\\)\|")
+
+
 def split_cells(source: str, col: int) -> tuple[Cell, ...]:
-    """Split a trimmed row into cells like markdown-it's ``escapedSplit``; ``col`` is 1-based."""
+    """Split a trimmed row into cells like markdown-it's ``escapedSplit``; ``col`` is 1-based.
+
+    A pipe is escaped when the character before it is a backslash (markdown-it does not
+    count backslashes), and ``\\|`` becomes ``|`` in the cell text.
+    """
     pieces: list[tuple[str, int]] = []
-    current: list[str] = []
     start = 0
-    escaped = False
-    for pos, ch in enumerate(source):
-        if ch == "|" and not escaped:
-            pieces.append(("".join(current), start))
-            current, start = [], pos + 1
-        elif ch == "|":
-            current[-1] = "|"  # drop the backslash of an escaped pipe
-        else:
-            current.append(ch)
-        escaped = ch == "\\"
-    pieces.append(("".join(current), start))
+    for match in _PIPE.finditer(source):
+        pieces.append((source[start : match.start()], start))
+        start = match.end()
+    pieces.append((source[start:], start))
     if pieces and not pieces[0][0]:
         pieces.pop(0)
     if pieces and not pieces[-1][0]:
@@ -114,13 +120,13 @@ def split_cells(source: str, col: int) -> tuple[Cell, ...]:
     cells = []
     for raw, offset in pieces:
         lead = len(raw) - len(raw.lstrip(TRIM))
-        cells.append(Cell(raw.strip(TRIM), col + offset + lead))
+        cells.append(Cell(raw.strip(TRIM).replace("\\|", "|"), col + offset + lead))
     return tuple(cells)
 
 
 def _row(meta_row: tuple[int, int, str]) -> Row:
     line, col, source = meta_row
-    return Row(line + 1, col + 1, source, split_cells(source, col + 1))
+    return Row(line + 1, col + 1, source)
 
 
 def tables_in(parsed: Parsed) -> tuple[Table, ...]:

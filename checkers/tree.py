@@ -2,26 +2,68 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from checkers import discover
+from checkers.cache import Cache
 from checkers.check import Result, check_pages
-from checkers.config import load
+from checkers.config import DocsConfig, load
 from checkers.errors import NothingToCheck
+
+Ignored = Callable[[Path], Sequence[str] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How to run: where, with which configuration, what to do with ratchets and the cache.
+
+    ``ignored(root)`` lists what the version control ignores (folders end in ``/``), or
+    None; ``cache_dir`` keeps results between runs; ``salt`` is the caller's version.
+    """
+
+    root: Path | None = None
+    config_file: Path | None = None
+    ratchets: str = "check"
+    ignored: Ignored | None = None
+    cache_dir: Path | None = None
+    salt: str = ""
+
+
+def _excluder(root: Path, config: DocsConfig, ignored: Ignored | None) -> discover.Excluded:
+    listed = ignored(root) if ignored is not None and config.gitignore else None
+    files = frozenset(p for p in listed or () if not p.endswith("/"))
+    folders = tuple(p for p in listed or () if p.endswith("/"))
+
+    def excluded(rel: str) -> bool:
+        if rel in files or (folders and (rel + "/").startswith(folders)):
+            return True
+        return config.excluded(rel)
+
+    return excluded
 
 
 def check_tree(
-    paths: Sequence[str], cwd: Path, root: Path | None = None, update_ratchets: bool = False
+    paths: Sequence[str],
+    cwd: Path,
+    root: Path | None = None,
+    update_ratchets: bool = False,
+    options: Options | None = None,
 ) -> Result:
     """The pages named (or configured) under root; NothingToCheck when there are none."""
-    root = (root or discover.find_root(cwd)).resolve()
-    config = load(root)
-    pages = discover.pages(root, cwd, paths, config.paths)
+    options = options or Options(root=root, ratchets="update" if update_ratchets else "check")
+    top = (options.root or discover.find_root(cwd)).resolve()
+    config = load(top, options.config_file)
+    excluded = _excluder(top, config, options.ignored)
+    pages = discover.pages(top, cwd, paths, config.paths, excluded)
     if not pages:
         named = ", ".join(paths) if paths else ", ".join(config.paths)
         raise NothingToCheck(
-            f"nothing to check: no Markdown files among {named} under {root}; "
+            f"nothing to check: no Markdown files among {named} under {top}; "
             "pass PATHS or set [tool.fidelity.docs] paths"
         )
-    return check_pages(root, pages, config, update_ratchets)
+    cache = None
+    if options.cache_dir is not None:
+        cache = Cache(options.cache_dir, options.salt, config.fingerprint)
+    return check_pages(top, pages, config, cache=cache, ratchet_mode=options.ratchets)

@@ -1019,3 +1019,26 @@ def config_local(repo: Path, key: str) -> str | None:
 def set_config_local(repo: Path, key: str, value: str) -> None:
     """Write key = value into the repository's own config file."""
     git(repo, "config", "--local", key, value)
+
+
+def ignored_paths(root: Path) -> list[str] | None:
+    """Untracked paths git ignores under root (folders end in ``/``), relative to root;
+    None when root is not inside a git work tree."""
+    result = proc.run(
+        [
+            "git",
+            *_HARDENING,
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+        cwd=root,
+        env=clean_env(),
+        timeout_s=GIT_TIMEOUT_S,
+    )
+    if result.status is not proc.ProcStatus.OK:
+        return None
+    return [p.decode("utf-8", errors="surrogateescape") for p in result.stdout.split(b"\0") if p]

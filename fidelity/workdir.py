@@ -46,3 +46,13 @@ def folder(repo: Path, kind: str) -> Path:
             "writable directory"
         ) from exc
     return fresh_root / kind
+
+
+def cache(repo: Path, name: str) -> Path:
+    """`.fidelity/cache/<name>`, made if need be (kept between runs; safe to delete)."""
+    out = folder(repo, "cache") / name
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot make {out}: {exc.strerror or exc}") from exc
+    return out

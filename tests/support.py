@@ -232,3 +232,18 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def fidelity_cli(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m fidelity ARGS` in a subprocess, as a user runs it (80 columns, no TTY)."""
+    base = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "COLUMNS": "80"}
+    return subprocess.run(
+        [PY, "-m", "fidelity", *args],
+        cwd=cwd,
+        env={**base, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from checkers.check import Page, check_text
 from checkers.config import KeyedTable, PageRules
 from checkers.fences import code_blocks
+from checkers.links import links
 from checkers.markdown import normalize, parse, parse_headings, parser
 from checkers.site import Site
 from checkers.slugs import anchors
@@ -64,6 +67,12 @@ BODIES = [
     "Title\n===",
     "## x <a id='k'>",
     "> | a | b |\n> |---|---|\n> | c |",
+    "a `code\nspan` [x](gone.md)",
+    "<span\nclass='x'> [y](#y)",
+    "[t][y] and [t][]",
+    "<!-- [c](gone.md) -->",
+    "x[^n] [^m]",
+    "[^n]: note [z](z.md)",
 ]
 
 line = st.tuples(st.sampled_from(PREFIXES), st.one_of(st.sampled_from(BODIES), st.text(max_size=6)))
@@ -109,7 +118,21 @@ def test_never_raises_and_every_line_points_into_the_file(text: str, site: Site)
 @PROFILE
 @given(text=any_text)
 def test_wrapped_rules_do_not_change_the_parse(text: str) -> None:
+    """Only footnotes (GitHub syntax that CommonMark lacks) parse differently."""
+    assume("[^" not in text)
     assert parser().render(normalize(text)) == plain().render(normalize(text))
+
+
+@PROFILE
+@given(text=any_text)
+@example(text="a `code\nspan` then [x](gone.md)")
+@example(text="- <span\n  class='x'> [y](#y) ![i](p.png)")
+def test_every_link_is_located_at_its_destination_or_its_bracket(text: str) -> None:
+    parsed = parse(text)
+    for link in links(parsed):
+        at = parsed.lines[link.line - 1][link.col - 1 :]
+        starts = (link.href, unquote(link.href), "[", "!")
+        assert any(s and at.startswith(s) for s in starts), (link, at)
 
 
 @PROFILE

@@ -7,10 +7,14 @@ nothing was checked (a gate never passes without having looked at something).
 from __future__ import annotations
 
 import argparse
+import gc
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fidelity import __version__, git, workdir
 from fidelity.cli import options
+from fidelity.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,9 +24,11 @@ def register(sub: Any) -> None:
     parser = sub.add_parser(
         "check-docs",
         help="check Markdown records: caps, fences, links, headings, keyed tables, ratchets",
-        description="Check Markdown records against [tool.fidelity.docs]. With no PATHS, "
-        "checks the root's README.md, AGENTS.md and records/*.md (or [tool.fidelity.docs] "
-        "paths). Findings print as path:line:col: CODE message.",
+        description="Check Markdown pages against [tool.fidelity.docs] (reference: "
+        "docs/check-docs.md). With no PATHS, checks the root's README.md, AGENTS.md and "
+        "records/*.md (or [tool.fidelity.docs] paths). Folders are searched for Markdown, "
+        "skipping hidden folders, exclude globs and what git ignores. Findings print as "
+        "path:line:col: CODE message, one per line.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATHS", help="files or folders")
     parser.add_argument(
@@ -32,26 +38,86 @@ def register(sub: Any) -> None:
         help="write findings as JSON to PATH ('-' for stdout only)",
     )
     parser.add_argument(
+        "--sarif", type=Path, metavar="PATH", help="also write SARIF 2.1.0 ('-' for stdout only)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "github"),
+        default="text",
+        help="'github' prints GitHub Actions annotations (::error file=...,line=...,col=...::)",
+    )
+    parser.add_argument(
         "--root",
         type=Path,
         help="repository root holding pyproject.toml and the ratchets (default: nearest "
         "ancestor with .git)",
     )
     parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="read the configuration from FILE (the [tool.fidelity.docs] keys at its top "
+        "level) instead of pyproject.toml",
+    )
+    ratchets = parser.add_mutually_exclusive_group()
+    ratchets.add_argument(
         "--update-ratchets",
         action="store_true",
-        help="lower ratchets in records/ratchets.json to the current counts (never raises)",
+        help="lower ratchets in the ratchet file to the current counts (never raises)",
+    )
+    ratchets.add_argument(
+        "--record-ratchets",
+        action="store_true",
+        help="adopt on a repository with findings: also add today's count for every page "
+        "and code without a ratchet (never raises one); from then on counts only go down",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not read or keep per-page results in .fidelity/cache/ under the root",
     )
     parser.set_defaults(handler=_check_docs)
 
 
-def _check_docs(args: argparse.Namespace, console: Console) -> int:
-    from checkers import report
-    from checkers.tree import check_tree
+def _cache_dir(root: Path | None, err: Console) -> Path | None:
+    from checkers import discover
 
-    options.check_writable(args.json)
-    result = check_tree(args.paths, Path.cwd(), args.root, args.update_ratchets)
+    top = root if root is not None else discover.find_root(Path.cwd())
+    try:
+        return workdir.cache(top, "check-docs")
+    except (OSError, UsageError) as exc:
+        err.print(f"fidelity check-docs: no cache ({exc}); checking every page", markup=False)
+        return None
+
+
+def _check_docs(args: argparse.Namespace, console: Console) -> int:
+    from rich.console import Console
+
+    from checkers import report
+    from checkers.tree import Options, check_tree
+
+    # Parsing allocates many short-lived objects: keep the collector from re-scanning the
+    # modules just imported each time (measured: ~20% of the run on a 1,000-page tree).
+    gc.freeze()
+
+    options.check_writable(args.json, args.sarif)
+    err = Console(stderr=True, highlight=False, no_color=True, soft_wrap=True)
+    mode = "record" if args.record_ratchets else "update" if args.update_ratchets else "check"
+    run = Options(
+        root=args.root,
+        config_file=args.config,
+        ratchets=mode,
+        ignored=git.ignored_paths,
+        cache_dir=None if args.no_cache else _cache_dir(args.root, err),
+        salt=__version__,
+    )
+    result = check_tree(args.paths, Path.cwd(), options=run)
     options.write(args.json, report.json_text(result))
-    if not options.to_stdout(args.json):
-        report.render(result, console)
+    options.write(args.sarif, report.sarif_text(result, __version__))
+    if not (options.to_stdout(args.json) or options.to_stdout(args.sarif)):
+        if args.format == "github":
+            report.render_github(result, console)
+        else:
+            report.render(result, console)
+    sys.stdout.flush()
     return 1 if result.findings else 0

@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rich.console import Console  # after parsing: --help and --version need no rich
 
     out = console.make(args.quiet)
-    err = Console(stderr=True, highlight=False, no_color=args.quiet)
+    err = Console(stderr=True, highlight=False, no_color=args.quiet, soft_wrap=True)
     previous = {}
     interrupt = _Interrupt()
     if threading.current_thread() is threading.main_thread():

@@ -1,0 +1,262 @@
+"""Where a link lands, the way GitHub resolves it, and whether it lands on something.
+
+- A page-relative path (``guide.md``, ``../x.md``) resolves from the page's folder, and
+  only from there: that is what GitHub renders.
+- A root-relative path (``/guide/intro.md``) resolves from the repository root, or, when
+  the page declares ``link_bases``, from each of those folders in order (a site whose
+  ``/`` is ``docs/``).
+- ``link_rewrites`` rewrite a path before it resolves (a site generator's ``.html`` links
+  to the ``.md`` sources it renders).
+- A path that leaves the repository (``../../../etc/passwd``), or a symlink that points out
+  of it, is FD404 and is never opened.
+- Fragments: a heading slug or HTML ``id``/``name`` of a Markdown target; GitHub's
+  ``user-content-`` prefix is accepted; ``#top`` always lands; ``?plain=1#L5`` (or
+  ``#L5-L9``) is a line of the file's source and must exist. Case follows
+  ``anchor_case``: ``"any"`` (GitHub's page script matches any case) or ``"exact"``.
+  Fragments into non-Markdown files are not checked.
+
+URLs with a scheme (``https:``, ``mailto:``) or a host (``//``) are never fetched.
+Hrefs are percent-decoded before they are compared with the filesystem or with slugs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import functools
+import re
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import unquote
+
+from checkers.config import PageRules
+from checkers.findings import Code, Finding
+from checkers.links import Link, links
+from checkers.markdown import Parsed
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_LINE_ANCHOR = re.compile(r"^L(\d+)(?:C\d+)?(?:-L(\d+)(?:C\d+)?)?$")
+_PREFIX = "user-content-"
+
+
+class Kind(enum.Enum):
+    """What a root-relative path is on disk, seen from inside the repository."""
+
+    FILE = "file"
+    DIR = "dir"
+    MISSING = "missing"
+    OUTSIDE = "outside"
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A Markdown target whose anchors cannot be read, and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """The target is a page this run checks later: its anchors come from that parse."""
+
+
+Anchors = frozenset[str] | Unreadable | Deferred | None
+DEFERRED = Deferred()
+
+
+@dataclass(frozen=True, slots=True)
+class Later:
+    """A fragment to check once the target page has been parsed."""
+
+    link: Link
+    target: Target
+    found: str
+
+
+class Targets(Protocol):
+    """What link checking asks of the files around a page (``checkers.site.Site``)."""
+
+    def kind(self, rel: str) -> Kind: ...
+
+    def anchors_of(self, rel: str) -> Anchors: ...
+
+    def line_count(self, rel: str) -> int | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A local link target: decoded path, query and fragment."""
+
+    path: str
+    query: str
+    fragment: str
+
+
+def local_target(href: str) -> Target | None:
+    """The decoded path, query and fragment of a local href; None for external URLs."""
+    if _SCHEME.match(href) or href.startswith("//"):
+        return None
+    rest, _, fragment = href.partition("#")
+    path, _, query = rest.partition("?")
+    return Target(unquote(path), unquote(query), unquote(fragment))
+
+
+def join(base: str, path: str) -> str:
+    """Normalised root-relative path; a leading ``..`` means it leaves the root."""
+    parts: list[str] = []
+    for part in f"{base}/{path}".split("/"):
+        if part in ("", "."):
+            continue
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts) or "."
+
+
+def rewrite(path: str, rewrites: tuple[tuple[str, str], ...]) -> str:
+    """The path after the first matching ``link_rewrites`` rule (unchanged if none)."""
+    for pattern, replacement in rewrites:
+        new, count = re.subn(pattern, replacement, path, count=1)
+        if count:
+            return new
+    return path
+
+
+def candidates(page: str, path: str, link_bases: tuple[str, ...]) -> tuple[str, ...]:
+    """Root-relative paths a link's path may mean, in the order they are tried."""
+    if path.startswith("/"):
+        bases = link_bases or (".",)
+        return tuple(dict.fromkeys(join(base, path) for base in bases))
+    return (join(page.rpartition("/")[0], path),)
+
+
+def _outside(path: str) -> bool:
+    return path == ".." or path.startswith("../")
+
+
+def _resolve(
+    target: Target, page: str, rules: PageRules, site: Targets
+) -> tuple[str | None, tuple[Code, str] | None]:
+    """(the root-relative file a path lands on, or the problem)."""
+    written = target.path
+    path = rewrite(written, rules.link_rewrites)
+    shown = repr(written) if path == written else f"{written!r} (rewritten to {path!r})"
+    tried = candidates(page, path, rules.link_bases)
+    inside = [c for c in tried if not _outside(c)]
+    if not inside:
+        return None, (
+            Code.OUTSIDE_ROOT,
+            f"target {shown} is outside the repository ({tried[0]} from the root); it is "
+            "not read, and GitHub cannot show it: link to a URL instead",
+        )
+    kinds = [(c, site.kind(c)) for c in inside]
+    found = next((c for c, k in kinds if k in (Kind.FILE, Kind.DIR)), None)
+    if found is not None:
+        return found, None
+    leaving = next((c for c, k in kinds if k is Kind.OUTSIDE), None)
+    if leaving is not None:
+        return None, (
+            Code.OUTSIDE_ROOT,
+            f"target {shown} is a symlink to outside the repository ({leaving}); it is not read",
+        )
+    return None, (Code.MISSING_FILE, f"target {shown} does not exist ({', '.join(tried)})")
+
+
+@functools.lru_cache(maxsize=256)
+def _lowered(known: frozenset[str]) -> frozenset[str]:
+    """A target's anchors in lower case, computed once per target (frozensets hash once)."""
+    return frozenset(k.lower() for k in known)
+
+
+def _lands(fragment: str, known: frozenset[str], case: str) -> bool:
+    return fragment in known or (case == "any" and fragment.lower() in _lowered(known))
+
+
+def _hint(fragment: str, known: frozenset[str]) -> str:
+    lowered = {k.lower(): k for k in known}
+    if fragment.lower() in lowered:
+        return f"; did you mean '#{lowered[fragment.lower()]}'? (anchor_case is 'exact')"
+    close = difflib.get_close_matches(fragment.lower(), sorted(lowered), n=1)
+    return f"; did you mean '#{lowered[close[0]]}'?" if close else ""
+
+
+def _line_anchor(target: Target, found: str, site: Targets) -> tuple[Code, str] | None:
+    match = _LINE_ANCHOR.match(target.fragment)
+    lines = site.line_count(found)
+    if match is None or lines is None:
+        return None
+    last = max(int(match.group(1)), int(match.group(2) or 0))
+    if int(match.group(1)) >= 1 and last <= lines:
+        return None
+    return Code.MISSING_ANCHOR, f"line anchor '#{target.fragment}' is past {found} ({lines} lines)"
+
+
+def fragment_problem(
+    target: Target, found: str, rules: PageRules, site: Targets
+) -> tuple[Code, str] | Deferred | None:
+    """None when the fragment lands, DEFERRED when the target is parsed later, else why."""
+    fragment = target.fragment
+    if fragment.lower().startswith(_PREFIX):
+        fragment = fragment[len(_PREFIX) :]
+    if not fragment or fragment.lower() == "top":
+        return None
+    plain = "plain=1" in target.query.split("&")
+    if plain and _LINE_ANCHOR.match(fragment):
+        return _line_anchor(target, found, site)
+    known = site.anchors_of(found)
+    if known is None or isinstance(known, Deferred):
+        return known
+    if isinstance(known, Unreadable):
+        return Code.MISSING_ANCHOR, f"cannot check '#{fragment}': {found} {known.reason}"
+    if _lands(fragment, known, rules.anchor_case):
+        return None
+    hint = _hint(fragment, known)
+    if not hint and _LINE_ANCHOR.match(fragment):
+        hint = f"; a line of the source needs '?plain=1' before '#{fragment}'"
+    return Code.MISSING_ANCHOR, f"no anchor '#{target.fragment}' in {found}{hint}"
+
+
+def check_link(
+    link: Link, page: str, rules: PageRules, site: Targets
+) -> tuple[Code, str] | Later | None:
+    """None when the link lands, Later when its fragment waits for a page, else the problem."""
+    target = local_target(link.href)
+    if target is None:
+        return None
+    if target.path:
+        found, problem = _resolve(target, page, rules, site)
+        if problem is not None:
+            return problem[0], f"{link.kind} {problem[1]}"
+        assert found is not None
+    else:
+        found = page
+    answer = fragment_problem(target, found, rules, site)
+    return Later(link, target, found) if isinstance(answer, Deferred) else answer
+
+
+def check_links(
+    parsed: Parsed, page: str, path: str, rules: PageRules, site: Targets
+) -> tuple[list[Finding], list[Later]]:
+    """FD401 missing files, FD402 fragments with no anchor, FD404 targets outside the root;
+    and the fragments into pages not parsed yet, for ``resolve_later``."""
+    findings, later = [], []
+    for link in links(parsed):
+        problem = check_link(link, page, rules, site)
+        if isinstance(problem, Later):
+            later.append(problem)
+        elif problem is not None:
+            code, message = problem
+            findings.append(Finding(path, link.line, link.col, code, message))
+    return findings, later
+
+
+def resolve_later(later: list[Later], path: str, rules: PageRules, site: Targets) -> list[Finding]:
+    """FD402 for the deferred fragments, now that every page has been parsed."""
+    findings = []
+    for item in later:
+        problem = fragment_problem(item.target, item.found, rules, site)
+        if isinstance(problem, tuple):
+            code, message = problem
+            findings.append(Finding(path, item.link.line, item.link.col, code, message))
+    return findings

@@ -1,0 +1,60 @@
+"""Source positions of offsets inside a token's content.
+
+markdown-it gives block tokens a line range but no columns, and inline tokens nothing; the
+inline rules that matter record ``meta["pos"]``, an offset into their inline token's
+content (see ``checkers.markdown``). Content line ``k`` of an inline or HTML block token is
+source line ``map[0] + k`` with container prefixes and indentation removed, so a column is
+found by locating the content line in the source line (as its suffix, else by search).
+"""
+
+from __future__ import annotations
+
+from markdown_it.token import Token
+
+from checkers.markdown import Parsed
+
+
+class Locator:
+    """1-based (line, column) of content offsets; cheap for increasing offsets per token."""
+
+    def __init__(self, parsed: Parsed) -> None:
+        self.parsed = parsed
+        self._last: tuple[int, int, int] = (-1, 0, 0)  # (token id, offset, newlines before)
+
+    def _newlines(self, token: Token, pos: int) -> int:
+        key, last, count = self._last
+        if key == id(token) and pos >= last:
+            count += token.content.count("\n", last, pos)
+        else:
+            count = token.content.count("\n", 0, pos)
+        self._last = (id(token), pos, count)
+        return count
+
+    def at(self, token: Token, pos: int, needles: tuple[str, ...] = ()) -> tuple[int, int]:
+        """Line and column of ``token.content[pos]`` in the source; when the content line
+        is not found there as written (a table cell's ``\\|``), the first needle found."""
+        assert token.map is not None
+        content = token.content
+        k = self._newlines(token, pos)
+        line = min(token.map[0] + k, len(self.parsed.lines) - 1)
+        start = content.rfind("\n", 0, pos) + 1
+        stop = content.find("\n", pos)
+        here = content[start : stop if stop >= 0 else len(content)]
+        source = self.parsed.lines[line]
+        base = _base(source, here)
+        if base is None:
+            found = next((i for i in (source.find(n) for n in needles if n) if i >= 0), -1)
+            return line + 1, found + 1 if found >= 0 else self.parsed.first_col(line + 1)
+        return line + 1, base + pos - start + 1
+
+
+def _base(source: str, content_line: str) -> int | None:
+    """0-based column in ``source`` where ``content_line`` starts, or None."""
+    tail = content_line.rstrip()
+    if not tail:
+        return None
+    trimmed = source.rstrip()
+    if trimmed.endswith(tail):
+        return len(trimmed) - len(tail)
+    found = source.find(content_line)
+    return found if found >= 0 else None

@@ -1,0 +1,111 @@
+"""Adopting check-docs on a repository that already has findings, and running it in CI:
+one command records today's debt as ratchets, a new finding then fails; folders skip what
+git ignores and the exclude globs; GitHub annotations and SARIF; a config file of its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import Repo, fidelity_cli
+
+LEGACY = {
+    "README.md": "# Readme\n\nSee [the guide](docs/guide.md) and [old](docs/gone.md).\n",
+    "docs/guide.md": "# Guide\n\n## Attempt 1\n\n[back](../README.md#nowhere)\n",
+    "docs/clean.md": "# Clean\n",
+}
+
+
+def test_adopt_in_one_command_then_a_new_finding_fails(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit(LEGACY)
+    before = fidelity_cli(repo.path, "-q", "check-docs", "README.md", "docs")
+    assert before.returncode == 1
+    adopt = fidelity_cli(repo.path, "-q", "check-docs", "--record-ratchets", "README.md", "docs")
+    assert adopt.returncode == 0, adopt.stdout
+    assert "ratchet recorded: docs/guide.md FD201 1" in adopt.stdout
+    assert json.loads((repo.path / "records" / "ratchets.json").read_text()) == {
+        "README.md": {"FD401": 1},
+        "docs/guide.md": {"FD201": 1, "FD402": 1},
+    }
+    repo.commit(message="adopt check-docs")
+    held = fidelity_cli(repo.path, "-q", "check-docs", "README.md", "docs")
+    assert (held.returncode, held.stdout) == (0, "check-docs: 3 files clean\n")
+    (repo.path / "docs" / "clean.md").write_text("# Clean\n\n[new](missing.md)\n")
+    (repo.path / "README.md").write_text(LEGACY["README.md"] + "\n[another](gone-too.md)\n")
+    worse = fidelity_cli(repo.path, "-q", "check-docs", "README.md", "docs")
+    assert worse.returncode == 1
+    assert "README.md:3:42: FD601 2 FD401 findings exceed the ratchet of 1" in worse.stdout
+    assert "docs/clean.md:3:7: FD401 link target 'missing.md' does not exist" in worse.stdout
+    again = fidelity_cli(repo.path, "-q", "check-docs", "--record-ratchets", "README.md", "docs")
+    assert again.returncode == 1, "recording never raises an existing ratchet"
+    assert "FD601" in again.stdout
+
+
+def test_folders_skip_what_git_ignores_and_exclude_globs(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    bad = "## Attempt 1\n"
+    repo.commit(
+        {
+            ".gitignore": "build/\n*.draft.md\n",
+            "pyproject.toml": '[tool.fidelity.docs]\nexclude = ["docs/vendor/**"]\n',
+            "docs/ok.md": "# Ok\n",
+            "docs/vendor/lib.md": bad,
+        }
+    )
+    repo.write({"docs/build/out.md": bad, "docs/notes.draft.md": bad, "node_modules/x/y.md": bad})
+    repo.write({"docs/node_modules/pkg/readme.md": bad})
+    done = fidelity_cli(repo.path, "-q", "check-docs", "--json", "-", ".")
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["checked"] == ["docs/ok.md"]
+
+
+def test_nearest_neighbour_without_gitignore_the_same_folders_are_checked(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit(
+        {
+            ".gitignore": "build/\n",
+            "pyproject.toml": "[tool.fidelity.docs]\ngitignore = false\n",
+            "docs/ok.md": "# Ok\n",
+        }
+    )
+    repo.write({"docs/build/out.md": "## Attempt 1\n", "node_modules/y.md": "# Y\n"})
+    done = fidelity_cli(repo.path, "-q", "check-docs", "--json", "-", ".")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["checked"] == ["docs/ok.md", "docs/build/out.md"]
+
+
+def test_github_annotations_and_sarif(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "# R\n\n[a, b: 100%](gone.md)\n"})
+    done = fidelity_cli(
+        repo.path, "-q", "check-docs", "--format", "github", "--sarif", "out/report.sarif"
+    )
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "::error file=README.md,line=3,col=14,title=FD401::link target 'gone.md' does not "
+        "exist (gone.md)",
+        "check-docs: 1 finding in 1 of 1 file",
+    ]
+    sarif = json.loads((repo.path / "out" / "report.sarif").read_text())
+    (result,) = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "FD401"
+    assert result["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "README.md"},
+        "region": {"startLine": 3, "startColumn": 14},
+    }
+
+
+def test_a_config_file_of_its_own_validates_like_pyproject(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "# R\n\nA paragraph of some length.\n"})
+    (repo.path / "docs.toml").write_text("max_paragraph_chars = 10\nmax_rowz = 3\n")
+    bad = fidelity_cli(repo.path, "-q", "check-docs", "--config", "docs.toml")
+    assert bad.returncode == 2
+    assert "docs.toml: unknown key 'max_rowz'; allowed: anchor_case, " in bad.stderr
+    (repo.path / "docs.toml").write_text("max_paragraph_chars = 10\n")
+    good = fidelity_cli(repo.path, "-q", "check-docs", "--config", "docs.toml")
+    assert good.returncode == 1
+    assert "README.md:3:1: FD103 prose paragraph (line 3) has 27 characters" in good.stdout
+    missing = fidelity_cli(repo.path, "-q", "check-docs", "--config", "nope.toml")
+    assert (missing.returncode, "Traceback" in missing.stderr) == (2, False)
