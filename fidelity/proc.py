@@ -147,26 +147,32 @@ def _children() -> set[int]:
     return found
 
 
+def _state(pid: int) -> bytes:
+    stat = _read(f"/proc/{pid}/stat")
+    return stat[stat.rfind(b")") + 2 :][:1]
+
+
 def _strays(marker: str | None) -> list[str]:
     """Kill and reap adopted descendants of one case (they carry its marker; with None, of
-    any case); reap adopted zombies of no one's. Called with _live_lock held."""
+    any case); reap adopted zombies of no one's. Never waits on a process it did not kill:
+    an unreadable environment (a process mid-exec) is not a reason to block on it. Called
+    with _live_lock held."""
     ours = {p.pid for p in _live}
     needle = f"{MARKER_ENV}={marker}".encode() if marker is not None else None
+    prefix = MARKER_ENV.encode() + b"="
     killed = []
     for pid in _children() - ours:
         environ = _read(f"/proc/{pid}/environ").split(b"\0")
-        if (
-            needle in environ
-            if needle
-            else any(v.startswith(MARKER_ENV.encode() + b"=") for v in environ)
-        ):
+        mine = needle in environ if needle else any(v.startswith(prefix) for v in environ)
+        if mine:
             killed.append(_name(pid))
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        elif environ != [b""]:
-            continue  # alive and not this case's: another case may still own it
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, 0)
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)  # killed: it goes at once
+        elif _state(pid) == b"Z":
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
     return killed
 
 
