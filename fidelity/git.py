@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from fidelity import proc
@@ -216,6 +217,50 @@ def worktree_remove(repo: Path, dest: Path) -> bool:
     removed = _ok(repo, "worktree", "remove", "--force", "--force", str(dest))
     _ok(repo, "worktree", "prune")
     return removed and not dest.exists()
+
+
+def worktree_add_locked(repo: Path, dest: Path, sha: str, reason: str) -> None:
+    """Add a detached worktree locked with reason, so that `git worktree prune` (ours or
+    another process's) keeps it, and a later run can read who made it."""
+    git(repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(dest), sha)
+
+
+def worktree_unlock(repo: Path, dest: Path) -> bool:
+    """Unlock a worktree (so that prune may drop its record); True when git agreed."""
+    return _ok(repo, "worktree", "unlock", str(dest))
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeEntry:
+    """One record of `git worktree list --porcelain`; `locked` is the reason, None if unlocked."""
+
+    path: Path
+    head: str = ""
+    locked: str | None = None
+    prunable: bool = False
+
+
+def worktree_entries(repo: Path) -> list[WorktreeEntry]:
+    """Every worktree git knows of, the main one first, with lock reasons and HEADs."""
+    out = git(repo, "worktree", "list", "--porcelain", "-z")
+    entries: list[WorktreeEntry] = []
+    fields: dict[str, str] = {}
+    for raw in [*out.split(b"\0"), b""]:
+        if raw:
+            key, _, value = raw.decode(errors="surrogateescape").partition(" ")
+            fields[key] = value
+            continue
+        if "worktree" in fields:
+            entries.append(
+                WorktreeEntry(
+                    Path(fields["worktree"]),
+                    fields.get("HEAD", ""),
+                    fields.get("locked"),
+                    "prunable" in fields,
+                )
+            )
+        fields = {}
+    return entries
 
 
 def worktree_list(repo: Path) -> list[Path]:

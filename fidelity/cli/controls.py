@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity.cli import options
+from fidelity.cli import options, stale_worktrees
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -118,6 +118,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 
     options.check_writable(args.json, args.markdown, args.junit)
     repo = git.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls)
     with progress(console, args.quiet, "running controls") as advance:
         result = gate.run(
@@ -170,6 +171,7 @@ def _negative(args: argparse.Namespace, console: Console) -> int:
 
     options.check_writable(args.json, args.markdown)
     repo = git.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls, missing_ok=True)
     report = negative.run(repo, table, args.source_from, args.tests_from, args.paths)
     title = (

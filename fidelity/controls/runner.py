@@ -208,8 +208,22 @@ def parallel(
             stop.set()
             for future in futures:
                 future.cancel()
-            while not all(f.done() for f in futures):
-                proc.kill_all()
-                wait(futures, timeout=0.2)
+            drain(futures)
             raise
     return [f.result() for f in futures]
+
+
+def drain(futures: Sequence[Future[T]]) -> None:
+    """Kill running test commands until every worker has finished its cleanup.
+
+    The kills wait for `worktree.admin_idle`, so a worker's `git worktree add` or `remove`
+    is never killed half-way; a second Ctrl-C while this runs is absorbed, not obeyed, since
+    leaving now would leave worktrees behind.
+    """
+    while not all(f.done() for f in futures):
+        try:
+            with worktree.admin_idle():
+                proc.kill_all()
+            wait(futures, timeout=0.2)
+        except KeyboardInterrupt:
+            continue
