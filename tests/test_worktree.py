@@ -116,7 +116,7 @@ def test_sigkill_leaves_a_worktree_the_next_run_reports_and_prunes(
     try:
         wait_for(mark)
         left = worktrees(sim_repo)
-        assert len(left) == 1
+        assert left, "the run's worktrees exist while it runs"
         killed.send_signal(signal.SIGKILL)
         killed.communicate(timeout=30)
     finally:
@@ -131,7 +131,8 @@ def test_sigkill_leaves_a_worktree_the_next_run_reports_and_prunes(
         _, err = nxt.communicate(timeout=120)
         assert nxt.returncode == 0, err
         text = err.decode()
-        assert f"removed worktree {left[0]}" in text
+        for path in left:
+            assert f"removed worktree {path}" in text
         assert f"fidelity pid={killed.pid} " in text
         assert f"killed 1 orphaned process(es) still running in it (pid {orphan})" in text
         assert worktrees(sim_repo) == [str(live.path)], "the live run's worktree stays"
@@ -140,7 +141,7 @@ def test_sigkill_leaves_a_worktree_the_next_run_reports_and_prunes(
     while alive(orphan) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(orphan)
-    assert not Path(left[0]).exists() and not Path(left[0]).parent.exists()
+    assert not any(Path(p).exists() or Path(p).parent.exists() for p in left)
     again = _fidelity("run", "--baseline", "HEAD", "--repo", str(sim_repo.path))
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0 and b"removed worktree" not in err, "said once, then gone"

@@ -134,6 +134,8 @@ def _register_authoring(actions: Any) -> None:
 
 
 def _err(quiet: bool) -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, no_color=quiet, soft_wrap=True)
 
 
