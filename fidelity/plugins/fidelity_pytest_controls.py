@@ -9,12 +9,11 @@ by an environment variable naming a file:
   test, the run stops after collection (exit 4), before any test runs.
 - ``FIDELITY_TRACE`` (written): per test, the functions of the tree it ran (``path:line`` of
   each code object, ``path:0`` for a module body), the tree files it opened, and whether it
-  started a process; plus what ran outside every test (collection, session fixtures' first
-  use is counted for every test that uses the fixture) and the modules imported from outside
-  the tree (what a warm interpreter may import ahead). `sys.settrace` sees only the calling
+  started a process (a fixture's setup counts for every test that uses the fixture, not only
+  the first); what ran outside every test (collection, hooks); and the modules imported from
+  outside the tree (what a warm interpreter may import ahead). `sys.settrace` sees only the calling
   thread and threads started after it; processes a test starts are not traced, so such a
-  test is marked and always selected. A module body counts as its first line (`path:1`),
-  which no function of the tree starts on in practice.
+  test is marked and always selected.
 - ``FIDELITY_SELECT`` (read): ``{"files": [...], "ids": [...]}``: test files outside the list
   are not collected, and collected tests outside the list are deselected.
 """
