@@ -37,11 +37,17 @@ def _register_controls(sub: Any) -> None:
     p = sub.add_parser(
         "controls",
         help="mutation controls: every test must be seen to fail for its defect",
-        description="Exit 0 when every control met its expectation, 1 otherwise, 2 for a bad "
-        "table or revision, 3 when the unmodified tree does not pass (the harness is unsound).",
+        description="Exit 0 when every control met its expectation (or --in-diff found "
+        "nothing to judge: a skip), 1 otherwise, 2 for a bad table (an edit that does not "
+        "apply, an expected test that does not exist) or revision, 3 when the unmodified tree "
+        "does not pass or the no-op control did not survive.",
     )
     actions = p.add_subparsers(dest="controls_command", metavar="ACTION", required=True)
-    run = _action(actions, "run", help="run the controls, each in its own clean worktree")
+    run = _action(
+        actions,
+        "run",
+        help="run the controls in clean worktrees (one per worker, checked clean between controls)",
+    )
     _table_args(run)
     _tree_args(run)
     options.jobs(run, os.cpu_count() or 1, "controls at once (default: one per CPU)")
