@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from fidelity import proc
@@ -216,6 +217,50 @@ def worktree_remove(repo: Path, dest: Path) -> bool:
     removed = _ok(repo, "worktree", "remove", "--force", "--force", str(dest))
     _ok(repo, "worktree", "prune")
     return removed and not dest.exists()
+
+
+def worktree_add_locked(repo: Path, dest: Path, sha: str, reason: str) -> None:
+    """Add a detached worktree locked with reason, so that `git worktree prune` (ours or
+    another process's) keeps it, and a later run can read who made it."""
+    git(repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(dest), sha)
+
+
+def worktree_unlock(repo: Path, dest: Path) -> bool:
+    """Unlock a worktree (so that prune may drop its record); True when git agreed."""
+    return _ok(repo, "worktree", "unlock", str(dest))
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeEntry:
+    """One record of `git worktree list --porcelain`; `locked` is the reason, None if unlocked."""
+
+    path: Path
+    head: str = ""
+    locked: str | None = None
+    prunable: bool = False
+
+
+def worktree_entries(repo: Path) -> list[WorktreeEntry]:
+    """Every worktree git knows of, the main one first, with lock reasons and HEADs."""
+    out = git(repo, "worktree", "list", "--porcelain", "-z")
+    entries: list[WorktreeEntry] = []
+    fields: dict[str, str] = {}
+    for raw in [*out.split(b"\0"), b""]:
+        if raw:
+            key, _, value = raw.decode(errors="surrogateescape").partition(" ")
+            fields[key] = value
+            continue
+        if "worktree" in fields:
+            entries.append(
+                WorktreeEntry(
+                    Path(fields["worktree"]),
+                    fields.get("HEAD", ""),
+                    fields.get("locked"),
+                    "prunable" in fields,
+                )
+            )
+        fields = {}
+    return entries
 
 
 def worktree_list(repo: Path) -> list[Path]:
@@ -1042,3 +1087,64 @@ def ignored_paths(root: Path) -> list[str] | None:
     if result.status is not proc.ProcStatus.OK:
         return None
     return [p.decode("utf-8", errors="surrogateescape") for p in result.stdout.split(b"\0") if p]
+
+
+def tree_files(repo: Path, sha: str) -> list[str]:
+    """Every file path in the tree of commit sha."""
+    out = git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha)
+    return [p.decode(errors="surrogateescape") for p in out.split(b"\0") if p]
+
+
+def leftovers(worktree: Path) -> list[str]:
+    """What a run left in one of our own worktrees: changed tracked files, untracked and
+    ignored files; `__pycache__` folders aside (their staleness is handled by mtimes)."""
+    out = git(
+        worktree,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--ignored=matching",
+        "--ignore-submodules=none",
+    )
+    found = []
+    for entry in out.split(b"\0"):
+        name = entry[3:].decode(errors="surrogateescape")
+        if len(entry) > 3 and entry[:1] in b"MADRCU?! " and "__pycache__" not in name.split("/"):
+            found.append(entry[:2].decode() + " " + name)
+    return found
+
+
+def reset_worktree(worktree: Path) -> bool:
+    """Put one of our own worktrees back to its commit: tracked files reset, every untracked
+    and ignored file removed except `__pycache__`. True when a tracked file had changed."""
+    changed = bool(git(worktree, "status", "--porcelain", "-z", "--untracked-files=no").strip())
+    git(worktree, "reset", "-q", "--hard")
+    git(worktree, "clean", "-f", "-f", "-d", "-x", "-q", "-e", "__pycache__")
+    return changed
+
+
+def patch_applies(repo: Path, sha: str, patch: bytes, scratch: Path) -> str:
+    """'' when patch applies to the tree of sha (checked in a scratch index), else why not."""
+    index = scratch / "check-index"
+    _git_index(repo, index, "read-tree", sha)
+    env = clean_env()
+    env["GIT_INDEX_FILE"] = str(index)
+    result = proc.run(
+        ["git", *_HARDENING, "apply", "--cached", "--check", "--whitespace=nowarn", "-"],
+        cwd=repo,
+        env=env,
+        timeout_s=GIT_TIMEOUT_S,
+        stdin=patch,
+    )
+    if result.status is proc.ProcStatus.OK:
+        return ""
+    return result.stderr.decode(errors="replace").strip() or result.error or "git apply failed"
+
+
+def diff_text(repo: Path, old: str, new: str, paths: Sequence[str] = ()) -> str:
+    """The unified diff (3 lines of context) that turns old into new, text files only."""
+    out = git(
+        repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U3", old, new, "--", *paths
+    )
+    return out.decode("utf-8", errors="surrogateescape")

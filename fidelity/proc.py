@@ -341,3 +341,33 @@ def _timer(
     timer.daemon = True
     timer.start()
     return timer
+
+
+def start(
+    argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stderr_path: Path
+) -> subprocess.Popen[bytes] | None:
+    """Start a long-lived child that talks over stdin and stdout (the controls' warm pytest),
+    in its own session; `kill_all` kills its group with the others. None if it cannot start.
+    Stop it with `stop`."""
+    try:
+        with open(stderr_path, "ab") as err, _live_lock:
+            child = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                start_new_session=True,
+            )
+            _live.add(child)
+    except (FileNotFoundError, PermissionError, NotADirectoryError):
+        return None
+    return child
+
+
+def stop(child: subprocess.Popen[bytes]) -> None:
+    """Kill a child from `start` with its whole group, and forget it."""
+    _kill_group(child)
+    with _live_lock:
+        _live.discard(child)

@@ -1,12 +1,23 @@
-"""Detached worktrees that are always removed, also on error and Ctrl-C."""
+"""Detached worktrees that are always removed, also on error and Ctrl-C, and found again when
+a run was killed before it could remove them.
+
+Each worktree is added locked, with a reason naming its owner (`fidelity pid=... started=...
+host=...`): `git worktree prune` then leaves a live run's worktree alone, and a later run
+tells a live owner from a dead one by the pid and that process's start time (a reused pid
+has another start time). `prune_stale` removes the worktrees whose owner is gone and says
+which; it never touches one whose owner is alive or runs on another host.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
+import socket
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +25,11 @@ from fidelity import git
 
 # `git worktree prune` deletes an empty .git/worktrees while a concurrent `worktree add`
 # is creating its entry there; serialising add and remove within the process avoids it.
+# The Ctrl-C cleanup holds it too while it kills processes, so that it never kills the
+# `git worktree add/remove` of a worker (a half-made or half-removed worktree).
 _admin = threading.Lock()
+_open: set[Path] = set()
+_PREFIX = "fidelity pid="
 
 
 @dataclass(slots=True)
@@ -25,33 +40,205 @@ class Checkout:
     removed: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The process that made a worktree, as written into its lock reason."""
+
+    pid: int
+    started: str
+    host: str
+
+    def reason(self) -> str:
+        return f"{_PREFIX}{self.pid} started={self.started} host={self.host}"
+
+    @staticmethod
+    def parse(reason: str | None) -> Owner | None:
+        """The owner named by a lock reason, or None when fidelity did not write it."""
+        if not reason or not reason.startswith(_PREFIX):
+            return None
+        fields = dict(p.partition("=")[::2] for p in reason[len("fidelity ") :].split())
+        if not fields.get("pid", "").isdigit():
+            return None
+        return Owner(int(fields["pid"]), fields.get("started", ""), fields.get("host", ""))
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), '' where unknown, None if
+    there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""
+    return stat.rpartition(")")[2].split()[19]  # field 22; the name before may hold spaces
+
+
+def me() -> Owner:
+    pid = os.getpid()
+    return Owner(pid, _start_time(pid) or "", socket.gethostname())
+
+
+def owner_alive(owner: Owner) -> bool | None:
+    """True or False for an owner on this host; None (unknown) for another host's."""
+    if owner.host != socket.gethostname():
+        return None
+    started = _start_time(owner.pid)
+    if started is None:
+        return False
+    if started == "" or owner.started == "":  # no /proc: the pid alone has to do
+        try:
+            os.kill(owner.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return started == owner.started
+
+
+def _listed(repo: Path, dest: Path) -> bool:
+    resolved = dest.resolve()
+    return any(e.path.resolve() == resolved for e in git.worktree_entries(repo))
+
+
+def _remove_locked(repo: Path, dest: Path) -> bool:
+    """Remove one worktree (locked or not) and its record; call with _admin held."""
+    git.worktree_remove(repo, dest)
+    if dest.exists():
+        shutil.rmtree(dest, ignore_errors=True)
+    try:
+        if _listed(repo, dest):
+            git.worktree_unlock(repo, dest)  # prune keeps a locked record
+            git.git(repo, "worktree", "prune", check=False)
+        return not dest.exists() and not _listed(repo, dest)
+    except git.GitError:
+        return False
+
+
 def add(repo: Path, dest: Path, sha: str) -> None:
-    """`git worktree add --detach`, serialised with every other add and remove."""
+    """`git worktree add --detach`, serialised with every other add and remove. Unlocked:
+    for a worktree kept on purpose across runs (the matrix's set-up worktrees), which
+    `prune_stale` therefore never touches."""
     with _admin:
         git.worktree_add(repo, dest, sha)
 
 
 def remove(repo: Path, dest: Path) -> bool:
     """Remove a worktree and its record; True when neither is left."""
-    with _admin:  # the listing too: another thread's half-made add would make it fail
-        git.worktree_remove(repo, dest)
-        if dest.exists():
-            shutil.rmtree(dest, ignore_errors=True)
-            git.git(repo, "worktree", "prune", check=False)
-        resolved = dest.resolve()
-        listed = any(p.resolve() == resolved for p in git.worktree_list(repo))
-    return not dest.exists() and not listed
+    with _admin:
+        return _remove_locked(repo, dest)
 
 
-@contextmanager
+@contextlib.contextmanager
+def admin_idle() -> Iterator[None]:
+    """Hold while killing processes on Ctrl-C: no worktree is being added or removed."""
+    with _admin:
+        yield
+
+
+def open_checkouts() -> list[Path]:
+    """This process's worktrees not yet removed (after a Ctrl-C: the ones left behind)."""
+    with _admin:
+        return sorted(_open)
+
+
+def _temp_base(path: Path) -> Path | None:
+    """The temporary folder `detached` made around path, or None when path is not ours."""
+    base = path.parent
+    if base.name == path.name and base.name.startswith("fidelity-"):
+        return base
+    return None
+
+
+@contextlib.contextmanager
 def detached(repo: Path, sha: str, role: str) -> Iterator[Checkout]:
-    """Check sha out with `git worktree add --detach` in a fresh temporary directory."""
+    """Check sha out with `git worktree add --detach --lock` in a fresh temporary directory."""
     base = Path(tempfile.mkdtemp(prefix=f"fidelity-{role}-"))
     checkout = Checkout(base / base.name)  # a unique name for git's admin entry too
     try:
         with _admin:
-            git.worktree_add(repo, checkout.path, sha)
+            _open.add(checkout.path)
+            git.worktree_add_locked(repo, checkout.path, sha, me().reason())
         yield checkout
     finally:
-        checkout.removed = remove(repo, checkout.path)
+        with _admin:
+            checkout.removed = _remove_locked(repo, checkout.path)
+            if checkout.removed:
+                _open.discard(checkout.path)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """A worktree left by a fidelity run that is no longer running."""
+
+    path: Path
+    head: str
+    reason: str
+    removed: bool
+    killed: tuple[int, ...] = ()
+
+    def line(self) -> str:
+        done = "removed" if self.removed else "could NOT remove"
+        how = (
+            ""
+            if self.removed
+            else f"; remove it with `git worktree remove --force --force {self.path}`"
+        )
+        orphans = (
+            f"; killed {len(self.killed)} orphaned process(es) still running in it "
+            f"(pid {', '.join(map(str, self.killed))})"
+            if self.killed
+            else ""
+        )
+        return (
+            f"{done} worktree {self.path} (at {self.head[:10] or '?'}) left by a fidelity run "
+            f"that is no longer running ({self.reason}){orphans}{how}"
+        )
+
+
+def _orphans(path: Path) -> list[int]:
+    """Processes whose working directory is inside path (Linux /proc; [] elsewhere)."""
+    root = os.path.realpath(path)
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        cwd = cwd.removesuffix(" (deleted)")
+        if cwd == root or cwd.startswith(root + os.sep):
+            found.append(int(entry.name))
+    return sorted(p for p in found if p != os.getpid())
+
+
+def _kill(pids: list[int]) -> tuple[int, ...]:
+    killed = []
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+    return tuple(killed)
+
+
+def prune_stale(repo: Path) -> tuple[Stale, ...]:
+    """Remove the worktrees of fidelity runs whose process is gone; say which.
+
+    Processes still running inside such a worktree (a test command the killed run left
+    orphaned) are killed first. A worktree whose owner is alive, on another host, or that
+    fidelity did not lock is left exactly as it is.
+    """
+    found = []
+    for entry in git.worktree_entries(repo):
+        owner = Owner.parse(entry.locked)
+        if owner is None or owner_alive(owner) is not False:
+            continue
+        killed = _kill(_orphans(entry.path))
+        with _admin:
+            removed = _remove_locked(repo, entry.path)
+        base = _temp_base(entry.path)
+        if removed and base is not None:
+            shutil.rmtree(base, ignore_errors=True)
+        found.append(Stale(entry.path, entry.head, entry.locked or "", removed, killed))
+    return tuple(found)

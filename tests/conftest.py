@@ -14,6 +14,9 @@ import pytest
 from hypothesis import settings
 from support import PROG, Repo, matrix_toml
 
+# tests/data holds other projects' files (a fixture library with tests of its own)
+collect_ignore = ["data"]
+
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=150)
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

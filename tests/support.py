@@ -247,3 +247,21 @@ def fidelity_cli(
         text=True,
         timeout=120,
     )
+
+
+CONTROLS_LIB = Path(__file__).parent / "data" / "controls_lib"
+
+
+def controls_lib(repo: Repo, table: str | None = None) -> str:
+    """Commit the fixture library of tests/data/controls_lib (its table as cases/controls.toml,
+    or the table given); the new sha."""
+    files: dict[str, str | bytes] = {}
+    for path in sorted(CONTROLS_LIB.rglob("*")):
+        rel = path.relative_to(CONTROLS_LIB).as_posix()
+        if path.is_dir() or "__pycache__" in rel or rel in ("README.md", "controls.toml"):
+            continue
+        files[".gitignore" if rel == "gitignore" else rel] = path.read_bytes()
+    files["cases/controls.toml"] = (
+        table if table is not None else (CONTROLS_LIB / "controls.toml").read_text()
+    )
+    return repo.commit(files, "the fixture library")

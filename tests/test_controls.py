@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from support import PY, Repo, alive, snapshot, wait_for
 from fidelity.cli.main import main
 from fidelity.controls import gate as controls
 from fidelity.controls.verdict import Report, RunStatus, Verdict, identical_subsets
+from fidelity.errors import UsageError
 
 CALC = """def add(a, b):
     return a + b
@@ -94,15 +96,7 @@ EVERY_VERDICT = header() + "".join(
             f'{{ file = "calc/__init__.py", patch = {json.dumps(NEG_PATCH)} }}',
             caught("test_neg"),
         ),
-        control(
-            "bad-patch",
-            '{ file = "calc/__init__.py", patch = "--- a/calc/__init__.py\\n+++ b/calc/__init__.py\\n@@ -1,1 +1,1 @@\\n-nothing here\\n+x\\n" }',
-            caught("test_add"),
-        ),
-        control("find-missing", fr("a / b", "a // b"), caught("test_add")),
-        control("find-ambiguous", fr("return", "return  "), caught("test_add")),
         control("syntax-error", fr("def add(a, b):", "def add(a, b)"), caught("test_add")),
-        control("unknown-test", fr("a + b", "a - b"), caught("test_nope")),
         control("slow", fr("a + b", SLOW), caught("test_add"), "timeout_s = 2"),
         control("killed", fr("return a * b", f"return {KILL}"), caught("test_mul")),
     ]
@@ -116,11 +110,7 @@ EXPECTED = {
     "neg-abs-residue": Verdict.RESIDUE_HELD,
     "neg-identity": Verdict.RESIDUE_CLOSED,
     "neg-patch": Verdict.CAUGHT,
-    "bad-patch": Verdict.UNVIABLE,
-    "find-missing": Verdict.UNVIABLE,
-    "find-ambiguous": Verdict.UNVIABLE,
     "syntax-error": Verdict.UNVIABLE,
-    "unknown-test": Verdict.UNVIABLE,
     "slow": Verdict.TIMEOUT,
     "killed": Verdict.CRASHED,
 }
@@ -167,11 +157,8 @@ def test_full_failing_subsets_and_reasons(every_verdict) -> None:  # type: ignor
     by_id = {r.id: r for r in report.results}
     assert by_id["mul-plus"].failing == (T + "test_both", T + "test_mul")
     assert by_id["mul-plus"].expected == (T + "test_mul",)
-    assert "occurs 3 times" in by_id["find-ambiguous"].detail
-    assert "does not occur" in by_id["find-missing"].detail
-    assert "does not apply" in by_id["bad-patch"].detail
     assert "collection error" in by_id["syntax-error"].detail
-    assert "test_nope" in by_id["unknown-test"].detail
+    assert "SyntaxError" in by_id["syntax-error"].detail, "the tail of the error is shown"
     assert "signal 9" in by_id["killed"].detail
     for crashed in ("slow", "killed"):
         assert by_id[crashed].failing == (), "a crash or timeout is never scored as a catch"
@@ -231,8 +218,10 @@ def test_with_uncommitted_runs_the_work_tree_and_keeps_the_index(
     repo.write({"notes.txt": "staged\n"})
     repo.git("add", "notes.txt")
     before = snapshot(repo.path)
-    committed = controls.run(repo.path, controls.load(repo.path), jobs=2)
-    assert [r.verdict for r in committed.results] == [Verdict.UNVIABLE]  # test not at HEAD
+    with pytest.raises(
+        UsageError, match="caught_by names no collected test: tests/test_calc.py::test_neg_negative"
+    ):
+        controls.run(repo.path, controls.load(repo.path), jobs=2)  # that test is not at HEAD
     wip = controls.run(repo.path, controls.load(repo.path), jobs=2, with_uncommitted=True)
     assert [r.verdict for r in wip.results] == [Verdict.CAUGHT]
     assert wip.rev == "HEAD+uncommitted"
@@ -254,7 +243,8 @@ def test_only_and_in_diff_select_controls(make_repo: Callable[[str], Repo]) -> N
     report = controls.run(repo.path, controls.load(repo.path), only=["add-minus"], jobs=1)
     assert [r.id for r in report.results] == ["add-minus"] and report.exit_code() == 0
     none = controls.run(repo.path, controls.load(repo.path), in_diff="HEAD", jobs=1)
-    assert none.results == () and none.exit_code() == 3, "never exit 0 without judging"
+    assert none.results == () and none.exit_code() == 0, "a change with nothing to judge skips"
+    assert "nothing to judge, so nothing ran" in none.skipped
 
 
 def test_cli_run_writes_every_format(
@@ -287,7 +277,10 @@ def test_cli_run_writes_every_format(
     )
     text = capsys.readouterr().out
     assert code == 1
-    assert "MISSED: 1 of 2 controls did not: 1 caught, 1 survived (exit 1)" in text
+    assert (
+        "MISSED: 1 of 2 controls did not meet their expectation (1 survived); 1 did (1 caught) "
+        "(exit 1)" in text
+    ), "the summary adds up: missed and met are counted apart"
     data = json.loads((out / "c.json").read_text())
     assert data["exit_code"] == 1 and [c["verdict"] for c in data["controls"]] == [
         "caught",
@@ -357,5 +350,9 @@ def test_ctrl_c_kills_the_control_and_leaves_the_checkout(
     finally:
         child.kill()
     assert child.returncode == 130, err
-    assert not alive(int(mark.read_text())), "the running test command was not killed"
+    test_pid = int(mark.read_text())
+    deadline = time.monotonic() + 10  # a warm run's child is reaped by init once killed
+    while alive(test_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(test_pid), "the running test command was not killed"
     assert snapshot(repo.path) == before

@@ -18,7 +18,7 @@ import pytest
 from support import Repo, editable_venv, nested_venv
 
 from fidelity.controls import gate as controls
-from fidelity.controls.verdict import RunStatus, Verdict
+from fidelity.controls.verdict import Verdict
 from fidelity.plugins import fidelity_pytest_guard as pytest_guard
 
 PKG = "def value():\n    return 1\n"
@@ -36,6 +36,16 @@ id = "value-two"
 why = "value must be 1"
 edit = [{{ file = "src/pkgsrc/__init__.py", find = "return 1", replace = "return 2" }}]
 caught_by = ["tests/test_value.py::test_value"]
+"""
+
+
+RESIDUE_CONTROL = """
+[[control]]
+id = "value-three"
+why = "a residue that only another checkout's code lets hold"
+edit = [{ file = "src/pkgsrc/__init__.py", find = "return 1", replace = "return 3" }]
+survives = true
+residue = "stale: the test catches this"
 """
 
 
@@ -59,11 +69,22 @@ def user_repo(make_repo: Callable[[str], Repo], python: Path, guard: list[str]) 
     return repo
 
 
-def test_without_the_guard_the_control_wrongly_survives(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_without_import_check_the_guard_still_covers_the_tree(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 defect 1: with no import_check every control used to "survive" against the
+    other checkout's code, a residue held, and the run said HOLDS (exit 0). The guard now
+    covers the tree's own packages, found from its files, so the run is refused instead."""
     repo = user_repo(make_repo, venv, [])
+    repo.commit(
+        {
+            "cases/controls.toml": table(venv, []).replace("import_check = []\n", "")
+            + RESIDUE_CONTROL
+        }
+    )
     report = controls.run(repo.path, controls.load(repo.path), jobs=2)
-    assert report.baseline.status is RunStatus.PASSED
-    assert [r.verdict for r in report.results] == [Verdict.SURVIVED]  # the trap
+    assert report.guard == ("pkgsrc",), "found from src/pkgsrc/__init__.py"
+    assert report.exit_code() == 3 and report.results == ()
+    assert "fidelity import guard: pkgsrc" in report.baseline.detail
+    assert "other-pkgsrc" in report.baseline.detail, "it names the other checkout"
 
 
 def test_with_the_guard_the_run_fails_loudly(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]

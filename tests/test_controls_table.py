@@ -119,11 +119,11 @@ def test_commands_the_runner_cannot_read_are_usage_errors() -> None:
 
 
 def test_pytest_gets_junit_family_and_the_guard(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    argv = controls_run.argv_for(
-        ["python", "-m", "pytest", "-q"], tmp_path / "j.xml", tmp_path, True
-    )
-    assert argv[:4] == ["python", "-m", "pytest", "-q"]
-    assert "junit_family=xunit1" in argv and "fidelity_pytest_guard" in argv
-    assert argv[-1] == f"--junitxml={tmp_path / 'j.xml'}"
-    other = controls_run.argv_for(["run", "--out={junit}"], tmp_path / "j.xml", tmp_path, False)
+    argv = controls_run.argv_for(["python", "-m", "pytest", "-q"], tmp_path / "j.xml", tmp_path)
+    assert argv == [
+        *("python", "-m", "pytest", "-q", "-o", "junit_family=xunit1", "-p", "no:cacheprovider"),
+        *("-p", "fidelity_pytest_guard", "-p", "fidelity_pytest_controls"),
+        f"--junitxml={tmp_path / 'j.xml'}",
+    ], "exactly what the README says fidelity appends"
+    other = controls_run.argv_for(["run", "--out={junit}"], tmp_path / "j.xml", tmp_path)
     assert other == ["run", f"--out={tmp_path / 'j.xml'}"]

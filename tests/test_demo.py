@@ -34,7 +34,7 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
     for case in ("dp2-online", "dp2-online-r2", "dp4-online"):
         assert f"{case} " in out
     assert "columns lane" in out  # the CSV comparator says where the move is
-    assert "HOLDS: all 6 controls met their expectation: 5 caught, 1 residue-held (exit 0)" in out
+    assert "HOLDS: all 6 controls met their expectation (5 caught, 1 residue-held) (exit 0)" in out
     rows = {w[0]: w[1] for w in map(str.split, out.splitlines()) if len(w) > 2}
     for control in ("offline-staggered", "replica-stuck", "lane-restarts", "depth-unbounded"):
         assert rows[control] == "caught", control

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import Repo
+from support import PY, Repo, alive, matrix_toml, wait_for
 
 from fidelity import worktree
 
@@ -33,3 +39,109 @@ def test_concurrent_add_and_remove_do_not_race(sim_repo: Repo) -> None:
         paths = list(pool.map(cycle, range(40)))
     assert len(set(paths)) == 40 and not any(p.exists() for p in paths)
     assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def worktrees(repo: Repo) -> list[str]:
+    return [
+        line.removeprefix("worktree ")
+        for line in repo.git("worktree", "list", "--porcelain").splitlines()
+        if line.startswith("worktree ")
+    ][1:]
+
+
+def test_a_worktree_is_locked_with_its_owner(sim_repo: Repo) -> None:
+    sha = sim_repo.git("rev-parse", "HEAD")
+    with worktree.detached(sim_repo.path, sha, "t") as checkout:
+        listing = sim_repo.git("worktree", "list", "--porcelain")
+        assert f"locked fidelity pid={os.getpid()} started=" in listing
+        sim_repo.git("worktree", "prune")
+        assert worktrees(sim_repo) == [str(checkout.path)], "prune keeps a live run's worktree"
+        assert worktree.open_checkouts() == [checkout.path]
+    assert worktrees(sim_repo) == [] and worktree.open_checkouts() == []
+
+
+def test_prune_stale_spares_live_foreign_and_unlocked_worktrees(
+    sim_repo: Repo, tmp_path: Path
+) -> None:
+    """Only a worktree whose fidelity owner is gone goes; the same pid started later (a
+    reused pid) counts as gone too."""
+    sha = sim_repo.git("rev-parse", "HEAD")
+    me = worktree.me()
+    dead = worktree.Owner(me.pid, "1", me.host)  # this pid, but another start time
+    elsewhere = worktree.Owner(1, "1", me.host + "-other")
+    for name, reason in (
+        ("dead", dead.reason()),
+        ("elsewhere", elsewhere.reason()),
+        ("theirs", "someone else's lock"),
+    ):
+        sim_repo.git(
+            "worktree", "add", "--detach", "--lock", "--reason", reason, str(tmp_path / name), sha
+        )
+    sim_repo.git("worktree", "add", "--detach", str(tmp_path / "plain"), sha)
+    with worktree.detached(sim_repo.path, sha, "live") as live:
+        found = worktree.prune_stale(sim_repo.path)
+        assert [(s.path, s.removed) for s in found] == [(tmp_path / "dead", True)]
+        assert "left by a fidelity run that is no longer running" in found[0].line()
+        assert sorted(worktrees(sim_repo)) == sorted(
+            [str(tmp_path / n) for n in ("elsewhere", "theirs", "plain")] + [str(live.path)]
+        )
+        assert worktree.prune_stale(sim_repo.path) == ()
+
+
+def _fidelity(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "fidelity", "--quiet", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _sleeping_case(repo: Repo, mark: Path) -> None:
+    sleeper = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    table = (
+        f'[[case]]\nid = "slow"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(sleeper)}]\n'
+        'outputs = ["x"]\ntimeout_s = 300\n'
+    )
+    repo.commit({"cases/matrix.toml": table})
+
+
+def test_sigkill_leaves_a_worktree_the_next_run_reports_and_prunes(
+    sim_repo: Repo, tmp_path: Path
+) -> None:
+    """A real `fidelity run` killed with SIGKILL leaves its locked worktree and its case; the
+    next run removes both and says so, while a live run's worktree stays untouched."""
+    mark = tmp_path / "case.pid"
+    _sleeping_case(sim_repo, mark)
+    killed = _fidelity("run", "--baseline", "HEAD", "--repo", str(sim_repo.path))
+    try:
+        wait_for(mark)
+        left = worktrees(sim_repo)
+        assert left, "the run's worktrees exist while it runs"
+        killed.send_signal(signal.SIGKILL)
+        killed.communicate(timeout=30)
+    finally:
+        killed.kill()
+    orphan = int(mark.read_text())
+    assert alive(orphan), "SIGKILL leaves the case running: it is in its own session"
+    assert worktrees(sim_repo) == left, "and the worktree registered"
+    sha = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"cases/matrix.toml": matrix_toml({"a": "ok"})})
+    with worktree.detached(sim_repo.path, sha, "live") as live:
+        nxt = _fidelity("run", "--baseline", "HEAD", "--repo", str(sim_repo.path))
+        _, err = nxt.communicate(timeout=120)
+        assert nxt.returncode == 0, err
+        text = err.decode()
+        for path in left:
+            assert f"removed worktree {path}" in text
+        assert f"fidelity pid={killed.pid} " in text
+        assert f"killed 1 orphaned process(es) still running in it (pid {orphan})" in text
+        assert worktrees(sim_repo) == [str(live.path)], "the live run's worktree stays"
+        assert (live.path / "prog.py").is_file()
+    deadline = time.monotonic() + 10
+    while alive(orphan) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(orphan)
+    assert not any(Path(p).exists() or Path(p).parent.exists() for p in left)
+    again = _fidelity("run", "--baseline", "HEAD", "--repo", str(sim_repo.path))
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0 and b"removed worktree" not in err, "said once, then gone"

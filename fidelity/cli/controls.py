@@ -1,4 +1,6 @@
-"""`fidelity controls run|list|negative` and `fidelity failset record|diff`: parsing only."""
+"""`fidelity controls run|suggest|from-fix|validate|list|negative` and `fidelity failset
+record|diff`: parsing only. Every machine-readable report is written before anything is
+rendered to the terminal, and user data is never printed as markup."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity.cli import options
+from fidelity.cli import options, stale_worktrees
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,27 +37,36 @@ def _register_controls(sub: Any) -> None:
     p = sub.add_parser(
         "controls",
         help="mutation controls: every test must be seen to fail for its defect",
-        description="Exit 0 when every control met its expectation, 1 otherwise, 2 for a bad "
-        "table or revision, 3 when the unmodified tree does not pass (the harness is unsound).",
+        description="Exit 0 when every control met its expectation (or --in-diff found "
+        "nothing to judge: a skip), 1 otherwise, 2 for a bad table (an edit that does not "
+        "apply, an expected test that does not exist) or revision, 3 when the unmodified tree "
+        "does not pass or the no-op control did not survive.",
     )
     actions = p.add_subparsers(dest="controls_command", metavar="ACTION", required=True)
-    run = _action(actions, "run", help="run the controls, each in its own clean worktree")
-    _table_args(run)
-    run.add_argument("--rev", default="HEAD", help="the tree under test (default HEAD)")
-    run.add_argument(
-        "--with-uncommitted",
-        action="store_true",
-        help="include the work tree's uncommitted changes (the index is not touched)",
+    run = _action(
+        actions,
+        "run",
+        help="run the controls in clean worktrees (one per worker, checked clean between controls)",
     )
+    _table_args(run)
+    _tree_args(run)
     options.jobs(run, os.cpu_count() or 1, "controls at once (default: one per CPU)")
     run.add_argument("--only", action="append", default=[], metavar="ID", help="repeatable")
     run.add_argument(
         "--in-diff",
         metavar="BASE",
-        help="only controls whose files or expected tests the change since BASE touches",
+        help="only controls whose files, expected tests or table entry the change since BASE "
+        "touches; a change that touches none is a skip (exit 0, said in the report)",
+    )
+    run.add_argument(
+        "--full",
+        action="store_true",
+        help="run every test for every control, each in a fresh interpreter (default: only "
+        "the tests that ran the edited code, in a warm pytest where that is sound)",
     )
     options.reports(run, junit="control")
     run.set_defaults(handler=_run)
+    _register_authoring(actions)
     listing = _action(actions, "list", help="list the controls of a table")
     _table_args(listing)
     listing.set_defaults(handler=_list)
@@ -72,6 +83,135 @@ def _register_controls(sub: Any) -> None:
     neg.add_argument("--paths", nargs="+", required=True, metavar="PATH", help="source paths")
     options.reports(neg)
     neg.set_defaults(handler=_negative)
+
+
+def _tree_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rev", default="HEAD", help="the tree under test (default HEAD)")
+    p.add_argument(
+        "--with-uncommitted",
+        action="store_true",
+        help="include the work tree's uncommitted changes (the index is not touched)",
+    )
+
+
+def _register_authoring(actions: Any) -> None:
+    suggest = _action(
+        actions,
+        "suggest",
+        help="run one edit and print the failing set it gets as a ready [[control]] entry",
+        description="Runs the unmodified tree, then the edit (a control of the table by ID, "
+        "or --file/--find/--replace), and prints a TOML entry expecting exactly the tests "
+        "that failed (a residue entry when none did) on standard output. Exit 0 with an "
+        "entry, 1 when the edit gave no usable failing set, 3 when the unmodified tree fails.",
+    )
+    _table_args(suggest)
+    _tree_args(suggest)
+    suggest.add_argument("control_id", nargs="?", metavar="ID", help="a control of the table")
+    suggest.add_argument("--file", help="an edit of your own: the file")
+    suggest.add_argument("--find", help="text that occurs exactly once in --file")
+    suggest.add_argument("--replace", help="what replaces it")
+    suggest.add_argument("--id", dest="new_id", default="suggested", help="the new entry's id")
+    suggest.add_argument("--why", default="TODO: the defect this edit stands for")
+    suggest.add_argument("--full", action="store_true", help="run every test, cold")
+    suggest.set_defaults(handler=_suggest)
+    fix = _action(
+        actions,
+        "from-fix",
+        help="propose one control per source hunk of a fix (the hunk reverted)",
+        description="Prints one [[control]] entry per hunk the fix changed outside test "
+        "files, each reverting that hunk and expecting the test functions the fix added or "
+        "changed. Nothing runs. Exit 0 with proposals, 1 when the fix changed no source.",
+    )
+    _table_args(fix)
+    fix.add_argument("range", metavar="BASE..FIX")
+    fix.set_defaults(handler=_from_fix)
+    check = _action(
+        actions,
+        "validate",
+        help="check every anchor and expected test id without running the suite",
+        description="Exit 0 when every edit applies and every caught_by names a collected "
+        "test (pytest --collect-only), 2 listing each problem, 3 when the tests cannot be "
+        "collected.",
+    )
+    _table_args(check)
+    _tree_args(check)
+    options.reports(check)
+    check.set_defaults(handler=_validate)
+
+
+def _err(quiet: bool) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, no_color=quiet, soft_wrap=True)
+
+
+def _suggest(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import git
+    from fidelity.controls import authoring, gate
+    from fidelity.controls.table import Control, Edit
+    from fidelity.errors import UsageError
+
+    repo = git.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
+    table = gate.load(repo, args.controls, missing_ok=args.control_id is None)
+    if args.control_id:
+        control = gate.pick(table, [args.control_id])[0]
+    elif args.file and args.find is not None and args.replace is not None:
+        edit = Edit(args.file, find=args.find, replace=args.replace)
+        control = Control(args.new_id, args.why, (edit,), table.command, table.timeout_s)
+    else:
+        raise UsageError("name a control ID of the table, or give --file, --find and --replace")
+    found = authoring.suggest(
+        repo, table, control, args.rev, with_uncommitted=args.with_uncommitted, full=args.full
+    )
+    if found.entry:
+        console.print(found.entry, markup=False, highlight=False, end="", soft_wrap=True)
+    _err(args.quiet).print(found.summary(), markup=False)
+    return found.exit_code()
+
+
+def _from_fix(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import git
+    from fidelity.controls import authoring, gate
+
+    repo = git.toplevel(args.repo)
+    table = gate.load(repo, args.controls, missing_ok=True)
+    found = authoring.from_fix(repo, table, args.range)
+    if found.text:
+        console.print(found.text, markup=False, highlight=False, end="", soft_wrap=True)
+    _err(args.quiet).print(found.summary(), markup=False)
+    return found.exit_code()
+
+
+def _validate(args: argparse.Namespace, console: Console) -> int:
+    from fidelity import git
+    from fidelity.controls import authoring, gate
+
+    options.check_writable(args.json, args.markdown)
+    repo = git.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
+    table = gate.load(repo, args.controls)
+    found = authoring.validate(repo, table, args.rev, with_uncommitted=args.with_uncommitted)
+    data = {
+        "table": found.table,
+        "rev": found.rev,
+        "controls": found.controls,
+        "problems": list(found.problems),
+        "collected": found.collected,
+        "unchecked": found.unchecked or None,
+        "summary": found.summary(),
+        "exit_code": found.exit_code(),
+    }
+    options.write(args.json, json.dumps(data, indent=2) + "\n")
+    lines = [f"- {p}" for p in found.problems]
+    options.write(
+        args.markdown, "\n".join(["### control table", "", found.summary(), "", *lines]) + "\n"
+    )
+    if not options.to_stdout(args.json):
+        for problem in found.problems:
+            console.print(problem, markup=False, highlight=False, soft_wrap=True)
+        console.print(found.summary(), markup=False, highlight=False, soft_wrap=True)
+    return found.exit_code()
 
 
 def _runs_arg(p: argparse.ArgumentParser) -> None:
@@ -118,6 +258,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 
     options.check_writable(args.json, args.markdown, args.junit)
     repo = git.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls)
     with progress(console, args.quiet, "running controls") as advance:
         result = gate.run(
@@ -128,6 +269,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             jobs=args.jobs,
             only=args.only,
             in_diff=args.in_diff,
+            full=args.full,
             progress=advance,
         )
     if args.json:
@@ -144,6 +286,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 def _list(args: argparse.Namespace, console: Console) -> int:
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     from fidelity import git
     from fidelity.controls import gate
@@ -152,13 +295,13 @@ def _list(args: argparse.Namespace, console: Console) -> int:
     out = Table(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        title=f"{table.source} ({len(table.controls)} controls)",
+        title=Text(f"{table.source} ({len(table.controls)} controls)"),
     )
     for column in ("id", "files", "expectation", "why"):
         out.add_column(column, overflow="fold")
     for c in table.controls:
         expect = f"survives: {c.residue}" if c.survives else f"{c.match}: {', '.join(c.caught_by)}"
-        out.add_row(c.id, ", ".join(c.files), expect, c.why)
+        out.add_row(Text(c.id), Text(", ".join(c.files)), Text(expect), Text(c.why))
     console.print(out)
     return 0
 
@@ -170,6 +313,7 @@ def _negative(args: argparse.Namespace, console: Console) -> int:
 
     options.check_writable(args.json, args.markdown)
     repo = git.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls, missing_ok=True)
     report = negative.run(repo, table, args.source_from, args.tests_from, args.paths)
     title = (

@@ -113,10 +113,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, out)
         return code
     except KeyboardInterrupt as exc:
-        from fidelity import proc
+        from fidelity import proc, worktree
 
         proc.kill_all()
-        err.print("fidelity: interrupted; child processes killed and worktrees removed")
+        left = worktree.open_checkouts()
+        said = (
+            f"{len(left)} worktree(s) could not be removed ({', '.join(map(str, left))}); the "
+            "next fidelity run removes them"
+            if left
+            else "worktrees removed"
+        )
+        err.print(f"fidelity: interrupted; child processes killed; {said}", markup=False)
         run_dir = getattr(exc, "run_dir", None)
         if run_dir is not None:
             err.print(

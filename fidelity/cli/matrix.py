@@ -143,12 +143,14 @@ def _cases_path(given: str | None, repo: Path) -> str:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
+    from fidelity.cli import stale_worktrees
     from fidelity.cli.console import progress
     from fidelity.matrix import gate
 
     options.check_writable(args.json, args.markdown, args.junit)
 
     repo = git.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
     cases = _cases_path(args.cases, repo)
     with progress(console, args.quiet, "running cases") as advance:
         if args.baseline is None and args.resume is None:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from fidelity.cli import options
 from fidelity.cli.plain import PlainConsole
@@ -59,12 +60,12 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
         console.file.flush()
         return
     columns, rows = report.table()
-    if rows:
-        table = Table(title=title, title_justify="left")
+    if rows:  # test ids and paths are data, never markup (`test_x[/api/users]`)
+        table = Table(title=Text(title), title_justify="left")
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))
         console.print(table)
     else:
         console.print(f"{title}: no rows", markup=False)

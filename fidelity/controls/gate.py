@@ -1,40 +1,52 @@
-"""`fidelity controls run`: the unmodified tree first, then every control and the no-op.
+"""`fidelity controls run`: table checks, the unmodified tree, then every control and the no-op.
 
 The table is read from the checkout (the harness); the tree under test is a revision, or a
-temporary commit of the uncommitted work tree built without touching the index. Controls
-run in parallel, each in its own worktree; the no-op control runs last, so that state
-leaking from earlier controls shows up as a no-op that did not survive.
+temporary commit of the uncommitted work tree built without touching the index. First the
+table is checked against the tree (anchors, then expected test ids once the tests are
+collected): a mistake is a usage error before any control runs. The unmodified tree runs
+once per distinct command, tracing which code each test runs; each control then runs the
+tests that can tell it apart (`selection`), in a warm pytest where that is sound, in
+parallel lanes; the no-op control runs last, so that state leaking from earlier controls
+shows up as a no-op that did not survive. A control that times out is run once more, alone,
+before it is called a timeout.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity import config, git, workdir
-from fidelity.controls.runner import check_command, parallel, run_tree
+from fidelity.controls import anchors, diffsel, render, treenames
+from fidelity.controls.lane import Job, Lane, Lanes
+from fidelity.controls.runner import check_command, is_pytest
+from fidelity.controls.selection import Selection, Trace, parse_trace
+from fidelity.controls.selection import select as select_tests
 from fidelity.controls.table import Control, ControlTable, parse
 from fidelity.controls.verdict import (
     ControlResult,
     Report,
     RunStatus,
     TreeRun,
+    Verdict,
     combine,
     judge,
-    select_in_diff,
-    unknown_tests,
-    unviable,
 )
+from fidelity.controls.warm import pytest_args
 from fidelity.errors import UsageError
 
 Progress = Callable[[str, str, str], None]
 UNCOMMITTED = "uncommitted"
+UNMODIFIED_TIMEOUT_S = 3600.0
+TIMEOUT_FACTOR = 5.0
+TIMEOUT_PAD_S = 30.0
 
 
 def table_path(repo: Path, given: str | None) -> Path:
@@ -51,7 +63,8 @@ def load(repo: Path, given: str | None = None, *, missing_ok: bool = False) -> C
         return ControlTable(source="(defaults)", sha256="", controls=())
     if not path.is_file():
         raise UsageError(
-            f"no control table at {path}; write one (see DESIGN.md) or pass --controls"
+            f"no control table at {path}; write one (see README, Mutation controls) or pass "
+            "--controls"
         )
     table = parse(path.read_bytes(), str(path))
     for control in table.controls:
@@ -73,10 +86,8 @@ def tree_under_test(repo: Path, rev: str, with_uncommitted: bool) -> Iterator[st
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def select(
-    repo: Path, table: ControlTable, sha: str, only: Sequence[str], in_diff: str | None
-) -> tuple[Control, ...]:
-    """The controls --only and --in-diff leave; UsageError naming unknown ids."""
+def pick(table: ControlTable, only: Sequence[str]) -> tuple[Control, ...]:
+    """The controls --only leaves; UsageError naming unknown ids."""
     chosen = table.controls
     if only:
         known = {c.id for c in chosen}
@@ -86,43 +97,205 @@ def select(
                 f"unknown control id {', '.join(missing)}; known: {', '.join(sorted(known))}"
             )
         chosen = tuple(c for c in chosen if c.id in only)
+    return chosen
+
+
+def select(
+    repo: Path, table: ControlTable, sha: str, only: Sequence[str], in_diff: str | None
+) -> tuple[Control, ...]:
+    """The controls --only and --in-diff leave; UsageError naming unknown ids."""
+    chosen = pick(table, only)
     if in_diff is not None:
-        base = git.rev_parse(repo, in_diff)
-        chosen = select_in_diff(chosen, git.changed_files(repo, base, sha))
+        chosen = diffsel.select(repo, table, sha, in_diff, chosen).controls
     return chosen
 
 
 def log_dir(repo: Path, sha: str) -> Path:
-    """A fresh folder for one run's test logs, kept after the worktrees are gone."""
+    """A fresh run directory for one run's logs and report, kept after the worktrees go."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     return workdir.fresh(repo, "controls", f"{stamp}-{sha[:7]}")
 
 
-def _log(logs: Path, name: str) -> Path:
+def log_path(logs: Path, name: str) -> Path:
     """The log of one run; a leading `_` keeps built-in names apart from control ids."""
     return logs / f"{name}.log" if name[0].isalnum() else logs / f"_{name.strip('()')}.log"
 
 
-def _judged(
-    repo: Path, sha: str, control: Control, table: ControlTable, logs: Path
-) -> ControlResult:
-    return judge(control, run_tree(repo, sha, control, table, _log(logs, control.id)))
+def table_notes(repo: Path, table: ControlTable, with_uncommitted: bool) -> tuple[str, ...]:
+    """Said above the verdicts: a table with uncommitted changes used against a commit."""
+    try:
+        rel = Path(table.source).resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return ()
+    if with_uncommitted or not git.dirty_paths(repo, [rel]):
+        return ()
+    return (
+        f"{rel} has uncommitted changes: the table as it is in your work tree was judged "
+        "against the committed tree (pass --with-uncommitted to test the work tree too)",
+    )
 
 
-def _unmodified(
-    repo: Path, sha: str, table: ControlTable, chosen: Sequence[Control], jobs: int, logs: Path
-) -> TreeRun:
-    """The unmodified tree under the table's command and every other command a control uses."""
-    noop = table.noop()
-    commands = list(dict.fromkeys(c.command for c in (noop, *chosen)))
-    tasks: list[Callable[[], TreeRun]] = [
-        functools.partial(
-            run_tree, repo, sha, replace(noop, command=c), table, _log(logs, f"(unmodified-{i})")
+@dataclass(frozen=True, slots=True)
+class Unmodified:
+    """The unmodified tree under one command: its run, its trace, what it collected."""
+
+    command: tuple[str, ...]
+    run: TreeRun
+    trace: Trace | None
+    collected: tuple[str, ...] | None
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _unmodified_one(
+    lane: Lane, table: ControlTable, command: tuple[str, ...], expected: list[str], log: Path
+) -> Unmodified:
+    noop = replace(table.noop(), command=command)
+    files = {k: log.with_suffix(f".{k}.json") for k in ("trace", "expect", "collected")}
+    files["expect"].write_text(json.dumps(expected))
+    env = {f"FIDELITY_{k.upper()}": str(p) for k, p in files.items()}
+    timeout = table.timeout_s or UNMODIFIED_TIMEOUT_S
+    run = lane.run(Job(noop, log, timeout, env=env if is_pytest(command) else {}))
+    trace = _read_json(files["trace"])
+    collected = _read_json(files["collected"])
+    return Unmodified(
+        command,
+        run,
+        parse_trace(trace) if isinstance(trace, dict) else None,
+        tuple(collected) if isinstance(collected, list) else None,
+    )
+
+
+def unmodified(
+    lanes: Lanes, table: ControlTable, chosen: Sequence[Control], logs: Path
+) -> dict[tuple[str, ...], Unmodified]:
+    commands = list(dict.fromkeys((table.command, *(c.command for c in chosen))))
+    tasks: list[Callable[[Lane], Unmodified]] = []
+    for i, command in enumerate(commands, 1):
+        expected = list(
+            dict.fromkeys(t for c in chosen if c.command == command for t in c.caught_by)
         )
-        for i, c in enumerate(commands, 1)
-    ]
-    runs = parallel(tasks, jobs)
-    return combine([(" ".join(c), r) for c, r in zip(commands, runs, strict=True)])
+        log = log_path(logs, f"(unmodified-{i})")
+        tasks.append(
+            functools.partial(
+                _unmodified_one, table=table, command=command, expected=expected, log=log
+            )
+        )
+    found = lanes.map(tasks)
+    return {u.command: u for u in found}
+
+
+def _check_ids(
+    table: ControlTable, chosen: Sequence[Control], runs: Mapping[tuple[str, ...], Unmodified]
+) -> None:
+    problems = []
+    for command, u in runs.items():
+        known = u.collected if u.collected is not None else tuple(u.run.tests)
+        if u.collected is None and u.run.status is not RunStatus.PASSED:
+            continue  # nothing trustworthy to check against; the unsound run says why
+        mine = [c for c in chosen if c.command == command]
+        problems += anchors.id_problems(table, mine, known)
+    anchors.refuse(
+        problems, f"the control table {table.source} expects tests the tree under test lacks"
+    )
+
+
+def timeout_for(control: Control, unmodified: TreeRun) -> tuple[float, str]:
+    """The control's limit and how it was set."""
+    if control.timeout_s is not None:
+        return control.timeout_s, "timeout_s in the table"
+    limit = round(TIMEOUT_FACTOR * unmodified.duration_s + TIMEOUT_PAD_S, 1)
+    took = unmodified.duration_s
+    how = f"{TIMEOUT_FACTOR:g} x the unmodified tree's {took:.1f} s + {TIMEOUT_PAD_S:g} s"
+    return limit, how
+
+
+def originals(repo: Path, sha: str, controls: Sequence[Control]) -> dict[str, str | None]:
+    from fidelity.controls.lane import edited_files
+
+    found: dict[str, str | None] = {}
+    for c in controls:
+        for name in edited_files(c):
+            if name not in found:
+                data = git.show_file(repo, sha, name)
+                found[name] = data.decode("utf-8", errors="replace") if data is not None else None
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    control: Control
+    job: Job
+    how: str  # how the timeout was set
+
+
+def plans(
+    chosen: Sequence[Control],
+    runs: Mapping[tuple[str, ...], Unmodified],
+    originals: Mapping[str, str | None],
+    logs: Path,
+    full: bool,
+) -> list[Plan]:
+    found = []
+    for c in chosen:
+        u = runs[c.command]
+        limit, how = timeout_for(c, u.run)
+        selection = (
+            Selection(None, "all tests: --full")
+            if full
+            else select_tests(c, u.trace, originals)
+            if c.edits
+            else Selection(None, "all tests: the no-op control")
+        )
+        warm = not full and pytest_args(c.command) is not None
+        preload = u.trace.modules if u.trace is not None else ()
+        job = Job(
+            replace(c, timeout_s=limit),
+            log_path(logs, c.id),
+            limit,
+            selection,
+            warm=warm,
+            preload=preload,
+        )
+        found.append(Plan(c, job, how))
+    return found
+
+
+def _judged(plan: Plan, known: Sequence[str], lane: Lane) -> ControlResult:
+    run = lane.run(plan.job)
+    result = judge(plan.control, run, known)
+    selection = plan.job.selection
+    chosen = "" if selection is None else selection.why
+    detail = result.detail
+    if result.verdict is Verdict.TIMEOUT:
+        detail = f"{detail} (limit: {plan.how})"
+    return replace(
+        result,
+        detail=detail,
+        selection=chosen,
+        timeout_s=plan.job.timeout_s,
+        log=str(plan.job.log),
+    )
+
+
+def _recheck(lanes: Lanes, plan: Plan, first: ControlResult, known: Sequence[str]) -> ControlResult:
+    """A timeout is run once more, alone, before it is called one."""
+    again = lanes.map([functools.partial(_judged, plan, known)])[0]
+    if again.verdict is Verdict.TIMEOUT:
+        return replace(again, detail=f"timed out twice, the second time alone: {again.detail}")
+    return replace(
+        again,
+        detail=(
+            f"{again.detail + '; ' if again.detail else ''}the first run timed out at "
+            f"{plan.job.timeout_s:g} s while other controls ran; run again alone it finished "
+            f"in {again.duration_s:.1f} s"
+        ),
+    )
 
 
 def run(
@@ -134,34 +307,74 @@ def run(
     jobs: int = 1,
     only: Sequence[str] = (),
     in_diff: str | None = None,
+    full: bool = False,
     progress: Progress | None = None,
 ) -> Report:
     """Judge the selected controls; the report's exit code is the gate's."""
     with tree_under_test(repo, rev, with_uncommitted) as sha:
         shown = f"{rev}+{UNCOMMITTED}" if with_uncommitted else rev
-        chosen = select(repo, table, sha, only, in_diff)
-        if not chosen:  # nothing to judge: the gate says so rather than running the suite
-            skipped = TreeRun(RunStatus.UNVIABLE, detail="not run: no control selected")
-            return Report(shown, sha, table.source, skipped, None, (), 0)
-        noop = table.noop()
+        notes = table_notes(repo, table, with_uncommitted)
+        chosen = pick(table, only)
+        if in_diff is not None:
+            picked = diffsel.select(repo, table, sha, in_diff, chosen)
+            chosen = picked.controls
+            if not chosen:
+                skipped = TreeRun(RunStatus.UNVIABLE, detail="not run: nothing to judge")
+                return Report(shown, sha, table.source, skipped, None, (), 0, picked.skip, notes)
+            notes += picked.notes
+        check_edits(repo, sha, table, chosen, shown)
+        tree = tree_names(repo, sha)
         logs = log_dir(repo, sha)
-        baseline = _unmodified(repo, sha, table, chosen, jobs, logs)
-        if progress:
-            progress("unmodified", "tree", str(baseline.status))
-        if baseline.status is not RunStatus.PASSED:
-            return Report(shown, sha, table.source, baseline, None, (), len(chosen))
-        early = {}
-        for c in chosen:
-            unknown = unknown_tests(c, baseline.tests)
-            if unknown:
-                early[c.id] = unviable(
-                    c, f"expects tests the unmodified tree did not run: {', '.join(unknown)}"
-                )
-        runnable = [c for c in chosen if c.id not in early] + [noop]
-        tasks: list[Callable[[], ControlResult]] = [
-            functools.partial(_judged, repo, sha, c, table, logs) for c in runnable
-        ]
-        shown_done = (lambda r: progress("control", r.id, str(r.verdict))) if progress else None
-        done = {r.id: r for r in parallel(tasks, jobs, shown_done)}
-        results = tuple(early.get(c.id) or done[c.id] for c in chosen)
-        return Report(shown, sha, table.source, baseline, done[noop.id], results, len(chosen))
+        with Lanes(lambda: Lane(repo, sha, table, tree), jobs) as lanes:
+            report = _judge_all(lanes, repo, sha, table, chosen, logs, full, progress)
+        report = replace(report, rev=shown, notes=notes, guard=tree, logs=str(logs))
+        (logs / "report.json").write_text(json.dumps(render.to_json(report), indent=2) + "\n")
+        return report
+
+
+def check_edits(
+    repo: Path, sha: str, table: ControlTable, chosen: Sequence[Control], shown: str
+) -> None:
+    """UsageError, before anything runs, for every edit that does not apply at sha."""
+    scratch = Path(tempfile.mkdtemp(prefix="fidelity-anchors-"))
+    try:
+        problems = anchors.edit_problems(repo, sha, table, chosen, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    anchors.refuse(problems, f"the control table {table.source} does not match {shown}")
+
+
+def tree_names(repo: Path, sha: str) -> tuple[str, ...]:
+    """The import guard's default names: the tree's own top-level packages and modules."""
+    return treenames.top_level(
+        git.tree_files(repo, sha), git.show_file(repo, sha, "pyproject.toml")
+    )
+
+
+def _judge_all(
+    lanes: Lanes,
+    repo: Path,
+    sha: str,
+    table: ControlTable,
+    chosen: Sequence[Control],
+    logs: Path,
+    full: bool,
+    progress: Progress | None,
+) -> Report:
+    runs = unmodified(lanes, table, chosen, logs)
+    _check_ids(table, chosen, runs)
+    baseline = combine([(" ".join(u.command), u.run) for u in runs.values()])
+    if progress:
+        progress("unmodified", "tree", str(baseline.status))
+    if baseline.status is not RunStatus.PASSED:
+        return Report("", sha, table.source, baseline, None, (), len(chosen))
+    known = tuple(baseline.tests)
+    noop = table.noop()
+    planned = plans([*chosen, noop], runs, originals(repo, sha, chosen), logs, full)
+    shown = (lambda r: progress("control", r.id, str(r.verdict))) if progress else None
+    tasks = [functools.partial(_judged, p, known) for p in planned]
+    results = lanes.map(tasks, shown)
+    for i, (plan, result) in enumerate(zip(planned, results, strict=True)):
+        if result.verdict is Verdict.TIMEOUT:
+            results[i] = _recheck(lanes, plan, result, known)
+    return Report("", sha, table.source, baseline, results[-1], tuple(results[:-1]), len(chosen))

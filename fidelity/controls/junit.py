@@ -9,13 +9,13 @@ to one key, so an expected node id matches either. Collection errors are their o
 from __future__ import annotations
 
 import enum
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from fidelity.errors import UntrustedError
+from fidelity.plugins.fidelity_testids import canonical as canonical  # one key for all forms
 
 
 class Outcome(enum.StrEnum):
@@ -75,14 +75,6 @@ class JUnitError(UntrustedError):
     """A JUnit file that cannot be read: the run's evidence is untrusted (exit 3)."""
 
 
-def canonical(test_id: str) -> str:
-    """One key for a node id (`a/b.py::C::t[p]`) and for its JUnit form (`a.b.C::t[p]`)."""
-    path, bracket, params = test_id.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    return ".".join(names) + bracket + params
-
-
 def node_id(classname: str, name: str, file: str | None) -> str:
     """The node id when the file is known; `classname::name` otherwise."""
     if not classname:  # a collection error names the module in `name`
@@ -100,7 +92,8 @@ def _outcome(case: ET.Element) -> tuple[Outcome, str]:
         if child is not None:
             message = child.get("message", "") or (child.text or "").strip()[:200]
             if outcome is Outcome.ERROR and not case.get("classname"):
-                return Outcome.COLLECTION, message
+                lines = [x.strip() for x in (child.text or "").splitlines() if x.strip()]
+                return Outcome.COLLECTION, (lines[-1][:300] if lines else message)
             return outcome, message
     if case.find("skipped") is not None:
         return Outcome.SKIPPED, ""

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from fidelity import git
+from fidelity.controls import treenames
 from fidelity.controls.gate import log_dir
-from fidelity.controls.runner import parallel, run_tree
+from fidelity.controls.lane import parallel, run_tree
 from fidelity.controls.table import ControlTable
 from fidelity.controls.verdict import RunStatus, TreeRun, Verdict
 
@@ -99,8 +100,11 @@ def run(
             if not any(f == p or f.startswith(p + "/") for p in prefixes)
         )
         logs = log_dir(repo, new)
+        tree = treenames.top_level(
+            git.tree_files(repo, new), git.show_file(repo, new, "pyproject.toml")
+        )
         tasks = [
-            functools.partial(run_tree, repo, sha, noop, table, logs / f"_{name}.log")
+            functools.partial(run_tree, repo, sha, noop, table, logs / f"_{name}.log", tree)
             for name, sha in (("new", new), ("mixed", mixed_sha))
         ]
         new_run, mixed_run = parallel(tasks, 2)

@@ -1,7 +1,9 @@
 """Controls reports through an injected Console, and as JSON, Markdown and JUnit.
 
 An unsound harness or a leaking no-op is printed first and alone, so that it is never read
-as a pass. Every control shows its full failing subset; caught-differently shows both sets.
+as a pass. Every control shows its full failing subset, how many tests ran and why;
+caught-differently shows both sets. Test ids, control ids and every other piece of user
+data are printed as `Text`, never parsed as markup (`[/api/users]` is an id, not a tag).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ STYLE = {
     Verdict.TIMEOUT: "red",
     Verdict.CRASHED: "red",
 }
+NEVER_SHOWN = 10  # tests never seen to fail, listed on the terminal (all of them in JSON)
 
 
 def _tests(ids: tuple[str, ...]) -> str:
@@ -39,9 +42,25 @@ def detail(r: ControlResult) -> str:
     return r.detail
 
 
+def ran(r: ControlResult, total: int = 0) -> str:
+    """How many tests ran and where: `15 of 193, warm`."""
+    if not r.mode:
+        return "none"
+    of = f" of {total}" if total else ""
+    return f"{r.tests_run}{of}, {r.mode}"
+
+
+def why_ran(r: ControlResult) -> str:
+    """`15 of 193, warm: those that ran merge() of toolz/dicttoolz.py` (for JSON readers,
+    Markdown and the terminal's detail column)."""
+    return f"{ran(r)}: {r.selection}" if r.selection else ran(r)
+
+
 def trust_problem(report: Report) -> str:
     """Why the report cannot be trusted, or ''."""
     b = report.baseline
+    if report.skipped:
+        return ""
     if not report.selected:
         return "no control selected: nothing was judged"
     if not report.sound:
@@ -55,57 +74,90 @@ def trust_problem(report: Report) -> str:
     return ""
 
 
+def _counts(results: list[ControlResult]) -> str:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
+    return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+
+
 def summary(report: Report) -> str:
     code = report.exit_code()
-    problem = trust_problem(report)
+    if report.skipped:
+        return f"SKIPPED: {report.skipped} (exit 0)"
     if code == 3:
-        return f"UNTRUSTED: {problem} (exit 3)"
-    counts = ", ".join(f"{n} {v}" for v, n in sorted(report.by_verdict().items()))
+        return f"UNTRUSTED: {trust_problem(report)} (exit 3)"
+    n = len(report.results)
+    met = [r for r in report.results if r.met]
+    missed = [r for r in report.results if not r.met]
     if code == 0:
-        return f"HOLDS: all {len(report.results)} controls met their expectation: {counts} (exit 0)"
-    missed = sum(1 for r in report.results if not r.met)
-    return f"MISSED: {missed} of {len(report.results)} controls did not: {counts} (exit 1)"
+        return f"HOLDS: all {n} controls met their expectation ({_counts(met)}) (exit 0)"
+    also = f"; {len(met)} did ({_counts(met)})" if met else ""
+    return (
+        f"MISSED: {len(missed)} of {n} controls did not meet their expectation "
+        f"({_counts(missed)}){also} (exit 1)"
+    )
 
 
 def table(report: Report) -> Table:
+    total = len(report.baseline.tests)
     out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    out.add_column("control", overflow="fold", ratio=2)
+    out.add_column("control", no_wrap=True)
     out.add_column("verdict", no_wrap=True)
     out.add_column("failing subset", overflow="fold", ratio=4)
+    out.add_column("tests run", no_wrap=True)
     out.add_column("detail", overflow="fold", ratio=3)
     for r in report.results:
-        out.add_row(r.id, Text(str(r.verdict), STYLE[r.verdict]), _tests(r.failing), detail(r))
+        out.add_row(
+            Text(r.id),
+            Text(str(r.verdict), STYLE[r.verdict]),
+            Text(_tests(r.failing)),
+            Text(ran(r, total)),
+            Text(detail(r) or r.selection),
+        )
     return out
 
 
+def _plain(console: Console, text: str, style: str = "") -> None:
+    console.print(Text(text, style), soft_wrap=True)
+
+
 def report(console: Console, result: Report) -> None:
-    console.print(
-        f"controls at {result.sha[:10]} ({result.rev}); table {result.table}",
-        markup=False,
-        highlight=False,
-    )
+    _plain(console, f"controls at {result.sha[:10]} ({result.rev}); table {result.table}")
+    for note in result.notes:
+        _plain(console, f"note: {note}", "yellow")
     problem = trust_problem(result)
     if problem and result.results:  # above the table, so it is never read as a pass
-        console.print(Text(f"The evidence cannot be trusted: {problem}", "bold red"))
+        _plain(console, f"The evidence cannot be trusted: {problem}", "bold red")
     if result.results:
         console.print(table(result))
     if result.noop is not None:
         b, n = result.baseline, result.noop
-        console.print(
+        _plain(
+            console,
             f"unmodified tree: {b.status}, {len(b.tests)} tests in {b.duration_s:.2f} s; "
-            f"no-op control: {'survived' if n.verdict is Verdict.RESIDUE_HELD else n.verdict}",
-            markup=False,
-            highlight=False,
+            f"no-op control: {'survived' if n.verdict is Verdict.RESIDUE_HELD else n.verdict}; "
+            f"import guard: {', '.join(result.guard) or 'the table import_check only'}",
         )
-    for group in identical_subsets(result.results):
-        console.print(
-            Text(
-                f"! identical failing subsets, they do not discriminate: {', '.join(group)}",
+        never = result.never_failed()
+        if never:
+            shown = ", ".join(never[:NEVER_SHOWN]) + (" ..." if len(never) > NEVER_SHOWN else "")
+            _plain(
+                console,
+                f"{len(never)} of {len(b.tests)} tests were never seen to fail by these "
+                f"controls: {shown}",
                 "yellow",
             )
+    for group in identical_subsets(result.results):
+        _plain(
+            console,
+            f"! identical failing subsets, they do not discriminate: {', '.join(group)}",
+            "yellow",
         )
+    if result.logs:
+        _plain(console, f"logs and report.json: {result.logs}")
     style = {0: "bold green", 1: "bold red"}.get(result.exit_code(), "bold red")
-    console.print(Text(summary(result), style))
+    _plain(console, summary(result), style)
 
 
 def to_json(result: Report) -> dict[str, Any]:
@@ -113,6 +165,10 @@ def to_json(result: Report) -> dict[str, Any]:
         "rev": result.rev,
         "sha": result.sha,
         "table": result.table,
+        "skipped": result.skipped or None,
+        "notes": list(result.notes),
+        "import_guard": list(result.guard),
+        "logs": result.logs or None,
         "baseline": {
             **asdict(result.baseline),
             "failing": sorted(result.baseline.failing),
@@ -121,6 +177,7 @@ def to_json(result: Report) -> dict[str, Any]:
         "noop": asdict(result.noop) if result.noop else None,
         "controls": [asdict(r) for r in result.results],
         "identical_subsets": [list(g) for g in identical_subsets(result.results)],
+        "never_failed": list(result.never_failed()) if result.noop is not None else [],
         "summary": summary(result),
         "exit_code": result.exit_code(),
     }
@@ -132,14 +189,29 @@ def _cell(text: str) -> str:
 
 def to_markdown(result: Report) -> str:
     lines = ["### mutation controls", "", summary(result), ""]
+    lines += [f"> note: {_cell(n)}" for n in result.notes]
     if result.results:
-        lines += ["| control | verdict | failing subset | detail |", "|---|---|---|---|"]
         lines += [
-            f"| {_cell(r.id)} | {r.verdict} | {_cell(_tests(r.failing))} | {_cell(detail(r))} |"
+            "| control | verdict | failing subset | tests run | detail |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_cell(r.id)} | {r.verdict} | {_cell(_tests(r.failing))} | {_cell(why_ran(r))} "
+            f"| {_cell(detail(r))} |"
             for r in result.results
         ]
     for group in identical_subsets(result.results):
         lines += ["", f"Identical failing subsets (not discriminating): {', '.join(group)}"]
+    never = result.never_failed() if result.noop is not None else ()
+    if never:
+        lines += [
+            "",
+            f"<details><summary>{len(never)} tests never seen to fail by these controls</summary>",
+            "",
+            *(f"- `{t}`" for t in never),
+            "",
+            "</details>",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -147,6 +219,8 @@ def to_junit(result: Report) -> list[JUnitCase]:
     """One test case per control; an untrusted run is one erroring case, never a pass."""
     problem = trust_problem(result)
     cases = [JUnitCase("harness", "fidelity.controls", error=problem)] if problem else []
+    if result.skipped:
+        cases.append(JUnitCase("in-diff", "fidelity.controls", skipped=result.skipped))
     for r in result.results:
         why = f"{r.verdict}: {detail(r)}\nfailing: {', '.join(r.failing) or '-'}"
         broken = r.verdict in (Verdict.UNVIABLE, Verdict.TIMEOUT, Verdict.CRASHED)

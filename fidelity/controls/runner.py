@@ -1,43 +1,35 @@
-"""Run the test command in one control's tree: a fresh detached worktree, the edits, the run.
+"""How a control's test command is run: its argv, its environment, and why a run said nothing.
 
-Every test command starts through `proc` (timeout, process-group kill). For pytest the
-runner adds `--junitxml`, the `xunit1` family (its `file` attributes give node ids),
-and, when the table names modules to check, the import guard plugin with the env vars it
-reads. The plugin is a lone module in a folder of its own put on the test process's
-PYTHONPATH, so it loads in any interpreter with pytest, whether or not fidelity is installed
-there. The JUnit file lives beside the worktree and goes with it; the command's output goes
-to a log in the controls' run directory, which outlives the worktree.
+For pytest the runner appends `-o junit_family=xunit1` (its `file` attributes give node
+ids), `-p no:cacheprovider` (no `.pytest_cache` in the tree, no last-failed reordering),
+`-p fidelity_pytest_guard` and `-p fidelity_pytest_controls` (the import guard, and the
+plugin that traces, selects and lists tests), and `--junitxml=PATH` unless the command
+names `{junit}` itself. The plugins are lone modules in a folder put last on the test
+process's PYTHONPATH, so they load in any interpreter with pytest, whether or not fidelity
+is installed there. Lanes (`lane`) run these commands in worktrees.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
 
-from fidelity import proc, worktree
-from fidelity.controls import edit as controls_edit
-from fidelity.controls import junit as junit_read
-from fidelity.controls.table import Control, ControlTable
-from fidelity.controls.verdict import RunStatus, TreeRun, classify
+from fidelity import proc
+from fidelity.controls.table import ControlTable
 from fidelity.errors import UsageError
 from fidelity.placeholders import fill
 
 GUARD_PACKAGES_ENV = "FIDELITY_GUARD_PACKAGES"
+GUARD_TREE_ENV = "FIDELITY_GUARD_TREE"
 GUARD_ROOT_ENV = "FIDELITY_GUARD_ROOT"
 GUARD_MARK = "fidelity import guard"
+GUARD_EXIT = 4
 GUARD_PLUGIN = "fidelity_pytest_guard"
+CONTROLS_PLUGIN = "fidelity_pytest_controls"
 GUARD_DIR = Path(__file__).resolve().parent.parent / "plugins"
+APPENDED = ("-o", "junit_family=xunit1", "-p", "no:cacheprovider")
 _TAIL_BYTES = 64 * 1024
-
-# set on Ctrl-C: a worker that has not started its test command yet does not start it
-stop = threading.Event()
-T = TypeVar("T")
 
 
 def is_pytest(argv: Sequence[str]) -> bool:
@@ -79,33 +71,46 @@ def check_command(command: Sequence[str], import_check: Sequence[str], where: st
         raise UsageError(f"{where}: import_check needs a pytest command (the guard is a plugin)")
 
 
-def argv_for(command: Sequence[str], junit: Path, root: Path, guard: bool) -> list[str]:
+def argv_for(command: Sequence[str], junit: Path, root: Path) -> list[str]:
     places = {"junit": str(junit), "worktree": str(root)}
     argv = [fill(a, places) for a in command]
     if not is_pytest(command):
         return argv
-    argv += ["-o", "junit_family=xunit1", "-p", "no:cacheprovider"]
-    if guard:
-        argv += ["-p", GUARD_PLUGIN]
+    argv += [*APPENDED, "-p", GUARD_PLUGIN, "-p", CONTROLS_PLUGIN]
     if not any("{junit}" in a for a in command):
         argv.append(f"--junitxml={junit}")
     return argv
 
 
-def env_for(table: ControlTable, root: Path) -> dict[str, str]:
+def env_for(
+    table: ControlTable, root: Path, tree: Sequence[str], pytest: bool = True
+) -> dict[str, str]:
+    """The test process's environment: the caller's (less GIT_*), the table's `env`, and for
+    pytest the guard's settings and the plugins' folder last on PYTHONPATH."""
     env = proc.child_env()
     env.update({k: fill(v, {"worktree": str(root)}) for k, v in table.env.items()})
-    for key in (GUARD_PACKAGES_ENV, GUARD_ROOT_ENV):
+    for key in (GUARD_PACKAGES_ENV, GUARD_ROOT_ENV, GUARD_TREE_ENV):
         env.pop(key, None)
+    if not pytest:
+        return env
+    # our own throwaway worktrees: unchanged modules compile once per lane, not per control
+    # (edited and restored files lose their bytecode in `lane`)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env[GUARD_ROOT_ENV] = str(root)
+    env[GUARD_TREE_ENV] = ",".join(tree)
     if table.import_check:
         env[GUARD_PACKAGES_ENV] = ",".join(table.import_check)
-        env[GUARD_ROOT_ENV] = str(root)
-        # last, so that the table's own PYTHONPATH entries keep their precedence
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(GUARD_DIR)) if p)
+    # last, so that the table's own PYTHONPATH entries keep their precedence
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(GUARD_DIR)) if p)
     return env
 
 
-def _read_tail(log: Path) -> str:
+def with_extra(env: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    return {**env, **extra}
+
+
+def read_tail(log: Path) -> str:
+    """The last 64 KiB of a log, as text."""
     try:
         with log.open("rb") as f:
             f.seek(max(0, f.seek(0, os.SEEK_END) - _TAIL_BYTES))
@@ -114,13 +119,27 @@ def _read_tail(log: Path) -> str:
         return ""
 
 
-def explain(result: proc.ProcResult, argv: Sequence[str], output: str, log: Path | None) -> str:
+def _error_tail(lines: Sequence[str]) -> str:
+    """The line that says what went wrong (pytest's `E ...` or an `...Error: ...` line), with
+    the last line when that differs."""
+    last = lines[-1]
+    error = next(
+        (x for x in reversed(lines) if x.startswith("E ") or "Error" in x or "Exception" in x),
+        "",
+    )
+    text = error if error and error != last else ""
+    return f"{text[:300]} ... {last[:200]}" if text else last[:300]
+
+
+def explain(
+    status: proc.ProcStatus, error: str, argv: Sequence[str], output: str, log: Path | None
+) -> str:
     """One line saying why a run produced no usable report, and which log to read."""
     see = f"; log: {log}" if log is not None else ""
     program = argv[0] if argv else "?"
-    if result.status is proc.ProcStatus.NOT_FOUND:
+    if status is proc.ProcStatus.NOT_FOUND:
         return (
-            f"{program} could not be started ({result.error}); name an interpreter that "
+            f"{program} could not be started ({error}); name an interpreter that "
             f'exists in [controls] command, e.g. "{{python}}" for fidelity\'s own{see}'
         )
     lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -134,82 +153,6 @@ def explain(result: proc.ProcResult, argv: Sequence[str], output: str, log: Path
         )
     if GUARD_PLUGIN in output and "Error" in output:
         last = next((line for line in reversed(lines) if "Error" in line), lines[-1])
-        return f"pytest could not load fidelity's import guard plugin ({last}){see}"
-    last = lines[-1] if lines else (result.error or "no output")
-    return f"{last[:300]}{see}"
-
-
-def _read(junit: Path) -> junit_read.Suite | None:
-    if not junit.is_file():
-        return None
-    try:
-        return junit_read.read([junit])
-    except junit_read.JUnitError:
-        return None
-
-
-def run_in(root: Path, control: Control, table: ControlTable, log: Path | None = None) -> TreeRun:
-    """Apply the control's edits in root (our own worktree) and run its command once.
-
-    With a log path, stdout and stderr go there (and stay); else they are kept in memory.
-    """
-    why = controls_edit.apply(root, control.edits)
-    if why:
-        return TreeRun(RunStatus.UNVIABLE, detail=why)
-    if stop.is_set():
-        raise KeyboardInterrupt
-    junit = root.parent / "junit.xml"
-    argv = argv_for(control.command, junit, root, bool(table.import_check))
-    result = proc.run(
-        argv,
-        cwd=root,
-        env=env_for(table, root),
-        timeout_s=control.timeout_s,
-        stdout_path=log,
-        stderr_path=log,
-    )
-    output = (result.stdout + b"\n" + result.stderr).decode(errors="replace")
-    if log is not None:
-        output = _read_tail(log)
-    why = explain(result, argv, output, log)
-    run = classify(result.status, result.returncode, _read(junit), why)
-    return replace(run, duration_s=round(result.duration_s, 4))
-
-
-def run_tree(
-    repo: Path, sha: str, control: Control, table: ControlTable, log: Path | None = None
-) -> TreeRun:
-    """One control end to end in its own clean worktree; overhead is wall time minus the run."""
-    start = time.monotonic()
-    with worktree.detached(repo, sha, "control") as checkout:
-        run = run_in(checkout.path, control, table, log)
-    wall = time.monotonic() - start
-    return replace(run, overhead_s=round(max(wall - run.duration_s, 0.0), 4))
-
-
-def parallel(
-    tasks: Sequence[Callable[[], T]], jobs: int, done: Callable[[T], None] | None = None
-) -> list[T]:
-    """Run tasks in a pool, results in task order. On Ctrl-C (or any error) nothing new
-    starts, running test commands are killed, and every worker's worktree is removed before
-    the exception goes on."""
-    stop.clear()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures: list[Future[T]] = [pool.submit(task) for task in tasks]
-        try:
-            pending = set(futures)
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    value = future.result()
-                    if done is not None:
-                        done(value)
-        except BaseException:
-            stop.set()
-            for future in futures:
-                future.cancel()
-            while not all(f.done() for f in futures):
-                proc.kill_all()
-                wait(futures, timeout=0.2)
-            raise
-    return [f.result() for f in futures]
+        return f"pytest could not load fidelity's plugins ({last}){see}"
+    tail = _error_tail(lines) if lines else (error or "no output")
+    return f"{tail}{see}"

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fidelity import schema
 from fidelity.errors import UsageError
 
 DEFAULT_COMMAND = ("python", "-m", "pytest", "-q")
-DEFAULT_TIMEOUT_S = 600.0
 NOOP_ID = "(no-op)"
 
 
@@ -41,7 +41,7 @@ class Control:
     why: str
     edits: tuple[Edit, ...]
     command: tuple[str, ...]
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    timeout_s: float | None = None  # None: derived from the unmodified tree's time
     caught_by: tuple[str, ...] = ()
     match: Match = Match.EXACT
     survives: bool = False
@@ -59,8 +59,10 @@ class ControlTable:
     controls: tuple[Control, ...]
     command: tuple[str, ...] = DEFAULT_COMMAND
     import_check: tuple[str, ...] = ()
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    timeout_s: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    setup: tuple[tuple[str, ...], ...] = ()
+    lines: Mapping[str, int] = field(default_factory=dict)  # control id -> line of its entry
 
     def noop(self) -> Control:
         """The built-in control whose edit changes nothing: it must survive."""
@@ -101,7 +103,7 @@ def _locate(raw: Mapping[str, Any], path: Sequence[str | int], msg: str) -> str:
 def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
     seen: dict[str, int] = {}
-    for i, control in enumerate(raw["control"]):
+    for i, control in enumerate(raw.get("control", ())):
         if control["id"] in seen:
             first = seen[control["id"]] + 1
             problems.append(
@@ -120,26 +122,37 @@ def parse(data: bytes, source: str) -> ControlTable:
         _locate,
         _semantic_problems,
     )
-    return _build(raw, source, hashlib.sha256(data).hexdigest())
+    table = _build(raw, source, hashlib.sha256(data).hexdigest())
+    return replace(table, lines=entry_lines(data.decode("utf-8", errors="replace")))
+
+
+def entry_lines(text: str) -> dict[str, int]:
+    """control id -> the 1-based line of its `id = ...`, to locate problems as path:line."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"\s*id\s*=\s*[\"']([^\"']+)[\"']", line)
+        if m:
+            found.setdefault(m.group(1), number)
+    return found
 
 
 def _build(raw: Mapping[str, Any], source: str, sha: str) -> ControlTable:
     head = raw.get("controls", {})
     command = tuple(head.get("command", DEFAULT_COMMAND))
-    timeout = float(head.get("timeout_s", DEFAULT_TIMEOUT_S))
+    timeout = float(head["timeout_s"]) if "timeout_s" in head else None
     controls = tuple(
         Control(
             id=c["id"],
             why=c["why"],
             edits=tuple(Edit(**e) for e in c["edit"]),
             command=tuple(c.get("command", command)),
-            timeout_s=float(c.get("timeout_s", timeout)),
+            timeout_s=float(c["timeout_s"]) if "timeout_s" in c else timeout,
             caught_by=tuple(c.get("caught_by", ())),
             match=Match(c.get("match", "exact")),
             survives=bool(c.get("survives", False)),
             residue=c.get("residue", ""),
         )
-        for c in raw["control"]
+        for c in raw.get("control", ())
     )
     return ControlTable(
         source=source,
@@ -149,4 +162,5 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> ControlTable:
         import_check=tuple(head.get("import_check", ())),
         timeout_s=timeout,
         env=dict(head.get("env", {})),
+        setup=tuple(tuple(argv) for argv in head.get("setup", ())),
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from fidelity.controls.junit import Suite, canonical
 from fidelity.controls.table import Control, Match
+from fidelity.plugins import fidelity_testids as testids
 from fidelity.proc import ProcStatus
 
 
@@ -36,6 +37,7 @@ class TreeRun:
     duration_s: float = 0.0  # the test command itself
     exit_code: int | None = None
     overhead_s: float = 0.0  # worktree, edits and cleanup around it
+    mode: str = ""  # "warm" (forked pytest), "cold" (a fresh process) or "" (not run)
 
 
 def classify(
@@ -43,7 +45,7 @@ def classify(
 ) -> TreeRun:
     """Read a finished command and its JUnit report (None when it wrote none)."""
     if status is ProcStatus.TIMEOUT:
-        return TreeRun(RunStatus.TIMEOUT, detail="the test command timed out")
+        return TreeRun(RunStatus.TIMEOUT, detail=output_tail or "the test command timed out")
     if status is ProcStatus.CRASHED:
         return TreeRun(RunStatus.CRASHED, detail=f"killed by signal {-(returncode or 0)}")
     if status is ProcStatus.NOT_FOUND:
@@ -57,10 +59,13 @@ def classify(
     tests = frozenset(suite.results)
     if suite.collection_errors:
         names = ", ".join(sorted(suite.collection_errors))
+        first = suite.results[sorted(suite.collection_errors)[0]].message
         return TreeRun(
             RunStatus.UNVIABLE,
             tests=tests,
-            detail=f"collection error in {names}",
+            detail=f"collection error in {names}: {first}"
+            if first
+            else f"collection error in {names}",
             exit_code=returncode,
         )
     if suite.failing:
@@ -116,22 +121,34 @@ class ControlResult:
     duration_s: float = 0.0
     match: str = ""
     overhead_s: float = 0.0
+    tests_run: int = 0  # how many tests this control's run ran
+    selection: str = ""  # which tests ran, and why
+    mode: str = ""  # warm, cold, or "" when nothing had to run
+    timeout_s: float = 0.0
+    log: str = ""
 
     @property
     def met(self) -> bool:
         return self.verdict in MET
 
 
-def matches(expected: Iterable[str], failing: Iterable[str], match: Match) -> bool:
-    want = {canonical(t) for t in expected}
+def matches(
+    expected: Iterable[str], failing: Iterable[str], match: Match, known: Iterable[str] = ()
+) -> bool:
+    """Whether the failing set meets the expectation; a function id in expected stands for
+    all its parametrized cases among known (the unmodified tree's tests) and failing."""
     got = {canonical(t) for t in failing}
+    pool = (*known, *failing)
+    want = set()
+    for e, hits in testids.expand(expected, pool).items():
+        want |= {canonical(h) for h in hits} or {canonical(e)}
     return want == got if match is Match.EXACT else want <= got
 
 
 def unknown_tests(control: Control, known: Iterable[str]) -> tuple[str, ...]:
-    """Expected tests the unmodified tree did not run: such a control could never be caught."""
-    seen = {canonical(t) for t in known}
-    return tuple(t for t in control.caught_by if canonical(t) not in seen)
+    """Expected tests that name none of the known ones: such a control could never be caught."""
+    found = testids.expand(control.caught_by, known)
+    return tuple(t for t in control.caught_by if not found[t])
 
 
 _RUN_VERDICT = {
@@ -141,8 +158,9 @@ _RUN_VERDICT = {
 }
 
 
-def judge(control: Control, run: TreeRun) -> ControlResult:
-    """The verdict of one control's run against its expectation."""
+def judge(control: Control, run: TreeRun, known: Iterable[str] = ()) -> ControlResult:
+    """The verdict of one control's run against its expectation (known: the unmodified
+    tree's tests, which a parametrized function id in caught_by expands to)."""
     failing = tuple(sorted(run.failing))
 
     def result(verdict: Verdict, detail: str = "") -> ControlResult:
@@ -156,6 +174,9 @@ def judge(control: Control, run: TreeRun) -> ControlResult:
             run.duration_s,
             match,
             run.overhead_s,
+            len(run.tests),
+            mode=run.mode,
+            timeout_s=control.timeout_s or 0.0,
         )
 
     if run.status in _RUN_VERDICT:
@@ -166,7 +187,7 @@ def judge(control: Control, run: TreeRun) -> ControlResult:
         return result(Verdict.SURVIVED, "no test failed")
     if control.survives:
         return result(Verdict.RESIDUE_CLOSED, f"residue now caught; was: {control.residue}")
-    if matches(control.caught_by, failing, control.match):
+    if matches(control.caught_by, failing, control.match, known):
         return result(Verdict.CAUGHT)
     return result(Verdict.CAUGHT_DIFFERENTLY, f"expected ({control.match}) differs from failing")
 
@@ -204,6 +225,10 @@ class Report:
     noop: ControlResult | None
     results: tuple[ControlResult, ...]
     selected: int = 0
+    skipped: str = ""  # non-empty: nothing to judge, on purpose (--in-diff), and why
+    notes: tuple[str, ...] = ()  # said above the verdicts (an uncommitted table, the guard)
+    guard: tuple[str, ...] = ()  # top-level modules the import guard covered
+    logs: str = ""  # the run directory
 
     @property
     def sound(self) -> bool:
@@ -214,7 +239,9 @@ class Report:
         return self.noop is not None and self.noop.verdict is not Verdict.RESIDUE_HELD
 
     def exit_code(self) -> int:
-        """3 unsound or leaking or nothing judged; 1 when a control missed; else 0."""
+        """0 skipped on purpose; 3 unsound, leaking or nothing judged; 1 a control missed."""
+        if self.skipped:
+            return 0
         if not self.sound or self.leaks or self.noop is None or not self.results:
             return 3
         return 0 if all(r.met for r in self.results) else 1
@@ -224,3 +251,11 @@ class Report:
         for r in self.results:
             counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
         return counts
+
+    def never_failed(self) -> tuple[str, ...]:
+        """Tests of the unmodified tree that no control of this run has seen fail."""
+        seen: set[str] = set()
+        for r in self.results:
+            if r.verdict not in _RUN_VERDICT.values():
+                seen |= {canonical(t) for t in r.failing}
+        return tuple(sorted(t for t in self.baseline.tests if canonical(t) not in seen))

@@ -3,12 +3,15 @@
 The controls runner puts this file's folder on the test process's PYTHONPATH and adds
 ``-p fidelity_pytest_guard``, so it loads in whichever interpreter runs the tests, with or
 without fidelity installed there; it therefore imports only the standard library and
-pytest. Two env vars configure it: ``FIDELITY_GUARD_PACKAGES`` (comma-separated module
-names) and ``FIDELITY_GUARD_ROOT`` (the tree). On import it removes meta-path finders
-(editable installs) that would serve a checked package from elsewhere and forgets such
-modules if already imported; before collection and again after it, every checked module
-must resolve inside the root. A ``.pth`` path entry cannot be removed safely, so it fails
-the run instead.
+pytest. Three env vars configure it: ``FIDELITY_GUARD_ROOT`` (the tree),
+``FIDELITY_GUARD_TREE`` (the tree's own top-level packages and modules, found by fidelity
+from its files) and ``FIDELITY_GUARD_PACKAGES`` (the table's `import_check`, checked more
+strictly). On import it removes meta-path finders (editable installs) that would serve one
+of these names from elsewhere and forgets such modules if already imported. Every module of
+the tree's names that is imported, before collection, after it and at the end of the
+session, must come from inside the root; an `import_check` module, and a tree package whose
+finder was removed, must also resolve at all. A ``.pth`` path entry cannot be removed
+safely, so it fails the run instead.
 """
 
 from __future__ import annotations
@@ -22,14 +25,26 @@ from types import ModuleType
 import pytest
 
 PACKAGES_ENV = "FIDELITY_GUARD_PACKAGES"
+TREE_ENV = "FIDELITY_GUARD_TREE"
 ROOT_ENV = "FIDELITY_GUARD_ROOT"
 MARK = "fidelity import guard"
+EXIT = 4
 _STANDARD = (PathFinder, BuiltinImporter, FrozenImporter)
 
 
-def _names() -> list[str]:
-    raw = os.environ.get(PACKAGES_ENV, "")
+def _split(env: str) -> list[str]:
+    raw = os.environ.get(env, "")
     return [n.strip() for n in raw.split(",") if n.strip()]
+
+
+def _names() -> list[str]:
+    """Modules that must resolve inside the tree (import_check, and tree packages whose
+    editable-install finder was removed)."""
+    return list(dict.fromkeys([*_split(PACKAGES_ENV), *_REMOVED_NAMES]))
+
+
+def _tree() -> list[str]:
+    return list(dict.fromkeys([*_split(TREE_ENV), *_split(PACKAGES_ENV)]))
 
 
 def _root() -> str:
@@ -66,6 +81,10 @@ def _serves_elsewhere(finder: object, name: str, root: str) -> bool:
 
 def remove_shadowing_finders(names: list[str], root: str) -> list[str]:
     """Drop non-standard meta-path finders that serve a checked package from outside root."""
+    return [f"{finder} ({name})" for finder, name in _remove_finders(names, root)]
+
+
+def _remove_finders(names: list[str], root: str) -> list[tuple[str, str]]:
     removed = []
     for finder in list(sys.meta_path):
         if finder in _STANDARD or isinstance(finder, _STANDARD):
@@ -73,8 +92,21 @@ def remove_shadowing_finders(names: list[str], root: str) -> list[str]:
         hit = next((n for n in names if _serves_elsewhere(finder, n, root)), None)
         if hit is not None:
             sys.meta_path.remove(finder)
-            removed.append(f"{getattr(finder, '__name__', type(finder).__name__)} ({hit})")
+            removed.append((getattr(finder, "__name__", type(finder).__name__), hit))
     return removed
+
+
+def imported_outside(names: list[str], root: str) -> list[str]:
+    """Modules of the tree's names already imported from outside root."""
+    found = []
+    for key, module in list(sys.modules.items()):
+        if key.split(".")[0] in names and module is not None:
+            bad = _outside(_module_places(module), root)
+            if bad and bad != ["(no file)"]:
+                found.append(
+                    f"{key} was imported from {bad[0]}, outside the tree under test {root}"
+                )
+    return found
 
 
 def forget_outside(names: list[str], root: str) -> None:
@@ -116,30 +148,41 @@ def _fail(found: list[str]) -> None:
     pytest.exit(
         f"{MARK}: {lines}. The tests would run another checkout's code (an editable install?). "
         'Make the tree importable first, e.g. `pythonpath = ["src"]` in the pytest config.',
-        returncode=4,
+        returncode=EXIT,
     )
 
 
 _REMOVED: list[str] = []
-if _names():
-    _REMOVED = remove_shadowing_finders(_names(), _root())
-    forget_outside(_names(), _root())
+_REMOVED_NAMES: list[str] = []
+if _tree():
+    _pairs = _remove_finders(_tree(), _root())
+    _REMOVED = [f"{finder} ({name})" for finder, name in _pairs]
+    _REMOVED_NAMES = [name for _, name in _pairs]
+    forget_outside(_tree(), _root())
 
 
 def pytest_report_header() -> str | None:
-    if not _names():
+    if not _tree():
         return None
     removed = f"; removed finders: {', '.join(_REMOVED)}" if _REMOVED else ""
-    return f"{MARK}: {', '.join(_names())} must resolve inside {_root()}{removed}"
+    return f"fidelity: imports of {', '.join(_tree())} must come from inside {_root()}{removed}"
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    found = problems(_names(), _root(), final=False)
+    found = problems(_names(), _root(), final=False) + imported_outside(_tree(), _root())
     if found:
         _fail(found)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    found = problems(_names(), _root(), final=True)
+    found = problems(_names(), _root(), final=True) + imported_outside(_tree(), _root())
     if found:
         _fail(found)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test that imported a tree module from elsewhere while running makes the run fail."""
+    found = imported_outside(_tree(), _root())
+    if found:
+        sys.stderr.write(f"{MARK}: {'; '.join(found)}\n")
+        session.exitstatus = EXIT

@@ -1,0 +1,344 @@
+"""Lanes: one worktree per worker, reused control after control, each run in a verified-clean
+tree; and the pool that runs controls in lanes and cleans up on Ctrl-C.
+
+A control's edits are applied, its setup commands run, its tests run (in a warm pytest where
+that is sound, else in a fresh process), and then the edited files are written back. The
+tree must then be clean again (`git status`, caches aside), or it is reset and cleaned. A
+restored or edited Python file gets a later mtime and loses its cached bytecode, since a
+`.pyc` is trusted on mtime (seconds) and size, and an edit such as `a + b` -> `a - b`
+keeps the size. The built-in no-op control runs last, so state one control leaves behind
+shows up as a no-op that does not survive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypeVar
+
+from fidelity import git, proc, worktree
+from fidelity.controls import edit as controls_edit
+from fidelity.controls import junit as junit_read
+from fidelity.controls import runner, warm
+from fidelity.controls.selection import Selection, parse_patch
+from fidelity.controls.table import Control, ControlTable
+from fidelity.controls.verdict import RunStatus, TreeRun, classify
+from fidelity.placeholders import fill
+
+# set on Ctrl-C: a worker that has not started its test command yet does not start it
+stop = threading.Event()
+T = TypeVar("T")
+SELECT_ENV = "FIDELITY_SELECT"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One run of one control in a lane."""
+
+    control: Control
+    log: Path
+    timeout_s: float
+    selection: Selection | None = None  # None: every test
+    env: Mapping[str, str] = field(default_factory=dict)  # extra variables (trace, expect)
+    warm: bool = False  # fork a warm pytest when the command allows it
+    preload: tuple[str, ...] = ()
+
+
+def edited_files(control: Control) -> list[str]:
+    files = []
+    for e in control.edits:
+        if e.patch is None:
+            files.append(e.file)
+        else:
+            files += [f for pf in parse_patch(e.patch) for f in (pf.old, pf.new) if f]
+            files.append(e.file)
+    return list(dict.fromkeys(files))
+
+
+def _forget_bytecode(path: Path) -> None:
+    """A later mtime and no cached bytecode, so Python compiles what is on disk now."""
+    if path.suffix == ".py":
+        for pyc in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            pyc.unlink(missing_ok=True)
+    if path.exists():
+        stat = path.stat()
+        later = max(time.time_ns(), stat.st_mtime_ns) + 2_000_000_000
+        os.utime(path, ns=(later, later))
+
+
+class Lane:
+    """A worktree of sha, opened on first use, and the warm pytest that serves it."""
+
+    def __init__(self, repo: Path, sha: str, table: ControlTable, tree: Sequence[str]) -> None:
+        self.repo, self.sha, self.table, self.tree = repo, sha, table, tuple(tree)
+        self._stack = ExitStack()
+        self._root: Path | None = None
+        self._server: warm.Server | None = None
+        self._warm_failed = False
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            checkout = self._stack.enter_context(worktree.detached(self.repo, self.sha, "control"))
+            self._root = checkout.path
+        return self._root
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        self._stack.close()
+
+    def run(self, job: Job) -> TreeRun:
+        """The job's control in this lane's tree; overhead is wall time minus the test run."""
+        start = time.monotonic()
+        root = self.root
+        names = edited_files(job.control)
+        originals = {n: (root / n).read_bytes() if (root / n).is_file() else None for n in names}
+        try:
+            run = self._edited(job, root)
+        finally:
+            self._restore(root, originals)
+        wall = time.monotonic() - start
+        return replace(run, overhead_s=round(max(wall - run.duration_s, 0.0), 4))
+
+    def _edited(self, job: Job, root: Path) -> TreeRun:
+        why = controls_edit.apply(root, job.control.edits)
+        for name in edited_files(job.control):
+            _forget_bytecode(root / name)
+        if why:
+            return TreeRun(RunStatus.UNVIABLE, detail=why)
+        if stop.is_set():
+            raise KeyboardInterrupt
+        why = self._setup(root, job)
+        if why:
+            return TreeRun(RunStatus.UNVIABLE, detail=why)
+        if job.selection is not None and job.selection.ids == ():
+            return TreeRun(
+                RunStatus.PASSED,
+                detail="not run: no test ran the edited code in the unmodified tree",
+            )
+        return self._test(job, root)
+
+    def _restore(self, root: Path, originals: Mapping[str, bytes | None]) -> None:
+        for name, data in originals.items():
+            path = root / name
+            if data is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(data)
+            _forget_bytecode(path)
+        left = git.leftovers(root)
+        if left:
+            tracked = git.reset_worktree(root)
+            if tracked:  # a test rewrote a tracked file: its bytecode cannot be trusted
+                for cache in root.rglob("__pycache__"):
+                    shutil.rmtree(cache, ignore_errors=True)
+
+    def _setup(self, root: Path, job: Job) -> str:
+        """'' when every setup command of the table succeeded in this tree, else why not."""
+        if not self.table.setup:
+            return ""
+        log = job.log.with_suffix(".setup.log")
+        env = runner.env_for(self.table, root, self.tree, pytest=False)
+        for argv in self.table.setup:
+            filled = [fill(a, {"worktree": str(root)}) for a in argv]
+            result = proc.run(
+                filled, cwd=root, env=env, timeout_s=job.timeout_s, stdout_path=log, stderr_path=log
+            )
+            if result.status is not proc.ProcStatus.OK:
+                tail = runner.explain(
+                    result.status, result.error, filled, runner.read_tail(log), log
+                )
+                return f"setup command {' '.join(argv)!r} failed ({result.status}): {tail}"
+        return ""
+
+    def _test(self, job: Job, root: Path) -> TreeRun:
+        command = job.control.command
+        junit = root.parent / "junit.xml"
+        junit.unlink(missing_ok=True)
+        argv = runner.argv_for(command, junit, root)
+        pytest = runner.is_pytest(command)
+        extra = dict(job.env)
+        if job.selection is not None and job.selection.ids is not None:
+            chosen = root.parent / "select.json"
+            files = sorted({i.split("::")[0] for i in job.selection.ids})
+            chosen.write_text(json.dumps({"files": files, "ids": list(job.selection.ids)}))
+            extra[SELECT_ENV] = str(chosen)
+        env = runner.env_for(self.table, root, self.tree, pytest)
+        args = warm.pytest_args(argv) if job.warm and pytest else None
+        mode = "cold"
+        result = None
+        if args is not None:
+            server = self._warm_server(argv[0], root, env, job)
+            if server is not None:
+                result = server.run(args, extra, job.log, job.timeout_s)
+                mode = "warm"
+                if result.lost:
+                    self._server, result, mode = None, None, "cold"
+        if result is None:
+            cold = proc.run(
+                argv,
+                cwd=root,
+                env=runner.with_extra(env, extra),
+                timeout_s=job.timeout_s,
+                stdout_path=job.log,
+                stderr_path=job.log,
+            )
+            result = warm.WarmResult(cold.status, cold.returncode, cold.duration_s, cold.error)
+        return self._read(result, argv, junit, job, mode)
+
+    def _read(
+        self, result: warm.WarmResult, argv: Sequence[str], junit: Path, job: Job, mode: str
+    ) -> TreeRun:
+        output = runner.read_tail(job.log)
+        why = runner.explain(result.status, result.error, argv, output, job.log)
+        if result.status is proc.ProcStatus.TIMEOUT:
+            why = f"timed out after {job.timeout_s:g} s; log: {job.log}"
+        guard = result.returncode == runner.GUARD_EXIT and runner.GUARD_MARK in output
+        suite = None if guard else _read_junit(junit)
+        run = classify(result.status, result.returncode, suite, why)
+        if guard:
+            run = TreeRun(RunStatus.UNVIABLE, detail=why, exit_code=result.returncode)
+        return replace(run, duration_s=round(result.duration_s, 4), mode=mode)
+
+    def _warm_server(
+        self, python: str, root: Path, env: Mapping[str, str], job: Job
+    ) -> warm.Server | None:
+        if self._server is not None and self._server.alive:
+            return self._server
+        if self._warm_failed:
+            return None
+        log = job.log.parent / "_warm.log"
+        self._server = warm.Server.start(python, root, env, job.preload, log)
+        self._warm_failed = self._server is None
+        return self._server
+
+
+def _read_junit(junit: Path) -> junit_read.Suite | None:
+    if not junit.is_file():
+        return None
+    try:
+        return junit_read.read([junit])
+    except junit_read.JUnitError:
+        return None
+
+
+class Lanes:
+    """A pool of workers, each with its own lane, kept across several `map` calls."""
+
+    def __init__(self, make: Callable[[], Lane], jobs: int) -> None:
+        self._make = make
+        self._jobs = max(1, jobs)
+        self._local = threading.local()
+        self._lanes: list[Lane] = []
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=self._jobs)
+
+    def __enter__(self) -> Lanes:
+        stop.clear()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for lane in self._lanes:
+            lane.close()
+
+    def lane(self) -> Lane:
+        """This thread's lane (made on first use)."""
+        lane = getattr(self._local, "lane", None)
+        if lane is None:
+            lane = self._local.lane = self._make()
+            with self._lock:
+                self._lanes.append(lane)
+        return lane
+
+    def first(self) -> Lane:
+        """A lane for work done after the pool is idle (re-checks)."""
+        with self._lock:
+            if self._lanes:
+                return self._lanes[0]
+        return self.lane()
+
+    def _in_lane(self, task: Callable[[Lane], T]) -> T:
+        return task(self.lane())
+
+    def map(
+        self, tasks: Sequence[Callable[[Lane], T]], done: Callable[[T], None] | None = None
+    ) -> list[T]:
+        """Run tasks in lanes, results in task order. On Ctrl-C (or any error) nothing new
+        starts and running test commands are killed before the exception goes on."""
+        futures = [self._pool.submit(self._in_lane, t) for t in tasks]
+        try:
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    value = future.result()
+                    if done is not None:
+                        done(value)
+        except BaseException:
+            stop.set()
+            for future in futures:
+                future.cancel()
+            drain(futures)
+            raise
+        return [f.result() for f in futures]
+
+
+def drain(futures: Sequence[Future[T]]) -> None:
+    """Kill running test commands until every worker has finished.
+
+    The kills wait for `worktree.admin_idle`, so a worker's `git worktree add` or `remove`
+    is never killed half-way; a second Ctrl-C while this runs is absorbed, not obeyed, since
+    leaving now would leave worktrees behind.
+    """
+    while not all(f.done() for f in futures):
+        try:
+            with worktree.admin_idle():
+                proc.kill_all()
+            wait(futures, timeout=0.2)
+        except KeyboardInterrupt:
+            continue
+
+
+def run_tree(
+    repo: Path,
+    sha: str,
+    control: Control,
+    table: ControlTable,
+    log: Path,
+    tree: Sequence[str] = (),
+    timeout_s: float = 3600.0,
+) -> TreeRun:
+    """One control, every test, cold, in a worktree of its own (the negative control)."""
+    lane = Lane(repo, sha, table, tree)
+    try:
+        return lane.run(Job(control, log, control.timeout_s or timeout_s))
+    finally:
+        lane.close()
+
+
+def parallel(tasks: Sequence[Callable[[], T]], jobs: int) -> list[T]:
+    """Run tasks in a pool, results in task order, with the same Ctrl-C cleanup as `Lanes`
+    (each task makes and removes its own lane)."""
+    stop.clear()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(t) for t in tasks]
+        try:
+            wait(futures)
+            return [f.result() for f in futures]
+        except BaseException:
+            stop.set()
+            for future in futures:
+                future.cancel()
+            drain(futures)
+            raise

@@ -1,0 +1,290 @@
+"""Which tests can a control's edit change? The pure core of coverage-selected controls.
+
+The unmodified tree runs once with `fidelity_pytest_controls` tracing, per test, the
+functions of the tree it entered, the tree files it opened, and whether it started a
+process. An edit is then placed: the innermost function whose *body* holds every changed
+line (decorators, defaults and annotations run where the function is defined, so they count
+as the enclosing scope). The tests selected are those that entered that function, opened
+the edited file, or started a process, plus the control's `caught_by`. Everything else runs
+the full suite: an edit at module or class level, to a file that is not Python, that adds
+or removes a file, that does not parse, or whose function also ran outside any test
+(collection, hooks). An edit that moves later lines selects every test that entered any
+function of the file (line numbers show in tracebacks and warnings).
+
+Not seen, and so not guaranteed: state a test inherits from an earlier test (a cache filled
+by another test's call, a global set elsewhere), a file read by C code, code run in a
+process the tree starts that is not a test's (a test that starts one is always selected).
+`--full` runs every test.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fidelity.controls.table import Control, Edit
+from fidelity.plugins import fidelity_testids as testids
+
+
+@dataclass(frozen=True, slots=True)
+class TestTrace:
+    __test__ = False  # not a pytest test class
+
+    code: frozenset[str] = frozenset()
+    opened: frozenset[str] = frozenset()
+    spawned: bool = False
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """What the unmodified tree's tests ran, by pytest node id."""
+
+    tests: Mapping[str, TestTrace]
+    outside: TestTrace = TestTrace()
+    modules: tuple[str, ...] = ()
+
+
+def parse_trace(data: Mapping[str, Any]) -> Trace:
+    def one(raw: Mapping[str, Any]) -> TestTrace:
+        return TestTrace(
+            frozenset(raw.get("code", ())),
+            frozenset(raw.get("opened", ())),
+            bool(raw.get("spawned", False)),
+            float(raw.get("duration_s", 0.0)),
+        )
+
+    tests = {nodeid: one(raw) for nodeid, raw in data.get("tests", {}).items()}
+    return Trace(tests, one(data.get("outside", {})), tuple(data.get("modules", ())))
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The tests a control runs (None: all) and why, in words for the report."""
+
+    ids: tuple[str, ...] | None
+    why: str
+    reasons: Mapping[str, str] = field(default_factory=dict)  # test id -> why it was chosen
+
+    @property
+    def full(self) -> bool:
+        return self.ids is None
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where an edit lands in one file: the function key, or why it cannot be narrowed."""
+
+    file: str
+    key: str | None  # `path:line` of the function's code object
+    name: str = ""
+    moves_lines: bool = False
+    broad: str = ""  # non-empty: every test must run, and this says why
+
+
+def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The code object's co_firstlineno: the first decorator's line, if any."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def innermost(source: str, lines: Iterable[int]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function whose body holds every given line (1-based), or None."""
+    wanted = sorted(set(lines))
+    if not wanted:
+        return None
+    best = None
+    for node in _functions(ast.parse(source)):
+        body_start = node.body[0].lineno
+        end = node.end_lineno or node.lineno
+        inside = node.lineno < body_start <= wanted[0] and wanted[-1] <= end
+        if inside and (best is None or body_start >= best.body[0].lineno):
+            best = node
+    return best
+
+
+def find_lines(text: str, find: str, replace: str) -> tuple[list[int], bool]:
+    """The original lines a find/replace edit changes, and whether it moves later lines."""
+    offset = text.index(find)
+    first = text.count("\n", 0, offset) + 1
+    last = text.count("\n", 0, offset + max(len(find) - 1, 0)) + 1  # the line of its last char
+    return list(range(first, last + 1)), find.count("\n") != replace.count("\n")
+
+
+@dataclass(frozen=True, slots=True)
+class PatchFile:
+    old: str
+    new: str
+    lines: tuple[int, ...]  # old-side lines changed, and both neighbours of an insertion
+    moves_lines: bool
+
+
+def _hunk_lines(hunk: list[str], start: int) -> tuple[set[int], int]:
+    """Old-side lines a hunk changes. Added lines that replace removed ones count as those;
+    a pure insertion counts as both of its neighbours, since it may belong to either."""
+    touched: set[int] = set()
+    line, delta, replacing = start, 0, False
+    for text in hunk:
+        if text.startswith("-"):
+            touched.add(line)
+            line += 1
+            delta -= 1
+            replacing = True
+        elif text.startswith("+"):
+            if not replacing:
+                touched.update({max(line - 1, 1), line})
+            delta += 1
+        else:
+            line += 1
+            replacing = False
+    return touched, delta
+
+
+def parse_patch(patch: str) -> list[PatchFile]:
+    """Files a unified diff touches, with the old-side lines of each it changes."""
+    files: list[PatchFile] = []
+    old = new = ""
+    hunks: list[tuple[int, list[str]]] = []
+
+    def flush() -> None:
+        if old or new:
+            touched: set[int] = set()
+            delta = 0
+            for start, body in hunks:
+                lines, moved = _hunk_lines(body, start)
+                touched |= lines
+                delta += moved
+            files.append(PatchFile(old, new, tuple(sorted(touched)), delta != 0))
+
+    for text in patch.splitlines():
+        if text.startswith("--- "):
+            flush()
+            old, new, hunks = _path(text[4:]), "", []
+        elif text.startswith("+++ "):
+            new = _path(text[4:])
+        elif text.startswith("@@"):
+            first, _, count = text.split()[1].lstrip("-").partition(",")
+            start = int(first or 0)
+            hunks.append((start + 1 if count == "0" else start, []))  # -8,0: after line 8
+        elif hunks:
+            hunks[-1][1].append(text)
+    flush()
+    return files
+
+
+def _path(header: str) -> str:
+    name = header.split("\t")[0].strip()
+    if name == "/dev/null":
+        return ""
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def place(file: str, original: str | None, lines: Sequence[int], moves_lines: bool) -> Place:
+    """Where changed lines of one file land."""
+    if original is None:
+        return Place(file, None, broad=f"the edit adds or removes {file}")
+    if not file.endswith(".py"):
+        return Place(file, None, moves_lines=moves_lines)
+    try:
+        node = innermost(original, lines)
+    except SyntaxError:
+        return Place(file, None, broad=f"{file} does not parse")
+    if node is None:
+        return Place(file, None, broad=f"the edit to {file} is at module or class level")
+    return Place(file, f"{file}:{_first_line(node)}", node.name, moves_lines)
+
+
+def places(edits: Sequence[Edit], originals: Mapping[str, str | None]) -> list[Place]:
+    """Every place a control's edits land (originals: file -> text at the tree, None if absent)."""
+    found = []
+    for edit in edits:
+        if edit.patch is None:
+            text = originals.get(edit.file)
+            if text is None or (edit.find or "") not in text:
+                found.append(Place(edit.file, None, broad=f"{edit.file}: the edit does not apply"))
+                continue
+            lines, moves = find_lines(text, edit.find or "", edit.replace or "")
+            found.append(place(edit.file, text, lines, moves))
+            continue
+        for pf in parse_patch(edit.patch):
+            if not pf.old or not pf.new or pf.old != pf.new:
+                found.append(
+                    Place(pf.new or pf.old, None, broad="the patch adds, removes or renames a file")
+                )
+                continue
+            found.append(place(pf.old, originals.get(pf.old), pf.lines, pf.moves_lines))
+    return found
+
+
+def select(control: Control, trace: Trace | None, originals: Mapping[str, str | None]) -> Selection:
+    """The tests that can tell this control's tree from the unmodified one."""
+    if trace is None or not trace.tests:
+        return Selection(None, "all tests: no trace of the unmodified tree")
+    found = places(control.edits, originals)
+    if not found:
+        return Selection(None, "all tests: the control edits nothing")
+    reasons: dict[str, str] = {}
+    for p in found:
+        why = _broad(p, trace)
+        if why:
+            return Selection(None, f"all tests: {why}")
+        for nodeid, t in trace.tests.items():
+            hit = _hit(p, t)
+            if hit:
+                reasons.setdefault(nodeid, hit)
+    for expected, hits in testids.expand(control.caught_by, trace.tests).items():
+        for nodeid in hits:
+            reasons.setdefault(nodeid, f"expected by caught_by ({expected})")
+    ids = tuple(n for n in trace.tests if n in reasons)
+    if len(ids) == len(trace.tests):
+        return Selection(None, "all tests: every test ran the edited code", reasons)
+    where = ", ".join(sorted({_where(p) for p in found}))
+    return Selection(
+        ids, f"{len(ids)} of {len(trace.tests)} tests: those that ran {where}", reasons
+    )
+
+
+def _where(p: Place) -> str:
+    if p.key is None:
+        return f"or opened {p.file}"
+    return (
+        f"any function of {p.file}"
+        if p.moves_lines
+        else f"{p.file}:{p.key.split(':')[1]} {p.name}()"
+    )
+
+
+def _broad(p: Place, trace: Trace) -> str:
+    if p.broad:
+        return p.broad
+    if p.file in trace.outside.opened:
+        return f"{p.file} is read outside any test"
+    if p.key is not None and p.key in trace.outside.code:
+        return f"{p.name}() in {p.file} also runs outside any test (collection or a hook)"
+    if p.moves_lines and any(
+        k.startswith(p.file + ":") and not k.endswith(":0") for k in trace.outside.code
+    ):
+        return f"the edit moves lines of {p.file}, whose functions also run outside any test"
+    return ""
+
+
+def _hit(p: Place, t: TestTrace) -> str:
+    if t.spawned:
+        return "starts a process (not traced)"
+    if p.file in t.opened:
+        return f"opened {p.file}"
+    if p.key is None:
+        return ""
+    if p.moves_lines:
+        prefix = p.file + ":"
+        return (
+            f"ran code of {p.file}"
+            if any(k.startswith(prefix) and not k.endswith(":0") for k in t.code)
+            else ""
+        )
+    return f"ran {p.name}() of {p.file}" if p.key in t.code else ""

@@ -1,0 +1,292 @@
+"""pytest plugin for mutation controls: which code each test runs, and which tests to run.
+
+Loaded like the import guard (``-p fidelity_pytest_controls`` with this folder on
+PYTHONPATH), so it imports only the standard library and pytest. Each part is switched on
+by an environment variable naming a file:
+
+- ``FIDELITY_COLLECTED`` (written): the node ids collected, in order.
+- ``FIDELITY_EXPECT`` (read): test ids a control table expects; when one names no collected
+  test, the run stops after collection (exit 4), before any test runs.
+- ``FIDELITY_TRACE`` (written): per test, the functions of the tree it ran (``path:line`` of
+  each code object, ``path:0`` for a module body), the tree files it opened, and whether it
+  started a process (a fixture's setup counts for every test that uses the fixture, not only
+  the first); what ran outside every test (collection, hooks); and the modules imported from
+  outside the tree (what a warm interpreter may import ahead). `sys.settrace` sees only the calling
+  thread and threads started after it; processes a test starts are not traced, so such a
+  test is marked and always selected.
+- ``FIDELITY_SELECT`` (read): ``{"files": [...], "ids": [...]}``: test files outside the list
+  are not collected, and collected tests outside the list are deselected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import fidelity_testids
+import pytest
+
+COLLECTED_ENV = "FIDELITY_COLLECTED"
+EXPECT_ENV = "FIDELITY_EXPECT"
+TRACE_ENV = "FIDELITY_TRACE"
+SELECT_ENV = "FIDELITY_SELECT"
+ROOT_ENV = "FIDELITY_GUARD_ROOT"
+UNKNOWN_EXIT = 4
+_SPAWN = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+)
+
+
+def _root() -> str:
+    return os.path.realpath(os.environ.get(ROOT_ENV, "") or os.getcwd())
+
+
+def _write(env: str, data: object) -> None:
+    path = os.environ.get(env)
+    if path:
+        Path(path).write_text(json.dumps(data), encoding="utf-8")
+
+
+def _read(env: str) -> Any:
+    path = os.environ.get(env)
+    return json.loads(Path(path).read_text(encoding="utf-8")) if path else None
+
+
+class Seen:
+    """What one test (or one fixture's setup, or everything outside tests) touched."""
+
+    __slots__ = ("code", "opened", "spawned")
+
+    def __init__(self) -> None:
+        self.code: set[tuple[str, int]] = set()  # (path in the tree, first line)
+        self.opened: set[str] = set()
+        self.spawned = False
+
+    def merge(self, other: Seen) -> None:
+        self.code |= other.code
+        self.opened |= other.opened
+        self.spawned = self.spawned or other.spawned
+
+
+class Tracer:
+    """Functions of the tree entered, attributed to whatever is current."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.prefix = root + os.sep
+        self.inside: dict[object, str] = {}  # a module's __file__ -> its path in the tree, or ''
+        self.outside = Seen()
+        self.current = self.outside
+        self.tests: dict[str, Seen] = {}
+        self.fixtures: dict[int, Seen] = {}
+        self.durations: dict[str, float] = {}
+        self.active = False
+
+    def _relative(self, name: str) -> str | None:
+        if not name or name.startswith("<"):  # <frozen os>, <string>: no file of the tree
+            return None
+        real = os.path.realpath(name)  # a relative name is relative to the working directory
+        return real[len(self.prefix) :] if real.startswith(self.prefix) else None
+
+    def make_trace(self) -> Callable[[FrameType, str, object], None]:
+        """The trace function: kept small, since it runs on every call in the process.
+
+        It reads the frame's globals and line, not its code object: `frame.f_code` raises an
+        audit event, which would run the audit hook on every call. At a call event the line
+        is the code object's first line (a decorator's, if any); a generator resumed later
+        reports its resume line instead, which names no function (the test that first ran
+        it is the one that counts)."""
+        inside = self.inside
+        relative = self._relative
+        tracer = self
+
+        def trace(frame: FrameType, event: str, arg: object) -> None:
+            file = frame.f_globals.get("__file__")
+            rel = inside.get(file)
+            if rel is None:
+                rel = inside[file] = (relative(file) if isinstance(file, str) else None) or ""
+            if rel:
+                tracer.current.code.add((rel, frame.f_lineno))
+
+        return trace
+
+    def audit(self, event: str, args: tuple[object, ...]) -> None:
+        if not self.active:
+            return
+        if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
+            if _importing(sys._getframe(1)):
+                return  # the import system reading source to compile it is not a data read
+            raw = os.fsdecode(args[0])  # type: ignore[arg-type]
+            rel = self._relative(raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw))
+            if rel is not None:
+                self.current.opened.add(rel)
+        elif event in _SPAWN:
+            self.current.spawned = True
+
+    def start(self) -> None:
+        self.active = True
+        sys.addaudithook(self.audit)
+        trace = self.make_trace()
+        threading.settrace(trace)  # type: ignore[arg-type]
+        sys.settrace(trace)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type]
+        self.active = False
+
+    def keys(self, codes: set[tuple[str, int]]) -> list[str]:
+        return sorted({f"{rel}:{line}" for rel, line in codes})
+
+    def report(self, modules: list[str]) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "tests": {
+                nodeid: {
+                    "code": self.keys(seen.code),
+                    "opened": sorted(seen.opened),
+                    "spawned": seen.spawned,
+                    "duration_s": round(self.durations.get(nodeid, 0.0), 6),
+                }
+                for nodeid, seen in self.tests.items()
+            },
+            "outside": {
+                "code": self.keys(self.outside.code),
+                "opened": sorted(self.outside.opened),
+                "spawned": self.outside.spawned,
+            },
+            "modules": modules,
+        }
+
+
+_IMPORT_FILES = ("<frozen importlib._bootstrap", f"{os.sep}_pytest{os.sep}assertion{os.sep}")
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether the code that opened a file is the import system (or pytest's rewriting
+    importer) loading a module, found from the nearest frames."""
+    for _ in range(4):
+        if frame is None:
+            return False
+        if frame.f_code.co_filename.startswith(_IMPORT_FILES[0]) or _IMPORT_FILES[1] in (
+            frame.f_code.co_filename
+        ):
+            return True
+        frame = frame.f_back
+    return False
+
+
+_TRACER = Tracer(_root()) if os.environ.get(TRACE_ENV) else None
+if _TRACER is not None:  # from plugin import on: conftest modules and collection count too
+    _TRACER.start()
+
+
+def _foreign_modules(root: str) -> list[str]:
+    """Top-level modules imported only from outside the tree, in import order."""
+    prefix = root + os.sep
+    tree = {n for n in os.environ.get("FIDELITY_GUARD_TREE", "").split(",") if n}
+    inside: set[str] = set(tree)
+    found: dict[str, None] = {}
+    for name, module in list(sys.modules.items()):
+        top = name.partition(".")[0]
+        file = getattr(module, "__file__", None)
+        places = [file] if file else list(getattr(module, "__path__", None) or [])
+        if any(os.path.realpath(p).startswith(prefix) for p in places):
+            inside.add(top)
+        found[top] = None
+    return [
+        n for n in found if n not in inside and not n.startswith("fidelity_") and n != "__main__"
+    ]
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_fixture_setup(fixturedef: Any, request: Any) -> Iterator[None]:
+    if _TRACER is None:
+        yield
+        return
+    outer, own = _TRACER.current, Seen()
+    _TRACER.current = own
+    try:
+        yield
+    finally:
+        _TRACER.current = outer
+        outer.merge(own)
+        _TRACER.fixtures.setdefault(id(fixturedef), Seen()).merge(own)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: object) -> Iterator[None]:
+    if _TRACER is None:
+        yield
+        return
+    seen = Seen()
+    _TRACER.current = seen
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        _TRACER.durations[item.nodeid] = time.perf_counter() - start
+        _TRACER.current = _TRACER.outside
+        info = getattr(item, "_fixtureinfo", None)
+        for defs in getattr(info, "name2fixturedefs", {}).values():
+            for fixturedef in defs:
+                fixture = _TRACER.fixtures.get(id(fixturedef))
+                if fixture is not None:
+                    seen.merge(fixture)
+        _TRACER.tests[item.nodeid] = seen
+
+
+_SELECT = _read(SELECT_ENV)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Skip test files that hold no selected test (their modules are not even imported)."""
+    if _SELECT is None or collection_path.suffix != ".py" or collection_path.name == "conftest.py":
+        return None
+    try:
+        rel = collection_path.resolve().relative_to(Path(config.rootpath).resolve()).as_posix()
+    except ValueError:
+        return None
+    return None if rel in _SELECT["files"] else True
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if _SELECT is None:
+        return
+    wanted = set(_SELECT["ids"])
+    keep = [i for i in items if i.nodeid in wanted]
+    dropped = [i for i in items if i.nodeid not in wanted]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    ids = [item.nodeid for item in session.items]
+    _write(COLLECTED_ENV, ids)
+    expected = _read(EXPECT_ENV)
+    if expected:
+        found = fidelity_testids.expand(expected, ids)
+        unknown = [e for e, hits in found.items() if not hits]
+        if unknown:
+            pytest.exit(
+                f"fidelity: the control table expects tests that were not collected: "
+                f"{', '.join(unknown)}",
+                returncode=UNKNOWN_EXIT,
+            )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _TRACER is not None and _TRACER.active:
+        _TRACER.stop()
+        _write(TRACE_ENV, _TRACER.report(_foreign_modules(_TRACER.root)))

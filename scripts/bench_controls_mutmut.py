@@ -1,0 +1,235 @@
+"""CPU per mutation control (fidelity) against CPU per mutant (mutmut), same library, same run.
+
+The library is toolz 1.2.0 (pure Python, 193 tests, parametrized and class-based), from its
+sdist on PyPI, in a git repository of its own; one venv holds pytest, toolz itself (so its
+version test passes) and mutmut 3.8.1, which is installed here for this benchmark only and is
+no dependency of fidelity. fidelity runs ten one-edit controls whose expectations it writes
+itself first (`controls suggest`, not timed), then judges them three ways, each timed as the
+CPU (user + system) of the whole command and every process it waited for:
+
+- default: the tests that ran the edited function, in a warm forked pytest;
+- `--full`: every test in a fresh interpreter per control (what fidelity did before);
+- one control alone, to split the fixed cost (table checks, the traced unmodified run,
+  worktree, warm start) from the cost per control.
+
+mutmut runs every mutant of the two modules most controls edit (`dicttoolz.py`,
+`itertoolz.py`) with one child (`--max-children 1`, like `--jobs 1`). Its figure per mutant
+is its total CPU over its mutant count: its fixed cost (stats run, mutant generation) is
+spread over hundreds of mutants, fidelity's over ten controls, so the marginal figure is the
+like-for-like one. Usage: python scripts/bench_controls_mutmut.py [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+SDIST = "toolz==1.2.0"
+MUTMUT = "mutmut==3.8.1"
+EDITS = [
+    (
+        "merge-drops",
+        "toolz/dicttoolz.py",
+        "    for d in dicts:\n        rv.update(d)",
+        "    for d in dicts[:1]:\n        rv.update(d)",
+    ),
+    ("keyfilter-inverted", "toolz/dicttoolz.py", "if predicate(k):", "if not predicate(k):"),
+    ("assoc-forgets", "toolz/dicttoolz.py", "    d2[key] = value\n", ""),
+    (
+        "get-in-never-raises",
+        "toolz/dicttoolz.py",
+        "        if no_default:\n            raise\n        return default",
+        "        return default",
+    ),
+    (
+        "unique-inverted",
+        "toolz/itertoolz.py",
+        "            if item not in seen:",
+        "            if item in seen:",
+    ),
+    (
+        "first-defaults",
+        "toolz/itertoolz.py",
+        "return next(iter(seq))",
+        "return next(iter(seq), None)",
+    ),
+    ("nth-off-by-one", "toolz/itertoolz.py", "        return seq[n]", "        return seq[n - 1]"),
+    ("frequencies-double", "toolz/itertoolz.py", "        d[item] += 1", "        d[item] += 2"),
+    (
+        "count-lazy-plus-one",
+        "toolz/itertoolz.py",
+        "    return sum(1 for i in seq)",
+        "    return sum(1 for i in seq) + 1",
+    ),
+    ("do-skips-func", "toolz/functoolz.py", "    func(x)\n    return x\n", "    return x\n"),
+]
+ENV = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@b.invalid",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@b.invalid",
+}
+
+
+def sh(
+    argv: list[str], cwd: Path | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(argv, cwd=cwd, env=ENV, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise SystemExit(f"{argv} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def cpu_of(argv: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """(CPU seconds of the command and everything it waited for, wall seconds, result)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    result = sh(argv, cwd, check=False)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, result
+
+
+def prepare(work: Path) -> tuple[Path, Path]:
+    venv = work / "venv"
+    sh([sys.executable, "-m", "venv", str(venv)])
+    python = venv / "bin" / "python"
+    sdists = work / "sdist"
+    sh(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "-d",
+            str(sdists),
+            SDIST,
+        ]
+    )
+    archive = next(sdists.glob("toolz-*.tar.gz"))
+    sh([str(python), "-m", "pip", "install", "-q", "pytest", MUTMUT, str(archive)])
+    with tarfile.open(archive) as tar:
+        tar.extractall(work, filter="data")
+    repo = work / "toolz-1.2.0"
+    shutil.rmtree(repo / "toolz.egg-info", ignore_errors=True)
+    sh(["git", "init", "-q"], repo)
+    (repo / ".gitignore").write_text("__pycache__/\n.fidelity/\nmutants/\n")
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:randomly"]
+    (repo / "cases").mkdir()
+    table = repo / "cases" / "controls.toml"
+    table.write_text(f"[controls]\ncommand = {json.dumps(command)}\n\n")
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "toolz 1.2.0 sdist"], repo)
+    return repo, python
+
+
+def write_controls(repo: Path) -> None:
+    """Each control's expectation, observed by fidelity itself (not timed)."""
+    entries = []
+    for cid, file, find, replace in EDITS:
+        out = sh(
+            [
+                "fidelity",
+                "-q",
+                "controls",
+                "suggest",
+                "--file",
+                file,
+                "--find",
+                find,
+                "--replace",
+                replace,
+                "--id",
+                cid,
+                "--why",
+                f"{cid} must be caught",
+            ],
+            repo,
+        )
+        entries.append(out.stdout)
+    table = repo / "cases" / "controls.toml"
+    table.write_text(table.read_text() + "\n".join(entries))
+    sh(["git", "commit", "-q", "-am", "ten controls"], repo)
+
+
+def mutmut(repo: Path, python: Path) -> tuple[float, float, int]:
+    config = (
+        "\n[mutmut]\nsource_paths = toolz\n"
+        "only_mutate = toolz/dicttoolz.py\n    toolz/itertoolz.py\n"
+        "pytest_add_cli_args_test_selection = toolz/tests\n"
+    )
+    setup = repo / "setup.cfg"
+    setup.write_text(setup.read_text() + config)
+    cpu, wall, result = cpu_of([str(python.parent / "mutmut"), "run", "--max-children", "1"], repo)
+    results = sh([str(python.parent / "mutmut"), "results", "--all", "true"], repo, check=False)
+    mutants = sum(1 for line in results.stdout.splitlines() if ": " in line)
+    if result.returncode != 0 or not mutants:
+        raise SystemExit(f"mutmut failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
+    return cpu, wall, mutants
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir)")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-mutmut-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        repo, python = prepare(work)
+        write_controls(repo)
+        runs = {}
+        for name, extra in (
+            ("selected", []),
+            ("full", ["--full"]),
+            ("one", ["--only", EDITS[0][0]]),
+        ):
+            cpu, wall, result = cpu_of(
+                ["fidelity", "-q", "controls", "run", "--jobs", "1", *extra], repo
+            )
+            if result.returncode != 0:
+                tail = result.stdout[-3000:]
+                raise SystemExit(
+                    f"fidelity controls run {extra} exited {result.returncode}:\n{tail}"
+                )
+            runs[name] = (cpu, wall)
+        m_cpu, m_wall, mutants = mutmut(repo, python)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    n = len(EDITS)
+    per_selected = runs["selected"][0] / n
+    marginal = (runs["selected"][0] - runs["one"][0]) / (n - 1)
+    per_full = runs["full"][0] / n
+    per_mutant = m_cpu / mutants
+    lines = [
+        f"toolz 1.2.0, {n} controls, jobs 1; CPU = user + system of a command and its children",
+        f"fidelity default (selected, warm): {runs['selected'][0]:.2f} CPU-s, "
+        f"{per_selected:.3f} per control, {marginal:.3f} marginal",
+        f"fidelity --full (every test, cold): {runs['full'][0]:.2f} CPU-s, "
+        f"{per_full:.3f} per control",
+        f"fidelity one control alone: {runs['one'][0]:.2f} CPU-s (fixed cost + one control)",
+        f"mutmut 3.8.1: {m_cpu:.2f} CPU-s for {mutants} mutants, {per_mutant:.3f} per mutant",
+        f"ratio per control / per mutant: {per_selected / per_mutant:.2f} all-in, "
+        f"{marginal / per_mutant:.2f} marginal; --full: {per_full / per_mutant:.2f}",
+    ]
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

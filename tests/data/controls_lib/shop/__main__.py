@@ -1,0 +1,5 @@
+import sys
+
+from shop.prices import gross
+
+print(gross(int(sys.argv[1])))

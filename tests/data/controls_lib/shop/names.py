@@ -1,0 +1,6 @@
+def slug(text):
+    return text.strip().lower().replace(" ", "-")
+
+
+def route(path):
+    return "/" + path.strip("/")

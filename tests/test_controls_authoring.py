@@ -1,0 +1,168 @@
+"""Controls that write themselves (issue 13 item 10): `suggest` prints the observed failing
+set as an entry that then holds, `from-fix` proposes one control per hunk of a fix, and
+`validate` checks anchors and ids without running a test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import CONTROLS_LIB, Repo, controls_lib, run_cli
+
+from fidelity.controls import gate as controls
+from fidelity.controls.authoring import split_hunks
+from fidelity.controls.table import parse
+from fidelity.controls.verdict import Verdict
+
+TABLE = (CONTROLS_LIB / "controls.toml").read_text()
+HEAD = TABLE.partition("[[control]]")[0]
+
+
+@pytest.fixture
+def lib(make_repo: Callable[[str], Repo]) -> Repo:
+    repo = make_repo("lib")
+    controls_lib(repo)
+    return repo
+
+
+def test_suggest_writes_the_entry_the_edit_deserves_and_it_holds(
+    lib: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = TABLE.replace(
+        '"tests/test_cli.py::test_cli_prints_gross",\n  "tests/test_prices.py::test_gross[100-120]",\n  "tests/test_prices.py::test_gross[250-300]",\n]\n\n[[control]]\nid = "cart-total',
+        '"tests/test_prices.py::test_net",\n]\n\n[[control]]\nid = "cart-total',
+    )
+    lib.commit({"cases/controls.toml": wrong})
+    code, out = run_cli(["controls", "suggest", "gross-drops-tax", "--repo", str(lib.path)])
+    assert code == 0
+    assert "SUGGESTED: 3 test(s) fail for 'gross-drops-tax'" in capsys.readouterr().err
+    (suggested,) = parse((HEAD + out).encode(), "suggested").controls
+    assert suggested.caught_by == (
+        "tests/test_cli.py::test_cli_prints_gross",
+        "tests/test_prices.py::test_gross[100-120]",
+        "tests/test_prices.py::test_gross[250-300]",
+    )
+    assert out.startswith("# observed at "), "it says where and how it was observed"
+    lib.commit({"cases/controls.toml": HEAD + out})
+    report = controls.run(lib.path, controls.load(lib.path), jobs=1)
+    assert [r.verdict for r in report.results] == [Verdict.CAUGHT]
+
+
+def test_suggest_an_edit_of_your_own_that_nothing_catches_is_a_residue(
+    lib: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run_cli(
+        [
+            "controls",
+            "suggest",
+            "--repo",
+            str(lib.path),
+            "--file",
+            "shop/prices.py",
+            "--find",
+            "if pct < 0:",
+            "--replace",
+            "if pct < -1:",
+            "--id",
+            "neg-discount",
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    (entry,) = parse((HEAD + out).encode(), "suggested").controls
+    assert entry.id == "neg-discount" and entry.survives and "no test fails" in entry.residue
+
+
+def test_suggest_refuses_an_edit_that_does_not_apply(lib: Repo) -> None:
+    with pytest.raises(Exception, match="find 'nope' does not occur"):
+        run_cli(
+            [
+                "controls",
+                "suggest",
+                "--repo",
+                str(lib.path),
+                "--file",
+                "shop/prices.py",
+                "--find",
+                "nope",
+                "--replace",
+                "x",
+            ]
+        )
+
+
+CALC = "def neg(a):\n    return a\n\n\ndef double(a):\n    return a + a\n"
+FIXED = "def neg(a):\n    return -a\n\n\ndef double(a):\n    return a + a\n"
+TESTS = "from calc import double, neg\n\n\ndef test_double():\n    assert double(2) == 4\n"
+NEW_TEST = TESTS + "\n\ndef test_neg():\n    assert neg(2) == -2\n"
+
+
+def test_from_fix_proposes_the_reverted_hunk_with_the_new_test_and_it_is_caught(
+    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo("fix")
+    header = '[controls]\ncommand = ["{python}", "-m", "pytest", "-q"]\n'
+    base = repo.commit(
+        {"calc.py": CALC, "tests/test_calc.py": TESTS, "cases/controls.toml": header}
+    )
+    fix = repo.commit({"calc.py": FIXED, "tests/test_calc.py": NEW_TEST, "README.md": "x\n"})
+    code, out = run_cli(["controls", "from-fix", f"{base}..{fix}", "--repo", str(repo.path)])
+    assert code == 0
+    assert "PROPOSED: 1 control(s)" in capsys.readouterr().err
+    (proposed,) = parse((header + out).encode(), "proposed").controls
+    assert proposed.caught_by == ("tests/test_calc.py::test_neg",)
+    assert proposed.files == ("calc.py",)
+    repo.commit({"cases/controls.toml": header + out})
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert [(r.id, r.verdict) for r in report.results] == [(proposed.id, Verdict.CAUGHT)]
+
+
+def test_from_fix_needs_a_range_and_says_when_there_is_no_source_hunk(
+    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo("docs")
+    base = repo.commit({"calc.py": CALC})
+    docs = repo.commit({"README.md": "x\n", "tests/test_calc.py": TESTS})
+    assert run_cli(["controls", "from-fix", f"{base}..{docs}", "--repo", str(repo.path)])[0] == 1
+    assert "NOTHING TO PROPOSE" in capsys.readouterr().err
+    with pytest.raises(Exception, match="BASE..FIX"):
+        run_cli(["controls", "from-fix", base, "--repo", str(repo.path)])
+
+
+def test_split_hunks_gives_one_patch_per_hunk() -> None:
+    diff = (
+        "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+        "@@ -9,2 +9,2 @@\n d\n-e\n+f\ndiff --git a/y.py b/y.py\n--- a/y.py\n+++ b/y.py\n"
+        "@@ -1 +1 @@\n-g\n+h\n"
+    )
+    hunks = split_hunks(diff)
+    assert [(h.file, h.first_line) for h in hunks] == [("x.py", 1), ("x.py", 9), ("y.py", 1)]
+    assert hunks[1].patch == "--- a/x.py\n+++ b/x.py\n@@ -9,2 +9,2 @@\n d\n-e\n+f\n"
+
+
+RAN = "from pathlib import Path\n\n\ndef test_marks_that_it_ran():\n    Path({mark!r}).write_text('ran')\n"
+
+
+def test_validate_checks_anchors_and_ids_without_running_a_test(lib: Repo, tmp_path: Path) -> None:
+    mark = tmp_path / "ran"
+    lib.commit({"tests/test_ran.py": RAN.format(mark=str(mark))})
+    out = tmp_path / "v.json"
+    code, text = run_cli(["controls", "validate", "--repo", str(lib.path), "--json", str(out)])
+    assert code == 0, text
+    assert "VALID: 9 controls; every edit applies at HEAD and every caught_by names one of" in (
+        " ".join(text.split())
+    )
+    bad = TABLE.replace("TAX = 25", "TAX = 30").replace('find = "TAX = 20"', 'find = "TAX = 19"')
+    bad = bad.replace('"tests/test_rates.py::test_dollar"', '"tests/test_rates.py::test_yen"')
+    lib.commit({"cases/controls.toml": bad})
+    code, text = run_cli(["controls", "validate", "--repo", str(lib.path), "--json", str(out)])
+    flat = " ".join(text.split())
+    assert code == 2
+    assert "control 'tax-rate': edit #1 (shop/prices.py): find 'TAX = 19' does not occur" in flat
+    assert (
+        "control 'dollar-rate': caught_by names no collected test: tests/test_rates.py::test_yen"
+        in flat
+    )
+    assert json.loads(out.read_text())["exit_code"] == 2
+    assert not mark.exists(), "no test ran"

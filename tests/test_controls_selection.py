@@ -1,0 +1,73 @@
+"""Coverage-selected controls stay exact: for every control of the demo and of a fixture
+library, the tests selected by the unmodified tree's trace, run in a warm pytest, fail
+exactly as the full suite does in a fresh interpreter. `--full` runs every test, and the
+report says which tests ran and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import Repo, controls_lib
+
+from fidelity.controls import gate as controls
+from fidelity.controls.verdict import Report
+from fidelity.demo.show import materialise
+
+
+def both(repo: Path, table: str = "cases/controls.toml") -> tuple[Report, Report]:
+    loaded = controls.load(repo, table)
+    return (
+        controls.run(repo, loaded, jobs=2),
+        controls.run(repo, loaded, jobs=2, full=True),
+    )
+
+
+def same_failing_sets(selected: Report, full: Report) -> None:
+    assert selected.exit_code() == full.exit_code() == 0, (selected, full)
+    assert [r.id for r in selected.results] == [r.id for r in full.results]
+    for s, f in zip(selected.results, full.results, strict=True):
+        assert (s.id, s.verdict, s.failing) == (f.id, f.verdict, f.failing)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Report]:
+    repo = Repo(tmp_path_factory.mktemp("lib") / "repo")
+    controls_lib(repo)
+    return both(repo.path)
+
+
+def test_selected_runs_fail_as_the_full_runs_do_on_the_fixture_library(lib) -> None:  # type: ignore[no-untyped-def]
+    same_failing_sets(*lib)
+
+
+def test_full_runs_every_test_cold_and_selected_runs_fewer_warm(lib) -> None:  # type: ignore[no-untyped-def]
+    selected, full = lib
+    every = len(full.baseline.tests)
+    for r in full.results:
+        assert (r.tests_run, r.mode, r.selection) == (every, "cold", "all tests: --full")
+    by_id = {r.id: r for r in selected.results}
+    narrowed = by_id["slug-underscores"]
+    assert narrowed.mode == "warm" and 0 < narrowed.tests_run < every
+    assert narrowed.selection == (
+        f"{narrowed.tests_run} of {every} tests: those that ran shop/names.py:1 slug()"
+    )
+
+
+def test_the_report_says_why_all_tests_ran(lib) -> None:  # type: ignore[no-untyped-def]
+    selected, _ = lib
+    by_id = {r.id: r for r in selected.results}
+    assert by_id["tax-rate"].selection == (
+        "all tests: the edit to shop/prices.py is at module or class level"
+    )
+    assert by_id["dollar-rate"].selection.endswith("those that ran or opened shop/data/rates.json")
+    # the fixture set up while test_names ran is counted for test_total too
+    assert by_id["cart-add-drops-price"].tests_run >= 2
+    # a test that starts a process is always selected: its process is not traced
+    assert by_id["gross-drops-tax"].failing[0] == "tests/test_cli.py::test_cli_prints_gross"
+
+
+def test_selected_runs_fail_as_the_full_runs_do_on_the_demo(tmp_path: Path) -> None:
+    repo = tmp_path / "demo"
+    materialise(repo)
+    same_failing_sets(*both(repo))
