@@ -6,11 +6,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import options
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PREFLIGHT_HELP = """\
 Runs every gate that applies to the change against HEAD: case tables, control tables (their

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import options
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def register(sub: Any) -> None:

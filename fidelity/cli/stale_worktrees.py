@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
-
 
 def prune(repo: Path, quiet: bool) -> None:
     """Remove worktrees whose fidelity run is gone; one line each on standard error."""
+    from rich.console import Console
+
     from fidelity import worktree
 
     found = worktree.prune_stale(repo)
