@@ -6,12 +6,19 @@ ids), `-p no:cacheprovider` (no `.pytest_cache` in the tree, no last-failed reor
 plugin that traces, selects and lists tests), and `--junitxml=PATH` unless the command
 names `{junit}` itself. The plugins are lone modules in a folder put last on the test
 process's PYTHONPATH, so they load in any interpreter with pytest, whether or not fidelity
-is installed there. Lanes (`lane`) run these commands in worktrees.
+is installed there. That folder is a copy this process owns, never fidelity's installed
+package: pytest writes its assertion-rewritten bytecode next to a `-p` plugin, and files
+left in site-packages outlive `pip uninstall` and turn `fidelity` into a namespace package
+that shadows a later editable install. Lanes (`lane`) run these commands in worktrees.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -27,9 +34,19 @@ GUARD_MARK = "fidelity import guard"
 GUARD_EXIT = 4
 GUARD_PLUGIN = "fidelity_pytest_guard"
 CONTROLS_PLUGIN = "fidelity_pytest_controls"
-GUARD_DIR = Path(__file__).resolve().parent.parent / "plugins"
+PLUGIN_SOURCE = Path(__file__).resolve().parent.parent / "plugins"
 APPENDED = ("-o", "junit_family=xunit1", "-p", "no:cacheprovider")
 _TAIL_BYTES = 64 * 1024
+
+
+@functools.cache
+def plugin_dir() -> Path:
+    """A folder of this process's own holding the plugin modules, removed when it exits."""
+    folder = Path(tempfile.mkdtemp(prefix="fidelity-plugins-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    for module in PLUGIN_SOURCE.glob("fidelity_*.py"):
+        shutil.copyfile(module, folder / module.name)
+    return folder
 
 
 def is_pytest(argv: Sequence[str]) -> bool:
@@ -101,7 +118,7 @@ def env_for(
     if table.import_check:
         env[GUARD_PACKAGES_ENV] = ",".join(table.import_check)
     # last, so that the table's own PYTHONPATH entries keep their precedence
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(GUARD_DIR)) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(plugin_dir())) if p)
     return env
 
 
