@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import PY, Repo, alive, matrix_toml, wait_for
+from support import PY, Repo, alive, matrix_toml
 
 from fidelity import worktree
 
@@ -97,7 +97,10 @@ def _fidelity(*args: str) -> subprocess.Popen[bytes]:
 
 
 def _sleeping_case(repo: Repo, mark: Path) -> None:
-    sleeper = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    sleeper = (
+        f"import os, time; open(os.path.join({str(mark)!r}, str(os.getpid())), 'w').close(); "
+        "time.sleep(120)"
+    )
     table = (
         f'[[case]]\nid = "slow"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(sleeper)}]\n'
         'outputs = ["x"]\ntimeout_s = 300\n'
@@ -110,19 +113,23 @@ def test_sigkill_leaves_a_worktree_the_next_run_reports_and_prunes(
 ) -> None:
     """A real `fidelity run` killed with SIGKILL leaves its locked worktree and its case; the
     next run removes both and says so, while a live run's worktree stays untouched."""
-    mark = tmp_path / "case.pid"
+    mark = tmp_path / "started"  # each side's case leaves its pid here, once it runs
+    mark.mkdir()
     _sleeping_case(sim_repo, mark)
     killed = _fidelity("run", "--baseline", "HEAD", "--repo", str(sim_repo.path))
     try:
-        wait_for(mark)
+        deadline = time.monotonic() + 60
+        while len(list(mark.iterdir())) < 2:  # both sides at once: wait for both cases
+            assert time.monotonic() < deadline, "both sides' cases never started"
+            time.sleep(0.05)
         left = worktrees(sim_repo)
-        assert left, "the run's worktrees exist while it runs"
+        assert len(left) == 2, "the run's two worktrees exist while it runs"
         killed.send_signal(signal.SIGKILL)
         killed.communicate(timeout=30)
     finally:
         killed.kill()
-    orphan = int(mark.read_text())
-    assert alive(orphan), "SIGKILL leaves the case running: it is in its own session"
+    orphans = [int(p.name) for p in mark.iterdir()]
+    assert all(map(alive, orphans)), "SIGKILL leaves the cases running: in their own sessions"
     assert worktrees(sim_repo) == left, "and the worktree registered"
     sha = sim_repo.git("rev-parse", "HEAD")
     sim_repo.commit({"cases/matrix.toml": matrix_toml({"a": "ok"})})
@@ -134,13 +141,14 @@ def test_sigkill_leaves_a_worktree_the_next_run_reports_and_prunes(
         for path in left:
             assert f"removed worktree {path}" in text
         assert f"fidelity pid={killed.pid} " in text
-        assert f"killed 1 orphaned process(es) still running in it (pid {orphan})" in text
+        for orphan in orphans:
+            assert f"killed 1 orphaned process(es) still running in it (pid {orphan})" in text
         assert worktrees(sim_repo) == [str(live.path)], "the live run's worktree stays"
         assert (live.path / "prog.py").is_file()
     deadline = time.monotonic() + 10
-    while alive(orphan) and time.monotonic() < deadline:
+    while any(map(alive, orphans)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not alive(orphan)
+    assert not any(map(alive, orphans))
     assert not any(Path(p).exists() or Path(p).parent.exists() for p in left)
     again = _fidelity("run", "--baseline", "HEAD", "--repo", str(sim_repo.path))
     _, err = again.communicate(timeout=120)

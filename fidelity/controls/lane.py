@@ -286,21 +286,21 @@ class Lanes:
                     if done is not None:
                         done(value)
         except BaseException:
-            stop.set()
-            for future in futures:
-                future.cancel()
-            drain(futures)
+            abandon(futures)
             raise
         return [f.result() for f in futures]
 
 
-def drain(futures: Sequence[Future[T]]) -> None:
-    """Kill running test commands until every worker has finished.
+def abandon(futures: Sequence[Future[T]]) -> None:
+    """Start nothing new and kill running test commands until every worker has finished.
 
     The kills wait for `worktree.admin_idle`, so a worker's `git worktree add` or `remove`
     is never killed half-way; a second Ctrl-C while this runs is absorbed, not obeyed, since
     leaving now would leave worktrees behind.
     """
+    stop.set()
+    for future in futures:
+        future.cancel()
     while not all(f.done() for f in futures):
         try:
             with worktree.admin_idle():
@@ -337,8 +337,5 @@ def parallel(tasks: Sequence[Callable[[], T]], jobs: int) -> list[T]:
             wait(futures)
             return [f.result() for f in futures]
         except BaseException:
-            stop.set()
-            for future in futures:
-                future.cancel()
-            drain(futures)
+            abandon(futures)
             raise
