@@ -1,4 +1,5 @@
-"""The one module that talks to git, hardened against the user's setup.
+"""The one module that starts git, hardened against the user's setup (the history queries
+in `gitlog` run through `attempt` and `git` here).
 
 Every call drops inherited ``GIT_*`` variables (a hook or an IDE may have set GIT_DIR or
 GIT_INDEX_FILE), disables hooks, pagers, external diff drivers and fsmonitor, and uses
@@ -9,7 +10,6 @@ GitPython is not used to spawn here because its ``Git.execute`` always starts fr
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,15 +42,41 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def git(cwd: Path | str, *args: str, check: bool = True, stdin: bytes | None = None) -> bytes:
-    """Run ``git args`` in cwd and return stdout; raise GitError when check and it fails."""
-    result = proc.run(
-        ["git", *_HARDENING, *args],
-        cwd=cwd,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-        stdin=stdin,
+def attempt(
+    cwd: Path | str, *args: str, stdin: bytes | None = None, index: Path | None = None
+) -> proc.ProcResult:
+    """``git args`` hardened, in a clean environment; with index, reading and writing that
+    index file instead of the repository's own (never the user's)."""
+    env = clean_env()
+    if index is not None:
+        env["GIT_INDEX_FILE"] = str(index)
+    return proc.run(
+        ["git", *_HARDENING, *args], cwd=cwd, env=env, timeout_s=GIT_TIMEOUT_S, stdin=stdin
     )
+
+
+def answer(result: proc.ProcResult) -> str | None:
+    """The stripped output of a query that succeeded, None when it did not."""
+    return result.stdout.decode().strip() if result.status is proc.ProcStatus.OK else None
+
+
+def _reason(result: proc.ProcResult, what: str) -> str:
+    """'' when git succeeded, else its own words (or what failed)."""
+    if result.status is proc.ProcStatus.OK:
+        return ""
+    return result.stderr.decode(errors="replace").strip() or result.error or f"{what} failed"
+
+
+def git(
+    cwd: Path | str,
+    *args: str,
+    check: bool = True,
+    stdin: bytes | None = None,
+    index: Path | None = None,
+) -> bytes:
+    """Run ``git args`` in cwd and return stdout; raise GitError when check and it fails.
+    index: a temporary index file to use instead of the repository's (see `_run`)."""
+    result = attempt(cwd, *args, stdin=stdin, index=index)
     if result.status is proc.ProcStatus.NOT_FOUND:
         raise GitError("git was not found. Is it installed and on PATH?")
     if check and result.status is not proc.ProcStatus.OK:
@@ -59,11 +85,8 @@ def git(cwd: Path | str, *args: str, check: bool = True, stdin: bytes | None = N
     return result.stdout
 
 
-def _ok(cwd: Path | str, *args: str) -> bool:
-    result = proc.run(
-        ["git", *_HARDENING, *args], cwd=cwd, env=clean_env(), timeout_s=GIT_TIMEOUT_S
-    )
-    return result.status is proc.ProcStatus.OK
+def succeeds(cwd: Path | str, *args: str) -> bool:
+    return attempt(cwd, *args).status is proc.ProcStatus.OK
 
 
 def toplevel(path: Path | str) -> Path:
@@ -82,44 +105,25 @@ def rev_parse(repo: Path, rev: str) -> str:
     """The full commit sha for rev; UsageError naming the revision when it is unknown."""
     if rev.startswith("-"):
         raise UsageError(f"revision {rev!r} looks like an option; name a commit or branch")
-    out = proc.run(
-        [
-            "git",
-            *_HARDENING,
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            f"{rev}^{{commit}}",
-        ],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-    )
-    if out.status is not proc.ProcStatus.OK:
+    sha = resolve(repo, rev)
+    if sha is None:
         raise UsageError(
             f"unknown revision {rev!r} in {repo}. Check the name with `git log --oneline`, "
             "or fetch it first."
         )
-    return out.stdout.decode().strip()
+    return sha
 
 
 def show_file(repo: Path, sha: str, path: str) -> bytes | None:
     """The bytes of path at commit sha, or None when the commit has no such file."""
-    if not _ok(repo, "cat-file", "-e", f"{sha}:{path}"):
+    if not succeeds(repo, "cat-file", "-e", f"{sha}:{path}"):
         return None
     return git(repo, "cat-file", "blob", f"{sha}:{path}")
 
 
 def blob_id(repo: Path, sha: str, path: str) -> str | None:
     """The git blob id of path at sha, or None when absent."""
-    result = proc.run(
-        ["git", *_HARDENING, "rev-parse", "--verify", "--quiet", f"{sha}:{path}"],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-    )
-    return result.stdout.decode().strip() if result.status is proc.ProcStatus.OK else None
+    return answer(attempt(repo, "rev-parse", "--verify", "--quiet", f"{sha}:{path}"))
 
 
 def hash_object(data: bytes) -> str:
@@ -214,8 +218,8 @@ def worktree_add(repo: Path, dest: Path, sha: str) -> None:
 
 def worktree_remove(repo: Path, dest: Path) -> bool:
     """Remove the worktree and prune its record; True when nothing is left behind."""
-    removed = _ok(repo, "worktree", "remove", "--force", "--force", str(dest))
-    _ok(repo, "worktree", "prune")
+    removed = succeeds(repo, "worktree", "remove", "--force", "--force", str(dest))
+    succeeds(repo, "worktree", "prune")
     return removed and not dest.exists()
 
 
@@ -227,7 +231,7 @@ def worktree_add_locked(repo: Path, dest: Path, sha: str, reason: str) -> None:
 
 def worktree_unlock(repo: Path, dest: Path) -> bool:
     """Unlock a worktree (so that prune may drop its record); True when git agreed."""
-    return _ok(repo, "worktree", "unlock", str(dest))
+    return succeeds(repo, "worktree", "unlock", str(dest))
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,558 +276,18 @@ def worktree_list(repo: Path) -> list[Path]:
     ]
 
 
-# --- history queries (stale, landed, trailers) ---
-
-
 def resolve(repo: Path, rev: str) -> str | None:
     """The full commit sha for rev, or None when it names no commit (never raises for it)."""
     if not rev or rev.startswith("-"):
         return None
-    out = proc.run(
-        [
-            "git",
-            *_HARDENING,
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            f"{rev}^{{commit}}",
-        ],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
+    return answer(
+        attempt(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     )
-    return out.stdout.decode().strip() if out.status is proc.ProcStatus.OK else None
-
-
-def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
-    """Whether ancestor is reachable from descendant (a commit is its own ancestor)."""
-    result = proc.run(
-        ["git", *_HARDENING, "merge-base", "--is-ancestor", ancestor, descendant],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-    )
-    if result.status is proc.ProcStatus.OK:
-        return True
-    if result.returncode == 1:
-        return False
-    raise GitError(f"git merge-base --is-ancestor {ancestor} {descendant} failed in {repo}")
-
-
-def is_shallow(repo: Path) -> bool:
-    """Whether history is truncated (a CI shallow clone), so ancestry cannot be trusted."""
-    return git(repo, "rev-parse", "--is-shallow-repository").strip() == b"true"
-
-
-def log_commits(
-    repo: Path, revs: Sequence[str], paths: Sequence[str] = (), *, no_merges: bool = False
-) -> list[tuple[str, str]]:
-    """(sha, subject) of the commits `git log revs -- paths` lists, newest first."""
-    flags = ["--no-merges"] if no_merges else []
-    out = git(repo, "log", "-z", "--format=%H%x1f%s", *flags, *revs, "--", *paths)
-    found = []
-    for record in out.decode(errors="replace").split("\0"):
-        if record.strip():
-            sha, _, subject = record.strip("\n").partition("\x1f")
-            found.append((sha, subject))
-    return found
-
-
-def count_commits(repo: Path, revs: Sequence[str], paths: Sequence[str] = ()) -> int:
-    """How many commits `git rev-list revs -- paths` lists."""
-    return int(git(repo, "rev-list", "--count", *revs, "--", *paths).decode().strip() or 0)
-
-
-def patch_ids(repo: Path, revs: Sequence[str]) -> dict[str, str]:
-    """commit sha -> stable patch-id for the non-merge commits in revs (empty diffs omitted).
-
-    `--stable` makes the id independent of hunk order, so a squash or cherry-pick of the
-    same change is found whatever order its files were diffed in.
-    """
-    diff = git(
-        repo,
-        "log",
-        "-p",
-        "--no-merges",
-        "--no-ext-diff",
-        "--no-color",
-        "--format=commit %H",
-        *revs,
-        "--",
-    )
-    if not diff.strip():
-        return {}
-    out = git(repo, "patch-id", "--stable", stdin=diff).decode()
-    ids = {}
-    for line in out.splitlines():
-        pid, _, sha = line.partition(" ")
-        ids[sha] = pid
-    return ids
-
-
-def pickaxe(repo: Path, ref: str, needle: str) -> list[tuple[str, str, int]]:
-    """(sha, subject, net occurrences added) for commits on ref that change needle's count."""
-    out = git(
-        repo,
-        "log",
-        "-p",
-        "--no-ext-diff",
-        "--no-color",
-        "--no-merges",
-        "-S",
-        needle,
-        "--format=%x00%H%x1f%s",
-        ref,
-        "--",
-    )
-    found = []
-    for record in out.decode(errors="replace").split("\0")[1:]:
-        head, _, body = record.partition("\n")
-        sha, _, subject = head.partition("\x1f")
-        net = 0
-        for line in body.splitlines():
-            if line.startswith("+") and not line.startswith("+++ "):
-                net += line.count(needle)
-            elif line.startswith("-") and not line.startswith("--- "):
-                net -= line.count(needle)
-        found.append((sha, subject, net))
-    return found
-
-
-def grep_files(repo: Path, rev: str, needle: str) -> list[str]:
-    """Paths in rev's tree whose content holds needle as a fixed string."""
-    result = proc.run(
-        ["git", *_HARDENING, "grep", "-z", "-l", "-F", "-I", "-e", needle, rev, "--"],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-    )
-    if result.returncode == 1:
-        return []
-    if result.status is not proc.ProcStatus.OK:
-        raise GitError(f"git grep {needle!r} {rev} failed in {repo}")
-    prefix = f"{rev}:"
-    names = result.stdout.decode(errors="surrogateescape").split("\0")
-    return [n.removeprefix(prefix) for n in names if n]
-
-
-def parse_trailers(repo: Path | str, message: bytes) -> list[tuple[str, str]]:
-    """(key, value) trailers of a message as `git log --format=%(trailers)` reads them.
-
-    `--no-divider` because git log does not stop at a `---` line (a pasted diff, a bot's
-    separator) while `interpret-trailers` does by default; the last paragraph only,
-    continuation lines unfolded, comments and the scissors line ignored.
-    """
-    out = git(
-        repo,
-        "-c",
-        "trailer.separators=:",
-        "interpret-trailers",
-        "--parse",
-        "--no-divider",
-        stdin=message,
-    )
-    found = []
-    for line in out.decode(errors="replace").splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            found.append((key.strip(), value.strip()))
-    return found
-
-
-def commit_message(repo: Path, sha: str) -> bytes:
-    """The raw message of a commit (subject, body and trailers)."""
-    return git(repo, "log", "-1", "--format=%B", sha, "--")
-
-
-_FIELD, _TRAILER, _KV = "\x1f", "\x1e", "\x1d"
-_SEPARATORS = (_FIELD, _TRAILER, _KV)
-
-
-def _split_record(record: str) -> tuple[str, str, list[tuple[str, str]]] | None:
-    fields = record.split(_FIELD)
-    if len(fields) != 3:
-        return None  # a separator inside the subject or a trailer: ask git for this one alone
-    sha, subject, raw = fields
-    trailers = []
-    if raw:
-        for item in raw.split(_TRAILER):
-            key, sep, value = item.partition(_KV)
-            if not sep or _KV in value:
-                return None
-            trailers.append((key.strip(), value.strip()))
-    return sha.strip(), subject, trailers
-
-
-def log_trailers(repo: Path, revs: Sequence[str]) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(sha, subject, trailers) of every non-merge commit in revs, newest first, from one
-    `git log`; trailers as its `%(trailers:only,unfold)` reads them (messages are not read:
-    `messages` fetches the few that a finding needs)."""
-    fmt = "%H%x1f%s%x1f%(trailers:only,unfold,separator=%x1e,key_value_separator=%x1d)"
-    out = git(
-        repo,
-        "-c",
-        "trailer.separators=:",
-        "log",
-        "-z",
-        "--no-merges",
-        f"--format={fmt}",
-        *revs,
-        "--",
-    )
-    found = []
-    for record in out.decode(errors="replace").split("\0"):
-        if not record.strip():
-            continue
-        parsed = _split_record(record)
-        if parsed is None:
-            sha = record.partition(_FIELD)[0].strip()
-            raw = commit_message(repo, sha)
-            subject = raw.decode(errors="replace").strip().partition("\n")[0]
-            parsed = (sha, subject, parse_trailers(repo, raw))
-        found.append(parsed)
-    return found
-
-
-def messages(repo: Path, shas: Sequence[str]) -> dict[str, str]:
-    """sha -> full message for the given commits, from one `git log --no-walk --stdin`."""
-    if not shas:
-        return {}
-    out = git(
-        repo,
-        "log",
-        "-z",
-        "--no-walk=unsorted",
-        "--format=%H%n%B",
-        "--stdin",
-        stdin="".join(f"{sha}\n" for sha in shas).encode(),
-    )
-    found = {}
-    for record in out.decode(errors="replace").split("\0"):
-        sha, _, message = record.partition("\n")
-        if sha.strip():
-            found[sha.strip()] = message
-    return found
-
-
-def object_ids(repo: Path, names: Sequence[str]) -> list[str | None]:
-    """The object id each name (`rev^{commit}`, `rev:path`) resolves to, or None, answered
-    by one `git cat-file --batch-check` for all of them."""
-    usable = [n for n in names if n and "\n" not in n and not n.startswith("-")]
-    if not usable:
-        return [None] * len(names)
-    out = git(
-        repo,
-        "cat-file",
-        "--batch-check=%(objectname)",
-        stdin="".join(f"{n}\n" for n in usable).encode(),
-    )
-    answers = iter(out.decode(errors="replace").splitlines())
-    found: list[str | None] = []
-    for name in names:
-        if name in usable:
-            line = next(answers, "")
-            found.append(line if line and " " not in line else None)
-        else:
-            found.append(None)
-    return found
-
-
-def path_in_tree(repo: Path, rev: str | None, path: str) -> bool:
-    """Whether path (file or directory) exists at rev, or in the index when rev is None."""
-    if rev is None:
-        return bool(git(repo, "ls-files", "-z", "--", path).strip(b"\0"))
-    return _ok(repo, "cat-file", "-e", f"{rev}:{path.strip('/')}")
-
-
-def diff_size(repo: Path, base: str, tip: str) -> tuple[int, int]:
-    """(files changed, lines added + deleted) from the merge base of base and tip to tip.
-
-    Binary files count as files with no lines, as `--numstat` reports them.
-    """
-    out = git(
-        repo, "diff", "--numstat", "-z", "--no-ext-diff", "--no-renames", f"{base}...{tip}", "--"
-    )
-    files = lines = 0
-    for record in out.decode(errors="surrogateescape").split("\0"):
-        if not record.strip():
-            continue
-        added, deleted, *_ = record.split("\t")
-        files += 1
-        lines += int(added) if added.isdigit() else 0
-        lines += int(deleted) if deleted.isdigit() else 0
-    return files, lines
-
-
-def merge_base(repo: Path, a: str, b: str) -> str | None:
-    """The best common ancestor of a and b, or None when their histories are unrelated."""
-    result = proc.run(
-        ["git", *_HARDENING, "merge-base", a, b],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-    )
-    return result.stdout.decode().strip() if result.status is proc.ProcStatus.OK else None
-
-
-def diff_patch_id(repo: Path, base: str, tip: str) -> str | None:
-    """The stable patch-id of the whole diff base..tip (what a squash of it would carry)."""
-    diff = git(repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", base, tip, "--")
-    if not diff.strip():
-        return None
-    out = git(repo, "patch-id", "--stable", stdin=diff).decode().split()
-    return out[0] if out else None
-
-
-def merge_bases(repo: Path, shas: Sequence[str]) -> list[str]:
-    """Every best common ancestor of all of shas at once (`merge-base --octopus --all`);
-    empty when they share no history. Ancestors of these are ancestors of every sha."""
-    if len(shas) < 2:
-        return list(shas)
-    result = proc.run(
-        ["git", *_HARDENING, "merge-base", "--octopus", "--all", *shas],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-    )
-    return result.stdout.decode().split() if result.status is proc.ProcStatus.OK else []
-
-
-def graph(repo: Path, tips: Sequence[str], exclude: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """(sha, parents) of every commit reachable from tips and not from exclude, children
-    before parents (`rev-list --topo-order --parents`): one walk, no diffs."""
-    out = git(
-        repo, "rev-list", "--topo-order", "--parents", *tips, *(f"^{e}" for e in exclude), "--"
-    )
-    found = []
-    for line in out.decode().splitlines():
-        sha, *parents = line.split()
-        found.append((sha, parents))
-    return found
-
-
-def touching(
-    repo: Path, tip: str, exclude: Sequence[str], paths: Sequence[str]
-) -> list[tuple[str, str]]:
-    """(sha, subject) of the non-merge commits reachable from tip and not from exclude whose
-    change touches paths (every one when paths is empty), newest first; `--full-history`, so
-    no side branch is pruned by history simplification."""
-    out = git(
-        repo,
-        "log",
-        "-z",
-        "--no-merges",
-        "--full-history",
-        "--format=%H%x1f%s",
-        tip,
-        *(f"^{e}" for e in exclude),
-        "--",
-        *paths,
-    )
-    found = []
-    for record in out.decode(errors="replace").split("\0"):
-        if record:
-            sha, _, subject = record.partition("\x1f")
-            found.append((sha, subject))
-    return found
-
-
-def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
-    """sha -> the paths its change touches, for the non-merge commits reachable from tip and
-    not from exclude (`log --name-only --no-renames`: tree diffs only, no content)."""
-    out = git(
-        repo,
-        "log",
-        "-z",
-        "--no-merges",
-        "--no-renames",
-        "--name-only",
-        "--format=%x01%H",
-        tip,
-        *(f"^{e}" for e in exclude),
-        "--",
-    )
-    found = {}
-    for chunk in out.decode(errors="surrogateescape").split("\x01"):
-        if not chunk:
-            continue
-        sha, _, rest = chunk.partition("\0")
-        found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
-    return found
-
-
-def commit_paths(repo: Path, shas: Sequence[str]) -> dict[str, frozenset[str]]:
-    """sha -> the paths its change touches against its first parent, for the given commits."""
-    if not shas:
-        return {}
-    out = git(
-        repo,
-        "log",
-        "-z",
-        "--no-walk=unsorted",
-        "--no-renames",
-        "--name-only",
-        "--first-parent",
-        "-m",
-        "--format=%x01%H",
-        "--stdin",
-        stdin="".join(f"{sha}\n" for sha in shas).encode(),
-    )
-    found: dict[str, frozenset[str]] = {sha: frozenset() for sha in shas}
-    for chunk in out.decode(errors="surrogateescape").split("\x01"):
-        sha, _, rest = chunk.partition("\0")
-        if sha in found:
-            found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
-    return found
-
-
-def _patch_ids(repo: Path, diff: bytes) -> dict[str, str]:
-    if not diff.strip():
-        return {}
-    out = git(repo, "patch-id", "--stable", stdin=diff).decode()
-    ids = {}
-    for line in out.splitlines():
-        pid, _, sha = line.partition(" ")
-        ids[sha] = pid
-    return ids
-
-
-def commit_patch_ids(repo: Path, shas: Sequence[str], *, reverse: bool = False) -> dict[str, str]:
-    """sha -> stable patch-id of each non-merge commit's change (of its undoing, with
-    reverse: what `git revert` would commit); two git processes for all of them."""
-    if not shas:
-        return {}
-    diff = git(
-        repo,
-        "log",
-        "-p",
-        "--no-walk=unsorted",
-        "--no-merges",
-        "--no-renames",
-        "--no-ext-diff",
-        "--no-color",
-        *(["-R"] if reverse else []),
-        "--format=commit %H",
-        "--stdin",
-        stdin="".join(f"{sha}\n" for sha in shas).encode(),
-    )
-    return _patch_ids(repo, diff)
-
-
-def pair_diffs(
-    repo: Path, pairs: Sequence[tuple[str, str]]
-) -> tuple[dict[str, str], dict[str, str], dict[str, frozenset[str]]]:
-    """For (base, tip) commit pairs: tip -> stable patch-id of the diff base..tip, of its
-    reverse, and the paths it touches; five git processes for all pairs (`diff-tree
-    --stdin`, which prints each diff under its tip's id)."""
-    if not pairs:
-        return {}, {}, {}
-    lines = "".join(f"{tip} {base}\n" for base, tip in pairs).encode()
-    common = ("diff-tree", "--stdin", "--no-renames", "--no-ext-diff", "--no-color", "-r")
-    forward = _patch_ids(repo, git(repo, *common, "-p", stdin=lines))
-    backward = _patch_ids(repo, git(repo, *common, "-p", "-R", stdin=lines))
-    out = git(repo, *common, "--name-only", "-z", stdin=lines)
-    tips = {tip for _, tip in pairs}
-    current: str | None = None
-    found: dict[str, set[str]] = {}
-    for field in out.decode(errors="surrogateescape").split("\0"):
-        name = field.strip("\n")
-        if name in tips and name not in found:  # each diff starts with its tip's id
-            current = name
-            found[current] = set()
-        elif name and current is not None:
-            found[current].add(name)
-    paths = {tip: frozenset(names) for tip, names in found.items()}
-    return forward, backward, paths
-
-
-def revert_messages(repo: Path, tip: str, exclude: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """(sha, reverted shas as written) for commits whose message says `This reverts commit
-    X` (git revert's wording), reachable from tip and not from exclude."""
-    out = git(
-        repo,
-        "log",
-        "-z",
-        "--no-merges",
-        "--format=%H%x1f%B",
-        "--fixed-strings",
-        "--grep=This reverts commit",
-        tip,
-        *(f"^{e}" for e in exclude),
-        "--",
-    )
-    found = []
-    for record in out.decode(errors="replace").split("\0"):
-        sha, _, body = record.partition("\x1f")
-        named = re.findall(r"This reverts commit ([0-9a-fA-F]{7,64})", body)
-        if sha.strip() and named:
-            found.append((sha.strip(), [n.lower() for n in named]))
-    return found
-
-
-def symbol_changes(repo: Path, ref: str, needles: Sequence[str]) -> list[tuple[str, str, bytes]]:
-    """(sha, subject, patch) of the non-merge commits on ref whose added or removed lines
-    contain any needle as a substring (`-G`, one walk for all needles); the caller counts
-    whole identifiers in the patch."""
-    pattern = "|".join(re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", n) for n in needles)
-    out = git(
-        repo,
-        "log",
-        "-p",
-        "--no-ext-diff",
-        "--no-color",
-        "--no-merges",
-        "--no-renames",
-        f"-G{pattern}",  # one argument: a pattern starting with '-' stays a pattern
-        "--format=%x00%H%x1f%s",
-        ref,
-        "--",
-    )
-    found = []
-    for record in out.split(b"\0")[1:]:
-        head, _, body = record.partition(b"\n")
-        sha, _, subject = head.decode(errors="replace").partition("\x1f")
-        found.append((sha, subject, body))
-    return found
-
-
-def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
-    """The contents of `rev:path` names from one `git cat-file --batch`; None when missing."""
-    if not names:
-        return []
-    out = git(repo, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in names).encode())
-    found: list[bytes | None] = []
-    pos = 0
-    for _ in names:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or not header[2].isdigit() or header[1] == b"missing":
-            found.append(None)  # "<name> missing" (a name may hold spaces)
-            continue
-        size = int(header[2])
-        found.append(out[pos : pos + size])
-        pos += size + 1
-    return found
 
 
 # --- controls (worktrees with edits, trees from two revisions) ---
 
 _TEMP_IDENTITY = ("-c", "user.name=fidelity", "-c", "user.email=fidelity@fidelity.invalid")
-
-
-def _git_index(cwd: Path | str, index: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """Run git with GIT_INDEX_FILE pointing at a temporary index, never the user's."""
-    env = clean_env()
-    env["GIT_INDEX_FILE"] = str(index)
-    result = proc.run(
-        ["git", *_HARDENING, *args], cwd=cwd, env=env, timeout_s=GIT_TIMEOUT_S, stdin=stdin
-    )
-    if result.status is not proc.ProcStatus.OK:
-        msg = result.stderr.decode(errors="replace").strip() or result.error
-        raise GitError(f"git {' '.join(args)} failed in {cwd}: {msg}")
-    return result.stdout
 
 
 def _commit_tree(repo: Path, tree: str, parent: str, message: str) -> str:
@@ -841,8 +305,8 @@ def snapshot_uncommitted(repo: Path, parent: str, scratch: Path) -> str:
     source = Path(repo, git(repo, "rev-parse", "--git-path", "index").decode().strip())
     if source.is_file():
         index.write_bytes(source.read_bytes())
-    _git_index(repo, index, "add", "-A", "--", ":/")
-    tree = _git_index(repo, index, "write-tree").decode().strip()
+    git(repo, "add", "-A", "--", ":/", index=index)
+    tree = git(repo, "write-tree", index=index).decode().strip()
     return _commit_tree(repo, tree, parent, "fidelity: uncommitted changes")
 
 
@@ -861,23 +325,14 @@ def overlay_commit(repo: Path, base: str, overlay: str, paths: Sequence[str], sc
             if entry and _under(entry.partition(b"\t")[2], prefixes) is keep_inside:
                 entries.append(entry + b"\0")
     index = scratch / "overlay-index"
-    _git_index(repo, index, "update-index", "-z", "--index-info", stdin=b"".join(entries))
-    tree = _git_index(repo, index, "write-tree").decode().strip()
+    git(repo, "update-index", "-z", "--index-info", stdin=b"".join(entries), index=index)
+    tree = git(repo, "write-tree", index=index).decode().strip()
     return _commit_tree(repo, tree, base, f"fidelity: {', '.join(prefixes)} from {overlay[:12]}")
 
 
 def apply_patch(worktree: Path, patch: bytes) -> str:
     """Apply a unified diff to one of our own worktrees; '' on success, else git's reason."""
-    result = proc.run(
-        ["git", *_HARDENING, "apply", "--whitespace=nowarn", "-"],
-        cwd=worktree,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-        stdin=patch,
-    )
-    if result.status is proc.ProcStatus.OK:
-        return ""
-    return result.stderr.decode(errors="replace").strip() or result.error or "git apply failed"
+    return _reason(attempt(worktree, "apply", "--whitespace=nowarn", "-", stdin=patch), "git apply")
 
 
 def changed_files(repo: Path, base: str, tip: str) -> list[str]:
@@ -892,16 +347,6 @@ def changed_files(repo: Path, base: str, tip: str) -> list[str]:
 
 # the empty tree's id (`git hash-object -t tree /dev/null`): the base of a root commit
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-
-def _git_with(cwd: Path | str, index: Path | None, *args: str, stdin: bytes | None = None) -> bytes:
-    """Run git, reading the given index file instead of the repository's own when one is named
-    (a hook for `git commit -a` or `git commit PATH` is handed a temporary index)."""
-    return (
-        git(cwd, *args, stdin=stdin)
-        if index is None
-        else _git_index(cwd, index, *args, stdin=stdin)
-    )
 
 
 def _name_status(out: bytes) -> list[tuple[str, str]]:
@@ -920,9 +365,8 @@ def _untracked(repo: Path) -> list[str]:
 
 def staged_changes(repo: Path, base: str, index: Path | None = None) -> list[tuple[str, str]]:
     """(A|M|D|T, path) for every path the index changes against base (a commit or tree)."""
-    out = _git_with(
+    out = git(
         repo,
-        index,
         "diff",
         "--cached",
         "--name-status",
@@ -931,6 +375,7 @@ def staged_changes(repo: Path, base: str, index: Path | None = None) -> list[tup
         "--no-ext-diff",
         base,
         "--",
+        index=index,
     )
     return _name_status(out)
 
@@ -943,14 +388,14 @@ def worktree_changes(repo: Path, base: str) -> list[tuple[str, str]]:
 
 def unstaged_paths(repo: Path, index: Path | None = None) -> frozenset[str]:
     """Paths whose work-tree file is not what the index holds: modified, deleted, untracked."""
-    out = _git_with(repo, index, "diff", "--name-only", "-z", "--no-ext-diff", "--")
+    out = git(repo, "diff", "--name-only", "-z", "--no-ext-diff", "--", index=index)
     tracked = {p.decode(errors="surrogateescape") for p in out.split(b"\0") if p}
     return frozenset(tracked | set(_untracked(repo)))
 
 
 def index_entries(repo: Path, index: Path | None = None) -> dict[str, str]:
     """path -> blob id for every file the index stages (stage 0; submodules left out)."""
-    listing = _git_with(repo, index, "ls-files", "--stage", "-z", "--full-name", "--", ":/")
+    listing = git(repo, "ls-files", "--stage", "-z", "--full-name", "--", ":/", index=index)
     entries = {}
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
@@ -979,22 +424,14 @@ def cat_blobs(repo: Path, blobs: Sequence[str]) -> list[bytes]:
 
 def checkout_index(repo: Path, dest: Path, index: Path | None = None) -> None:
     """Write every staged file under dest (which must exist); the index is only read."""
-    _git_with(repo, index, "checkout-index", "--all", "--force", f"--prefix={dest}/")
+    git(repo, "checkout-index", "--all", "--force", f"--prefix={dest}/", index=index)
 
 
 def apply_check(cwd: Path, patch: bytes) -> str:
     """'' when the unified diff would apply to the files under cwd, else git's reason; nothing
     is written."""
-    result = proc.run(
-        ["git", *_HARDENING, "apply", "--check", "--whitespace=nowarn", "-"],
-        cwd=cwd,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-        stdin=patch,
-    )
-    if result.status is proc.ProcStatus.OK:
-        return ""
-    return result.stderr.decode(errors="replace").strip() or result.error or "git apply failed"
+    result = attempt(cwd, "apply", "--check", "--whitespace=nowarn", "-", stdin=patch)
+    return _reason(result, "git apply")
 
 
 def merge_file(
@@ -1002,21 +439,15 @@ def merge_file(
 ) -> tuple[bytes, int]:
     """git's own three-way merge of three files: (result, number of conflicts); nothing is
     written."""
-    result = proc.run(
-        [
-            "git",
-            *_HARDENING,
-            "merge-file",
-            "-p",
-            f"--marker-size={marker_size}",
-            *(arg for label in labels for arg in ("-L", label)),
-            str(ours),
-            str(base),
-            str(theirs),
-        ],
-        cwd=cwd,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
+    result = attempt(
+        cwd,
+        "merge-file",
+        "-p",
+        f"--marker-size={marker_size}",
+        *(arg for label in labels for arg in ("-L", label)),
+        str(ours),
+        str(base),
+        str(theirs),
     )
     code = result.returncode
     if code is None or not 0 <= code < 128:
@@ -1052,12 +483,7 @@ def hooks_dir(repo: Path) -> Path:
 
 def config_local(repo: Path, key: str) -> str | None:
     """The value of key in the repository's own config file, or None when it is unset."""
-    result = proc.run(
-        ["git", *_HARDENING, "config", "--local", "--get", key],
-        cwd=repo,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
-    )
+    result = attempt(repo, "config", "--local", "--get", key)
     return result.stdout.decode().rstrip("\n") if result.status is proc.ProcStatus.OK else None
 
 
@@ -1069,20 +495,8 @@ def set_config_local(repo: Path, key: str, value: str) -> None:
 def ignored_paths(root: Path) -> list[str] | None:
     """Untracked paths git ignores under root (folders end in ``/``), relative to root;
     None when root is not inside a git work tree."""
-    result = proc.run(
-        [
-            "git",
-            *_HARDENING,
-            "ls-files",
-            "-z",
-            "--others",
-            "--ignored",
-            "--exclude-standard",
-            "--directory",
-        ],
-        cwd=root,
-        env=clean_env(),
-        timeout_s=GIT_TIMEOUT_S,
+    result = attempt(
+        root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
     )
     if result.status is not proc.ProcStatus.OK:
         return None
@@ -1127,19 +541,9 @@ def reset_worktree(worktree: Path) -> bool:
 def patch_applies(repo: Path, sha: str, patch: bytes, scratch: Path) -> str:
     """'' when patch applies to the tree of sha (checked in a scratch index), else why not."""
     index = scratch / "check-index"
-    _git_index(repo, index, "read-tree", sha)
-    env = clean_env()
-    env["GIT_INDEX_FILE"] = str(index)
-    result = proc.run(
-        ["git", *_HARDENING, "apply", "--cached", "--check", "--whitespace=nowarn", "-"],
-        cwd=repo,
-        env=env,
-        timeout_s=GIT_TIMEOUT_S,
-        stdin=patch,
-    )
-    if result.status is proc.ProcStatus.OK:
-        return ""
-    return result.stderr.decode(errors="replace").strip() or result.error or "git apply failed"
+    git(repo, "read-tree", sha, index=index)
+    args = ("apply", "--cached", "--check", "--whitespace=nowarn", "-")
+    return _reason(attempt(repo, *args, stdin=patch, index=index), "git apply")
 
 
 def diff_text(repo: Path, old: str, new: str, paths: Sequence[str] = ()) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fidelity import git
+from fidelity import git, gitlog
 from fidelity.errors import UsageError
 from fidelity.history import landing
 
@@ -223,9 +223,9 @@ def check_symbols(repo: Path, ref_sha: str, symbols: Sequence[str]) -> tuple[Sym
     if not symbols:
         return ()
     patterns = {sym: identifier(sym) for sym in symbols}
-    commits = git.symbol_changes(repo, ref_sha, list(symbols))
-    candidates = sorted({p for sym in symbols for p in git.grep_files(repo, ref_sha, sym)})
-    contents = git.blobs(repo, [f"{ref_sha}:{p}" for p in candidates])
+    commits = gitlog.symbol_changes(repo, ref_sha, list(symbols))
+    candidates = sorted({p for sym in symbols for p in gitlog.grep_files(repo, ref_sha, sym)})
+    contents = gitlog.blobs(repo, [f"{ref_sha}:{p}" for p in candidates])
     claims = []
     for sym, pattern in patterns.items():
         changes = []
@@ -250,7 +250,9 @@ def check_commits(repo: Path, ref_sha: str, revs: Sequence[str]) -> tuple[Commit
     landings = landing.find(repo, ref_sha, known)
     mentioned = {x for lnd in landings.values() for x in (lnd.sha, lnd.via, lnd.reverted_by) if x}
     subjects = (
-        dict(git.log_commits(repo, ["--no-walk=unsorted", *sorted(mentioned)])) if mentioned else {}
+        dict(gitlog.log_commits(repo, ["--no-walk=unsorted", *sorted(mentioned)]))
+        if mentioned
+        else {}
     )
     claims = []
     for rev, sha in shas.items():

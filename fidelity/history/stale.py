@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.tables import Table, parse_tables
-from fidelity import config, git, schema
+from fidelity import config, git, gitlog, schema
 from fidelity.errors import UsageError
 from fidelity.history import landing
 
@@ -250,13 +250,13 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     named = [r.commit for r, _ in rows if r.commit and SHA.fullmatch(r.commit)]
     names = sorted(set(named))
     resolved = dict(
-        zip(names, git.object_ids(repo, [f"{n}^{{commit}}" for n in names]), strict=True)
+        zip(names, gitlog.object_ids(repo, [f"{n}^{{commit}}" for n in names]), strict=True)
     )
     shas = sorted({sha for sha in resolved.values() if sha})
-    bases = tuple(git.merge_bases(repo, [ref_sha, *shas]))
+    bases = tuple(gitlog.merge_bases(repo, [ref_sha, *shas]))
     watches = sorted({r.watch for r, _ in rows})
     with ThreadPoolExecutor(max_workers=2) as pool:  # the listings run while landing is found
-        listed = {w: pool.submit(git.touching, repo, ref_sha, bases, w) for w in watches}
+        listed = {w: pool.submit(gitlog.touching, repo, ref_sha, bases, w) for w in watches}
         walk = landing.Walk.of(repo, ref_sha, shas, bases)
         landings = landing.find(repo, ref_sha, shas, walk)
         touching = {w: future.result() for w, future in listed.items()}

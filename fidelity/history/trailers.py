@@ -25,7 +25,7 @@ from checkers.trailers import (
     clean,
     rules_from_config,
 )
-from fidelity import config, git
+from fidelity import config, git, gitlog
 from fidelity.errors import UsageError
 
 
@@ -70,7 +70,7 @@ def ask(
     head = git.resolve(repo, "HEAD") if any(rev is None for rev, _ in messages) else None
     wanted = sorted({v for _, t in messages for v in _values(t, rules, Verify.ANCESTOR)})
     commits = dict(
-        zip(wanted, git.object_ids(repo, [f"{v}^{{commit}}" for v in wanted]), strict=True)
+        zip(wanted, gitlog.object_ids(repo, [f"{v}^{{commit}}" for v in wanted]), strict=True)
     )
     lookups = []
     for rev, trailers in messages:
@@ -83,7 +83,7 @@ def ask(
         pairs = {
             (sha, tip)
             for v in _values(trailers, rules, Verify.ANCESTOR)
-            if (sha := commits.get(v)) and tip and git.is_ancestor(repo, sha, tip)
+            if (sha := commits.get(v)) and tip and gitlog.is_ancestor(repo, sha, tip)
         }
         paths = frozenset(v for r, v in found_paths if r == rev)
         answers.append(Answers(rev, tip, commits, frozenset(pairs), paths))
@@ -95,11 +95,11 @@ def _paths(repo: Path, lookups: Sequence[tuple[str | None, str]]) -> set[tuple[s
     found: set[tuple[str | None, str]] = set()
     in_trees = [(rev, value) for rev, value in lookups if rev is not None]
     names = [f"{rev}:{value.strip('/')}" for rev, value in in_trees]
-    for pair, oid in zip(in_trees, git.object_ids(repo, names), strict=True):
+    for pair, oid in zip(in_trees, gitlog.object_ids(repo, names), strict=True):
         if oid is not None and value_ok(pair[1]):
             found.add(pair)
     for rev, value in lookups:
-        if rev is None and value_ok(value) and git.path_in_tree(repo, None, value):
+        if rev is None and value_ok(value) and gitlog.path_in_tree(repo, None, value):
             found.add((rev, value))
     return found
 
@@ -121,7 +121,7 @@ def check_file(repo: Path, path: Path, rules: Rules) -> TrailerReport:
         raw = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read message file {path}: {exc.strerror}") from None
-    trailers = git.parse_trailers(repo, raw)
+    trailers = gitlog.parse_trailers(repo, raw)
     text = raw.decode(errors="replace")
     checked = _checked(str(path), text, trailers)
     (answers,) = ask(repo, [(None, trailers)], rules)
@@ -139,7 +139,7 @@ def _range(repo: Path, spec: str) -> tuple[str, str]:
 def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
     """Every non-merge commit in `A..B`, and the size rule over the range's diff."""
     base_sha, tip_sha = _range(repo, spec)
-    commits = git.log_trailers(repo, [f"{base_sha}..{tip_sha}"])
+    commits = gitlog.log_trailers(repo, [f"{base_sha}..{tip_sha}"])
     return _judge_range(repo, spec, (base_sha, tip_sha), commits, rules)
 
 
@@ -154,13 +154,13 @@ def _judge_range(
     full and judged, so that each finding is located on its line."""
     answers = ask(repo, [(sha, trailers) for sha, _, trailers in commits], rules)
     flagged = [sha for sha, _, trailers in commits if not clean(trailers, rules)]
-    texts = git.messages(repo, flagged)
+    texts = gitlog.messages(repo, flagged)
     checked = [Checked(sha[:12], subject, tuple(trailers)) for sha, subject, trailers in commits]
     findings: list[Finding] = []
     for (sha, _, trailers), probe in zip(commits, answers, strict=True):
         if sha in texts:
             findings += check_message(sha[:12], texts[sha], trailers, rules, probe)
-    size = git.diff_size(repo, *ends) if rules.sized and checked else None
+    size = gitlog.diff_size(repo, *ends) if rules.sized and checked else None
     if size is not None:
         findings += check_size(spec, *size, rules)
     return TrailerReport(tuple(checked), tuple(findings), size, spec)
@@ -192,7 +192,7 @@ def check(repo: Path, message_file: Path | None, spec: str | None) -> TrailerRep
         raise UsageError("name a --message-file or a --range A..B")
     ends = _range(repo, spec)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        reading = pool.submit(git.log_trailers, repo, [f"{ends[0]}..{ends[1]}"])
+        reading = pool.submit(gitlog.log_trailers, repo, [f"{ends[0]}..{ends[1]}"])
         found = rules(repo)
         commits = reading.result()
     return _judge_range(repo, spec, ends, commits, found)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from checkers.errors import ConfigError, NothingToCheck
-from fidelity import git
+from fidelity import gitlog
 from fidelity.errors import UsageError
 from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
@@ -126,7 +126,7 @@ def _check_stale(ctx: Context) -> GateResult:
         specs = _touched_specs(ctx)
     except UsageError as exc:
         return GateResult("stale", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
-    if git.is_shallow(ctx.repo):
+    if gitlog.is_shallow(ctx.repo):
         why = "the clone is shallow: commits since a row's measurement would be undercounted"
         return GateResult("stale", Status.UNTRUSTED, why)
     rows, problems = [], []
