@@ -230,11 +230,25 @@ def _cases_validate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _cases_list(args: argparse.Namespace, console: Console) -> int:
-    from rich import box
-    from rich.table import Table
+class _CaseListing:
+    """A case table as a report: one row per case, rendered like every other table."""
 
+    def __init__(self, rows: list[list[str]]) -> None:
+        self.rows = rows
+
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        return ["id", "tags", "outputs", "command"], self.rows
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cases": [dict(zip(self.table()[0], row, strict=True)) for row in self.rows]}
+
+    def exit_code(self) -> int:
+        return 0
+
+
+def _cases_list(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
+    from fidelity.cli import report
     from fidelity.matrix import table
 
     path = args.file
@@ -242,15 +256,14 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
         repo = git.toplevel(args.repo)
         path = repo / _cases_path(args.cases, repo)
     matrix = table.read(path)
-    out = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{path} ({len(matrix.cases)} cases)")
-    for column in ("id", "tags", "outputs", "command"):
-        out.add_column(column, overflow="fold")
+    rows = []
     for c in matrix.cases:
         argv = c.argv if isinstance(c.argv, str) else " ".join(c.argv)
         outputs = ", ".join(
             o.glob + (" (optional)" if o.optional else " (absent)" if o.absent else "")
             for o in c.outputs
         )
-        out.add_row(c.id, ", ".join(c.tags), outputs, argv)
-    console.print(out)
+        rows.append([c.id, ", ".join(c.tags), outputs, argv])
+    # ids, globs and argv are the user's text, never markup (`test_route[/api/users]`)
+    report.render(console, str(path), _CaseListing(rows), f"{len(rows)} cases")
     return 0

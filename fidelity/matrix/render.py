@@ -50,7 +50,10 @@ def case_table(comparison: Comparison, show_identical: bool, run_dir: Path | Non
         if r.verdict is Verdict.IDENTICAL and not show_identical:
             continue
         style = "red" if r.verdict in FAILURES else STYLE.get(r.verdict, "")
-        table.add_row(r.case_id, Text(str(r.verdict), style), words.case_detail(r, run_dir))
+        # details quote the user's outputs and keys: text, never markup (`$.items[/x]`)
+        table.add_row(
+            Text(r.case_id), Text(str(r.verdict), style), Text(words.case_detail(r, run_dir))
+        )
     return table
 
 
