@@ -313,7 +313,8 @@ def test_cli_list(make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixtur
     project(repo, header() + control("add-minus", fr("a + b", "a - b"), caught("test_add")))
     assert main(["--quiet", "controls", "list", "--repo", str(repo.path)]) == 0
     out = capsys.readouterr().out
-    assert "add-minus" in out and "calc/__init__.py" in out
+    expect = f"exact: {T}test_add"
+    assert f"add-minus\tcalc/__init__.py\t{expect}\tw" in out.splitlines(), "one line under -q"
 
 
 def test_ctrl_c_kills_the_control_and_leaves_the_checkout(

@@ -284,25 +284,17 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
     from fidelity import git
+    from fidelity.cli import report
     from fidelity.controls import gate
 
     table = gate.load(git.toplevel(args.repo), args.controls)
-    out = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        title=Text(f"{table.source} ({len(table.controls)} controls)"),
-    )
-    for column in ("id", "files", "expectation", "why"):
-        out.add_column(column, overflow="fold")
+    rows = []
     for c in table.controls:
         expect = f"survives: {c.residue}" if c.survives else f"{c.match}: {', '.join(c.caught_by)}"
-        out.add_row(Text(c.id), Text(", ".join(c.files)), Text(expect), Text(c.why))
-    console.print(out)
+        rows.append([c.id, ", ".join(c.files), expect, c.why])
+    listing = report.Listing(["id", "files", "expectation", "why"], rows)
+    report.render(console, table.source, listing, f"{len(rows)} controls")
     return 0
 
 

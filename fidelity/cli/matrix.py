@@ -230,22 +230,6 @@ def _cases_validate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-class _CaseListing:
-    """A case table as a report: one row per case, rendered like every other table."""
-
-    def __init__(self, rows: list[list[str]]) -> None:
-        self.rows = rows
-
-    def table(self) -> tuple[list[str], list[list[str]]]:
-        return ["id", "tags", "outputs", "command"], self.rows
-
-    def to_json(self) -> dict[str, Any]:
-        return {"cases": [dict(zip(self.table()[0], row, strict=True)) for row in self.rows]}
-
-    def exit_code(self) -> int:
-        return 0
-
-
 def _cases_list(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
     from fidelity.cli import report
@@ -265,5 +249,6 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
         )
         rows.append([c.id, ", ".join(c.tags), outputs, argv])
     # ids, globs and argv are the user's text, never markup (`test_route[/api/users]`)
-    report.render(console, str(path), _CaseListing(rows), f"{len(rows)} cases")
+    listing = report.Listing(["id", "tags", "outputs", "command"], rows)
+    report.render(console, str(path), listing, f"{len(rows)} cases")
     return 0

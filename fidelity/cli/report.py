@@ -28,6 +28,22 @@ class Report(Protocol):
     def exit_code(self) -> int: ...
 
 
+class Listing:
+    """A plain list of records (cases, controls) as a report, rendered like every table."""
+
+    def __init__(self, columns: list[str], rows: list[list[str]]) -> None:
+        self.columns, self.rows = columns, rows
+
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        return self.columns, self.rows
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": [dict(zip(self.columns, row, strict=True)) for row in self.rows]}
+
+    def exit_code(self) -> int:
+        return 0
+
+
 def _cell(text: str) -> str:
     return " ".join(text.split("\n")).replace("\t", " ")
 
