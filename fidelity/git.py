@@ -487,6 +487,27 @@ def config_local(repo: Path, key: str) -> str | None:
     return result.stdout.decode().rstrip("\n") if result.status is proc.ProcStatus.OK else None
 
 
+def aliases(cwd: Path) -> dict[str, str]:
+    """git's aliases as a command run in cwd sees them (system, global and the repository's
+    config): lower-case name -> value; {} when there are none."""
+    env = clean_env()
+    env.pop("GIT_CONFIG_NOSYSTEM", None)  # a system-wide alias applies to the user's commit
+    result = proc.run(
+        ["git", "--no-pager", "config", "--null", "--get-regexp", r"^alias\."],
+        cwd=cwd,
+        env=env,
+        timeout_s=GIT_TIMEOUT_S,
+    )
+    if result.status is not proc.ProcStatus.OK:
+        return {}
+    found = {}
+    for entry in result.stdout.split(b"\0"):
+        key, _, value = entry.decode("utf-8", "surrogateescape").partition("\n")
+        if key.lower().startswith("alias."):
+            found[key[6:].lower()] = value
+    return found
+
+
 def set_config_local(repo: Path, key: str, value: str) -> None:
     """Write key = value into the repository's own config file."""
     git(repo, "config", "--local", key, value)

@@ -129,15 +129,37 @@ def test_amend_is_judged_against_the_parent(repo: Repo, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("stdin", "code"),
-    [(b'{"tool_input": {"command": "git commit -m x"', 2), (b"\xff\xfe not json", 0)],
+    ("stdin", "why"),
+    [
+        (b'{"tool_input": {"command": "git commit -m x"', "not JSON"),
+        (b"\xff\xfe not json", "not UTF-8"),
+        ('{"tool_name": "Bash", "tool_input": {"command": "ls"}}'.encode("utf-16"), "not UTF-8"),
+        (b'[{"tool_name": "Bash", "tool_input": {"command": "git commit -m x"}}]', "JSON list"),
+        (b'"git commit -m x"', "JSON str"),
+        (b'{"tool_name": "Bash", "tool_input": "git commit -m x"}', "tool_input is a str"),
+        (b'{"tool_name": "Bash", "tool_input": {"command": 7}}', "neither a string"),
+        (b'{"tool_name": "Bash", "tool_input": {}}', "without tool_input.command"),
+        (b'{"tool_input": {"command": "ls"}}', "no tool_name"),
+        (b"[" * 100_000 + b"]" * 100_000, "nests deeper"),
+        (
+            b'{"tool_name": "Bash", "x": '
+            + b"[" * 70
+            + b"]" * 70
+            + b', "tool_input": {"command": "ls"}}',
+            "nests deeper",
+        ),
+        (
+            b'{"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_input": {"command": "ls"}}',
+            "twice",
+        ),
+        (b"", "no event"),
+    ],
 )
-def test_an_unreadable_event_blocks_only_when_it_may_be_a_commit(
-    stdin: bytes, code: int, tmp_path: Path
-) -> None:
+def test_anything_but_the_documented_event_blocks(stdin: bytes, why: str, tmp_path: Path) -> None:
     got, err = hook(stdin, tmp_path)
-    assert got == code
-    assert ("unreadable hook event" in err) == (code == 2)
+    assert got == 2, err
+    assert why in err and "blocked" in err
+    assert len(err.strip().splitlines()) == 1, "one line"
 
 
 def test_it_fails_closed_when_the_commit_cannot_be_judged(repo: Repo, tmp_path: Path) -> None:
@@ -171,3 +193,111 @@ def test_the_shell_entry_point_fails_closed_without_fidelity(repo: Repo, tmp_pat
     code, err = hook(event(commit(), repo.path), tmp_path, [str(SCRIPT)], missing)
     assert code == 2 and "so it is blocked" in err
     assert hook(event("ls", repo.path), tmp_path, [str(SCRIPT)], missing)[0] == 0
+
+
+SPELLINGS = [
+    "git commit\\\n  -m x",  # a line continuation
+    "git ci -m x",  # an alias in the repository's git config
+    "git cia",  # a shell alias: `!git commit -a -m x`
+    "git $(echo commit) -m x",  # command substitution
+    "git `echo commit` -m x",
+    "eval 'git commit -m x'",
+    'eval "$LINE"',  # a line only the shell knows
+    "sh -c 'git commit -m x'",
+    'bash -lc "git commit -m x"',
+    "env A=1 git commit -m x",
+    "env -S 'git commit -m x'",
+    "sudo -u me git commit -m x",
+    "timeout 60 git commit -m x",
+    "nohup git commit -m x",
+    "command git commit -m x",
+    "\\git commit -m x",
+    "/usr/bin/git commit -m x",
+    "g'i't co\"mm\"it -m x",
+    "$'git' commit -m x",
+    "$GIT commit -m x",
+    "git {commit,} -m x",
+    "f() { git commit -m x; }; f",
+    "if true; then git commit -m x; fi",
+    "x=$(git commit -m x)",
+    "echo 'git commit -m x' | sh",
+    "bash <<'EOF'\ngit commit -m x\nEOF",
+    "sh commit.sh",  # a script file the line runs
+    "./commit.sh",
+    "git -c alias.save=commit save -m x",
+    "find . -maxdepth 0 -exec git commit -m x \\;",
+    "git commit -m 'unbalanced",
+]
+
+
+@pytest.mark.parametrize("command", SPELLINGS)
+def test_no_spelling_of_a_commit_gets_past_a_failing_gate(
+    command: str, repo: Repo, tmp_path: Path
+) -> None:
+    repo.git("config", "alias.ci", "commit")
+    repo.git("config", "alias.cia", "!git commit -a -m x")
+    script = tmp_path / "commit.sh"
+    script.write_text("#!/bin/sh\ngit commit -m 'from a script'\n")
+    repo.write({"README.md": BAD})
+    repo.git("add", "README.md")
+    (repo.path / "commit.sh").write_text(script.read_text())
+    code, err = hook(event(command, repo.path), tmp_path)
+    assert code == 2, err
+    assert "FD401" in err
+
+
+def test_calls_that_cannot_commit_stay_allowed(repo: Repo, tmp_path: Path) -> None:
+    repo.git("config", "alias.st", "status")
+    repo.write({"README.md": BAD})
+    repo.git("add", "README.md")
+    for command in (
+        "ls -la",
+        "git st",
+        "git log --grep commit",
+        "echo 'git commit'",
+        "python -m pytest -q",
+        "grep -rn 'git commit' docs",
+        "cat <<'EOF' > notes.md\ngit commit -m x\nEOF",
+    ):
+        assert hook(event(command, repo.path), tmp_path) == (0, ""), command
+
+
+def test_a_two_mib_message_is_judged_whole(repo: Repo, tmp_path: Path) -> None:
+    repo.write({"a.txt": "b\n"})
+    repo.git("add", "-A")
+    message = "Change\n\n" + "x" * (2 * 1024 * 1024) + "\n\nAssisted-by: an agent"
+    assert hook(event(commit(message), repo.path), tmp_path)[0] == 0
+    code, err = hook(event(commit(message.replace("Assisted-by", "Assisted")), repo.path), tmp_path)
+    assert code == 2 and "FD701" in err
+
+
+def test_no_event_on_a_terminal_is_a_usage_error_at_once(tmp_path: Path) -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "fidelity", "preflight", "--agent-hook"],
+            stdin=follower,
+            capture_output=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 2
+    assert b"reads a coding agent's pre-tool-use event" in done.stderr
+
+
+def test_the_decision_can_be_answered_as_json(repo: Repo, tmp_path: Path) -> None:
+    repo.write({"README.md": BAD})
+    repo.git("add", "-A")
+    argv = [sys.executable, "-m", "fidelity", "preflight", "--agent-hook", "--json-decision"]
+    done = subprocess.run(argv, input=event(commit(), repo.path), capture_output=True, timeout=120)
+    assert done.returncode == 2, "the exit code blocks on its own"
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "FD401" in answer["permissionDecisionReason"]
+    done = subprocess.run(argv, input=event("ls", repo.path), capture_output=True, timeout=120)
+    assert done.returncode == 0
+    assert "permissionDecision" not in json.loads(done.stdout)["hookSpecificOutput"]

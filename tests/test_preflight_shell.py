@@ -41,8 +41,26 @@ CASES: list[tuple[str, list[tuple[str, bool, bool, str | None]]]] = [
     ),
     (
         "git commit -F - <<EOF\nmsg\ngit commit -m inner\nEOF\ngit status",
-        [("/w", False, False, None)],
+        [("/w", False, False, "msg\ngit commit -m inner\n")],
     ),
+    ("git commit \\\n  -m x", [("/w", False, False, "x\n")]),
+    ("git commit -m $'a\\nb'", [("/w", False, False, "a\nb\n")]),
+    ("g'i't co\"mm\"it -m x", [("/w", False, False, "x\n")]),
+    ("\\git commit -m x", [("/w", False, False, "x\n")]),
+    ("GIT_DIR=/o/.git git commit -m x", [("/o", False, False, "x\n")]),
+    ("export GIT_WORK_TREE=/t; git commit -m x", [("/t", False, False, "x\n")]),
+    ("export GIT_INDEX_FILE=/tmp/i; git commit -m x", [("/w", False, True, "x\n")]),
+    ("env -C sub git commit -m x", [("/w/sub", False, False, "x\n")]),
+    ("timeout -s KILL 5 git commit -m x", [("/w", False, False, "x\n")]),
+    ("xargs -n 1 git commit -m x", [("/w", False, False, "x\n")]),
+    ("x=$(git commit -m y)", [("/w", False, False, "y\n")]),
+    (
+        "echo $(cd sub && git commit -m y) && git commit -m z",
+        [("/w/sub", False, False, "y\n"), ("/w", False, True, "z\n")],
+    ),
+    ("cat <<'EOF' > notes.md\ngit commit -m x\nEOF", []),
+    ("python -m pytest -q", []),
+    ("$EDITOR notes.md", []),
     ("git commit --amend --no-edit", [("/w", True, False, None)]),
     ('git commit -m "$MSG"', [("/w", False, False, None)]),
     ("git commit -C HEAD", [("/w", False, False, None)]),
@@ -61,6 +79,66 @@ def test_commits_of_a_command_line(
 ) -> None:
     found = [(c.cwd, c.amend, c.stages, c.message) for c in commits(command, CWD)]
     assert found == expected
+
+
+class Lookup:
+    """A machine with one alias file and one script, as the agent hook would read them."""
+
+    def aliases(self, cwd: str) -> dict[str, str]:
+        return {"ci": "commit -v", "cia": "!git add -A && git commit", "st": "status"}
+
+    def script(self, path: str) -> str | None:
+        return {"/w/go.sh": "cd sub\ngit commit -m s\n", "/w/py": "#!/usr/bin/python\n"}.get(path)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git ci -m x", [("/w", False, False, "x\n", "git alias 'ci'")]),
+        ("git cia -m x", [("/w", False, True, "x\n", "git alias 'cia'")]),
+        ("git st", []),
+        ("sh go.sh", [("/w/sub", False, False, "s\n", "")]),
+        ("./go.sh", [("/w/sub", False, False, "s\n", "")]),
+        ("./py", []),
+        (
+            "git $(echo commit)",
+            [("/w", False, True, None, "the git subcommand is built by the shell")],
+        ),
+        ("$GIT commit", [("/w", False, True, None, "the command name is built by the shell")]),
+        ("git {commit,x}", [("/w", False, True, None, "the git subcommand is built by the shell")]),
+        ("git c*", [("/w", False, True, None, "the git subcommand is built by the shell")]),
+        ('eval "$LINE"', [("/w", False, True, None, "eval runs a line built by the shell")]),
+        (
+            "echo 'git commit' | bash",
+            [("/w", False, True, None, "a shell reads its script from standard input")],
+        ),
+        (
+            "sh missing.sh && git status",
+            [("/w", False, True, None, "a shell runs missing.sh, which could not be read")],
+        ),
+        ("find . -exec git commit -m x \\;", [("/w", False, True, "x\n", "run by find")]),
+        ('ssh host "cd r && git commit -m x"', [("/w/r", False, False, "x\n", "run by ssh")]),
+        ("git -c alias.x='!git commit' x -m y", [("/w", False, False, "y\n", "git alias 'x'")]),
+        (
+            "((((git commit))))",
+            [("/w", False, True, None, "the shell could not parse the line (unbalanced quotes?)")],
+        ),
+    ],
+)
+def test_commits_in_doubt_count(
+    command: str, expected: list[tuple[str, bool, bool, str | None, str]]
+) -> None:
+    found = commits(command, CWD, Lookup())
+    assert [(c.cwd, c.amend, c.stages, c.message, c.doubt) for c in found] == expected
+
+
+def test_the_analysis_is_linear_in_the_line() -> None:
+    """A 4 MiB quoted message and a line nested 10,000 subshells deep are read in one pass
+    (the shlex reader this replaced built a token character by character)."""
+    (commit,) = commits("git commit -m '" + "x" * (4 * 1024 * 1024) + "'", CWD)
+    assert commit.message is not None and len(commit.message) == 4 * 1024 * 1024 + 1
+    found = commits("(" * 10_000 + "git commit -m x" + ")" * 10_000, CWD)
+    assert found and all(c.cwd == CWD for c in found)
 
 
 def test_a_message_that_cannot_be_known_says_why() -> None:

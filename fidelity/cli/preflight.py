@@ -65,7 +65,15 @@ def _register_preflight(sub: Any) -> None:
     p.add_argument(
         "--agent-hook",
         action="store_true",
-        help="speak the coding-agent hook protocol: event JSON on stdin, exit 2 blocks",
+        help="speak the coding-agent hook protocol: event JSON on stdin, exit 2 blocks "
+        "(reasons on stderr), 0 allows; anything but the documented event blocks",
+    )
+    p.add_argument(
+        "--json-decision",
+        action="store_true",
+        help="with --agent-hook: also write the decision to stdout in Claude Code's "
+        "PreToolUse JSON format (hookSpecificOutput.permissionDecision); the exit code "
+        "still blocks, so an agent that ignores stdout stays safe",
     )
     p.add_argument("--json", type=Path, metavar="PATH", help="also write the report as JSON")
     options.repo(p)
@@ -82,7 +90,8 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
     if args.agent_hook:
         from fidelity.preflight import agent
 
-        return agent.main(sys.stdin.buffer.read, sys.stderr.write)
+        out = sys.stdout.write if args.json_decision else None
+        return agent.main(sys.stdin.buffer, sys.stderr.write, out)
     import json
 
     from fidelity import git

@@ -3,26 +3,29 @@
 Agents such as Claude Code hand the hook a JSON event on stdin (`tool_name`,
 `tool_input.command`, `cwd`) before a tool runs, block the call when the hook exits 2
 (showing its stderr to the model) and treat every other non-zero code as a warning that
-lets the call through. So this hook fails closed: on a commit, an internal error or a
-reason it cannot judge is exit 2 too. Anything that is not a `git commit` is allowed at
-once, without a look at the repository.
+lets the call through. So this hook fails closed: anything that is not the documented event
+(an array, a string, a `tool_input` that is not an object, text that is not UTF-8, nesting
+deeper than MAX_NESTING, more than MAX_EVENT_BYTES) blocks, and on a commit an internal
+error or a reason it cannot judge blocks too. A call that cannot create a commit is allowed
+at once; which calls can is `shell.commits`' question.
 
 A commit is judged on the index; when the line would stage more first (`git add` earlier
-in the line, `commit -a`, paths), the work tree is judged as well. `--amend` is judged
-against HEAD's parent. A message the line states (`-m`, a `cat <<EOF` message, `-F FILE`)
-is judged by the trailers gate.
+in the line, `commit -a`, paths), or when it is a commit in doubt, the work tree is judged
+as well. `--amend` is judged against HEAD's parent. A message the line states (`-m`, a
+`cat <<EOF` message, `-F FILE`, `-F -` with a here-document) is judged by the trailers gate.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from fidelity import git
 from fidelity.errors import FidelityError, UsageError
@@ -31,6 +34,15 @@ from fidelity.preflight.outcome import Report, Status
 from fidelity.preflight.run import Request, run
 
 ALLOW, BLOCK = 0, 2
+MAX_EVENT_BYTES = 16 * 1024 * 1024  # a command of several MiB is still judged
+MAX_NESTING = 64  # the documented event nests 3 levels; agents add a few
+MAX_SCRIPT_BYTES = 1024 * 1024  # a script file a shell in the line runs, read to judge it
+USAGE = (
+    "fidelity preflight --agent-hook reads a coding agent's pre-tool-use event (JSON) on "
+    "standard input, e.g. "
+    """echo '{"tool_name": "Bash", "tool_input": {"command": "git commit -m x"}, "cwd": "."}' """
+    "| fidelity preflight --agent-hook"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +51,76 @@ class Decision:
     stderr: str = ""
 
 
-def _command(event: Any) -> str | None:
+class Event(Exception):
+    """The input is not the documented hook event: why, in one line."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        twice = next(k for k in keys if keys.count(k) > 1)
+        raise Event(f"the event names {twice!r} twice")
+    return dict(pairs)
+
+
+def _nesting(value: Any) -> int:
+    """How deep containers nest (an object of strings is 1), walked without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack += [(v, depth + 1) for v in item if isinstance(v, dict | list)]
+    return deepest
+
+
+def parse_event(raw: bytes) -> dict[str, Any]:
+    """The event as a dict; Event when it is anything but the documented JSON object."""
+    if len(raw) > MAX_EVENT_BYTES:
+        raise Event(f"the event is larger than {MAX_EVENT_BYTES // (1024 * 1024)} MiB")
+    if not raw.strip():
+        raise Event("no event on standard input")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Event("the event is not UTF-8 text (UTF-16? a BOM?)") from None
+    try:
+        event = json.loads(text, object_pairs_hook=_no_duplicates)
+    except RecursionError:
+        raise Event(f"the event nests deeper than {MAX_NESTING} levels") from None
+    except json.JSONDecodeError as exc:
+        raise Event(f"the event is not JSON ({exc})") from None
+    if not isinstance(event, dict):
+        raise Event(f"the event is a JSON {type(event).__name__}, not an object")
+    if _nesting(event) > MAX_NESTING:
+        raise Event(f"the event nests deeper than {MAX_NESTING} levels")
+    _shape(event)
+    return event
+
+
+def _shape(event: dict[str, Any]) -> None:
+    tool = event.get("tool_name")
+    if not isinstance(tool, str) or not tool:
+        raise Event("the event has no tool_name string")
+    tool_input = event.get("tool_input")
+    if not isinstance(tool_input, dict):
+        raise Event(f"tool_input is a {type(tool_input).__name__}, not an object")
+    if "cwd" in event and not isinstance(event["cwd"], str):
+        raise Event("cwd is not a string")
+    command = tool_input.get("command")
+    if command is None and tool == "Bash":
+        raise Event("a Bash event without tool_input.command")
+    argv = isinstance(command, list) and all(isinstance(w, str) for w in command)
+    if command is not None and not isinstance(command, str) and not argv:
+        raise Event("tool_input.command is neither a string nor a list of strings")
+
+
+def _command(event: dict[str, Any]) -> str | None:
     """The shell command of a tool call, or None for a tool that runs none."""
-    if not isinstance(event, dict) or not isinstance(event.get("tool_input"), dict):
-        return None
     command = event["tool_input"].get("command")
-    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+    if isinstance(command, list):
         return " ".join(_quote(w) for w in command)  # agents that pass argv lists
     return command if isinstance(command, str) else None
 
@@ -55,27 +131,48 @@ def _quote(word: str) -> str:
     return shlex.quote(word)
 
 
-def decide(raw: bytes, default_cwd: Path) -> Decision:
-    """The verdict on one hook event; never raises (fails closed on a commit)."""
+class Machine:
+    """What the shell analysis may look at: git aliases and script files, read on demand."""
+
+    def __init__(self) -> None:
+        self._aliases: dict[str, Mapping[str, str]] = {}
+
+    def aliases(self, cwd: str) -> Mapping[str, str]:
+        if cwd not in self._aliases:
+            self._aliases[cwd] = git.aliases(Path(cwd)) if Path(cwd).is_dir() else {}
+        return self._aliases[cwd]
+
+    def script(self, path: str) -> str | None:
+        """A regular file's text; a fifo, device or folder is never opened for reading."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCRIPT_BYTES:
+                return None
+            return handle.read(MAX_SCRIPT_BYTES).decode("utf-8", "replace")
+
+
+def decide(raw: bytes, default_cwd: Path, lookup: shell.Lookup | None = None) -> Decision:
+    """The verdict on one hook event; never raises (fails closed)."""
     try:
-        event = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        if b"commit" in raw:
-            return Decision(
-                BLOCK,
-                f"fidelity preflight: unreadable hook event ({exc}); a "
-                "commit may be in it, so it is blocked. Check the agent's hook setup.\n",
-            )
-        return Decision(ALLOW)
+        event = parse_event(raw)
+    except Event as exc:
+        return Decision(
+            BLOCK,
+            f"fidelity preflight: not a hook event this hook understands: {exc}; blocked. "
+            "Check the agent's hook setup (`fidelity preflight --help`).\n",
+        )
     command = _command(event)
     if command is None:
         return Decision(ALLOW)
-    cwd = event.get("cwd") if isinstance(event, dict) else None
-    cwd = cwd if isinstance(cwd, str) and cwd else str(default_cwd)
-    found = shell.commits(command, cwd)
-    if not found:
-        return Decision(ALLOW)
+    cwd = event.get("cwd") or str(default_cwd)
     try:
+        found = shell.commits(command, cwd, lookup or Machine())
+        if not found:
+            return Decision(ALLOW)
         return _judge_all(found)
     except Exception as exc:  # fail closed: no error lets a commit through
         detail = str(exc) if isinstance(exc, FidelityError) else traceback.format_exc()
@@ -141,7 +238,9 @@ def _verdict(repo: Path, commit: shell.Commit, reports: list[Report]) -> Decisio
     for report in failing:
         lines.append(f"judged {report.judged}:")
         lines += render.lines(report)
-    if commit.unknown and commit.message is None:
+    if commit.doubt:
+        lines.append(f"(judged as a commit the line could make: {commit.doubt})")
+    if commit.unknown and commit.message is None and commit.unknown != commit.doubt:
         lines.append(f"(trailers not judged: {commit.unknown})")
     lines.append(
         "Fix what failed, stage the fixes, and commit again; `fidelity preflight --staged` "
@@ -150,14 +249,34 @@ def _verdict(repo: Path, commit: shell.Commit, reports: list[Report]) -> Decisio
     return Decision(BLOCK, "\n".join(lines) + "\n")
 
 
-def main(read: Callable[[], bytes], write_err: Callable[[str], object]) -> int:
-    """Read the event, decide, say why on stderr; the exit code."""
+def answer_json(decision: Decision) -> str:
+    """The decision in Claude Code's PreToolUse JSON format (for agents that read stdout);
+    the exit code still blocks on its own."""
+    output: dict[str, Any] = {"hookEventName": "PreToolUse"}
+    if decision.code == BLOCK:
+        output |= {"permissionDecision": "deny", "permissionDecisionReason": decision.stderr}
+    elif decision.stderr:
+        output["additionalContext"] = decision.stderr
+    return json.dumps({"hookSpecificOutput": output}) + "\n"
+
+
+def main(
+    stdin: BinaryIO,
+    write_err: Callable[[str], object],
+    write_out: Callable[[str], object] | None = None,
+) -> int:
+    """Read the event, decide, say why on stderr (and as JSON on stdout with write_out);
+    the exit code. No event on a terminal is a usage error at once, never a wait."""
+    if stdin.isatty():
+        raise UsageError(USAGE)
     try:
-        raw = read()
+        raw = stdin.read(MAX_EVENT_BYTES + 1)
     except OSError as exc:
         write_err(f"fidelity preflight: cannot read the hook event: {exc}; blocked\n")
         return BLOCK
     decision = decide(raw, Path(os.getcwd()))
     if decision.stderr:
         write_err(decision.stderr)
+    if write_out is not None:
+        write_out(answer_json(decision))
     return decision.code
