@@ -422,6 +422,23 @@ def cat_blobs(repo: Path, blobs: Sequence[str]) -> list[bytes]:
     return contents
 
 
+def read_tree(repo: Path, sha: str, index: Path) -> None:
+    """Write commit sha's tree into the index file `index` (a scratch one, never the
+    user's), so the tree can be judged as a staged content."""
+    git(repo, "read-tree", f"{sha}^{{tree}}", index=index)
+
+
+def merge_heads(repo: Path) -> list[str]:
+    """The commits being merged into HEAD while a merge waits for its commit (MERGE_HEAD),
+    or [] when no merge is in progress."""
+    where = answer(attempt(repo, "rev-parse", "--path-format=absolute", "--git-path", "MERGE_HEAD"))
+    try:
+        text = Path(where).read_text(encoding="ascii") if where else ""
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 def checkout_index(repo: Path, dest: Path, index: Path | None = None) -> None:
     """Write every staged file under dest (which must exist); the index is only read."""
     git(repo, "checkout-index", "--all", "--force", f"--prefix={dest}/", index=index)

@@ -210,6 +210,12 @@ def merge_bases(repo: Path, shas: Sequence[str]) -> list[str]:
     return (answer(attempt(repo, "merge-base", "--octopus", "--all", *shas)) or "").split()
 
 
+def parents(repo: Path, sha: str) -> list[str]:
+    """The parents of commit sha, first parent first."""
+    line = git(repo, "rev-list", "--parents", "-n", "1", sha, "--").decode().split()
+    return line[1:]
+
+
 def graph(repo: Path, tips: Sequence[str], exclude: Sequence[str]) -> list[tuple[str, list[str]]]:
     """(sha, parents) of every commit reachable from tips and not from exclude, children
     before parents (`rev-list --topo-order --parents`): one walk, no diffs."""

@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 from support import Repo
 
 from checkers.tables import parse_tables
+from fidelity.recordmerge.driver import git_line
 
 PYPROJECT = '[[tool.fidelity.records]]\npath = "records/bench.md"\nkey = "row"\n'
 RECORD = "records/bench.md"
-DRIVER = f"{sys.executable} -m fidelity merge-records %O %A %B %P"
+DRIVER = git_line(sys.executable)
 
 
 def page(rows: list[tuple[str, str]], intro: str = "Figures.", outro: str = "Notes.") -> str:
@@ -26,13 +27,17 @@ def page(rows: list[tuple[str, str]], intro: str = "Figures.", outro: str = "Not
     return f"# Bench\n\n{intro}\n\n| row | figure | commit |\n|---|---|---|\n{body}\n{outro}\n"
 
 
-def merged(tmp: Path, base: str, ours: str, theirs: str, driver: bool = True) -> tuple[int, str]:
-    """Commit base, then ours on main and theirs on a branch; `git merge` the branch."""
+def merged(
+    tmp: Path, base: str, ours: str, theirs: str, driver: bool | str = True
+) -> tuple[int, str]:
+    """Commit base, then ours on main and theirs on a branch; `git merge` the branch, with
+    the driver line given (or this fidelity's, or none)."""
     repo = Repo(tmp / "repo")
     attributes = f"{RECORD} merge=fidelity-records\n"
     repo.commit({"pyproject.toml": PYPROJECT, ".gitattributes": attributes, RECORD: base}, "base")
     if driver:
-        repo.git("config", "merge.fidelity-records.driver", DRIVER)
+        line = driver if isinstance(driver, str) else DRIVER
+        repo.git("config", "merge.fidelity-records.driver", line)
     repo.git("checkout", "-q", "-b", "theirs")
     repo.commit({RECORD: theirs}, "theirs")
     repo.git("checkout", "-q", "main")
@@ -62,6 +67,24 @@ def test_rows_added_on_both_sides_are_both_kept(tmp_path: Path) -> None:
     code, text = merged(tmp_path / "driver", page(BASE), ours, theirs)
     assert code == 0, text
     assert rows_of(text) == [*BASE, ("d", "4"), ("e", "5")]
+
+
+def test_a_driver_line_whose_fidelity_is_gone_leaves_conflict_markers(tmp_path: Path) -> None:
+    """The line `--print-driver` prints falls back to git's own merge, markers and all, when
+    its interpreter is gone or has no fidelity; the bare `fidelity merge-records` line did
+    not: git reported a conflict and left ours unmarked, so one `git add` lost theirs."""
+    ours, theirs = page([*BASE, ("d", "4")]), page([*BASE, ("e", "5")])
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    for python in (str(bare / "bin" / "python"), "/nonexistent/python"):
+        code, text = merged(
+            tmp_path / python.replace("/", "_"), page(BASE), ours, theirs, git_line(python)
+        )
+        assert code != 0
+        assert "<<<<<<< ours" in text and "| d | 4 |" in text and "| e | 5 |" in text, text
+    old = "/nonexistent/python -m fidelity merge-records %O %A %B %P"
+    code, text = merged(tmp_path / "old", page(BASE), ours, theirs, old)
+    assert code != 0 and "<<<<<<<" not in text and "| e | 5 |" not in text, "the old failure"
 
 
 def test_a_clean_git_merge_can_keep_two_rows_with_one_key_the_driver_cannot(

@@ -2,8 +2,9 @@
 
 A temp repository uses a copy of this source tree (committed into a hook-source repository
 of its own, so uncommitted edits here are what is tested) as its hook source; pre-commit
-builds its own environment from it with pip, installs the git hooks, and real `git commit`s
-go through them. One test, since the environment build dominates its time.
+builds its own environment from it with pip once per module (the build dominates the
+time), installs the git hooks, and real `git commit`s go through them; `pre-commit run`
+is driven in its CI modes too (`--all-files`, `--files`, `--from-ref/--to-ref`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support import Repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,16 +42,28 @@ def hook_source(tmp: Path) -> tuple[Path, str]:
     return src.path, src.commit(message="hook source")
 
 
-def run(repo: Repo, argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**repo.env(), "PRE_COMMIT_HOME": str(repo.path.parent / "pre-commit-home")}
+@pytest.fixture(scope="module")
+def hooks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """(hook source, its commit, a PRE_COMMIT_HOME shared by the module's tests)."""
+    tmp = tmp_path_factory.mktemp("hooks")
+    source, rev = hook_source(tmp)
+    return source, rev, tmp / "pre-commit-home"
+
+
+def run(
+    repo: Repo, argv: list[str], stdin: str | None = None, home: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**repo.env(), "PRE_COMMIT_HOME": str(home or repo.path.parent / "pre-commit-home")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(
         argv, cwd=repo.path, env=env, input=stdin, capture_output=True, text=True, timeout=900
     )
 
 
-def test_pre_commit_runs_the_hooks_from_this_repository(tmp_path: Path) -> None:
-    source, rev = hook_source(tmp_path)
+def test_pre_commit_runs_the_hooks_from_this_repository(
+    tmp_path: Path, hooks: tuple[Path, str, Path]
+) -> None:
+    source, rev, home = hooks
     user = Repo(tmp_path / "user")
     config = (
         f"repos:\n- repo: {source}\n  rev: {rev}\n  hooks:\n"
@@ -77,6 +91,7 @@ def test_pre_commit_runs_the_hooks_from_this_repository(tmp_path: Path) -> None:
             "--hook-type",
             "commit-msg",
         ],
+        home=home,
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
     head = user.git("rev-parse", "HEAD")
@@ -85,7 +100,7 @@ def test_pre_commit_runs_the_hooks_from_this_repository(tmp_path: Path) -> None:
     user.git("add", "-A")
     user.write({"README.md": GOOD})  # an unstaged fix: pre-commit stashes it, preflight ignores it
     commit = ["git", "commit", "-q", "-F", "-"]
-    done = run(user, commit, "Break a link\n\nAssisted-by: a test\n")
+    done = run(user, commit, "Break a link\n\nAssisted-by: a test\n", home)
     out = done.stdout + done.stderr
     assert done.returncode != 0, out
     assert "fidelity preflight" in out and "FD401 link target 'gone.txt' does not exist" in out
@@ -95,8 +110,42 @@ def test_pre_commit_runs_the_hooks_from_this_repository(tmp_path: Path) -> None:
     user.git("add", "-A")
     user.write({"a.txt": "b\n"})
     user.git("add", "-A")
-    done = run(user, commit, "Change a\n\nNo trailer.\n")
+    done = run(user, commit, "Change a\n\nNo trailer.\n", home)
     assert done.returncode != 0 and "FD701" in done.stdout + done.stderr
-    done = run(user, commit, "Change a\n\nAssisted-by: a test\n")
+    done = run(user, commit, "Change a\n\nAssisted-by: a test\n", home)
     assert done.returncode == 0, done.stdout + done.stderr
     assert user.git("rev-parse", "HEAD") != head
+
+
+def test_every_pre_commit_mode_judges_what_it_names(
+    tmp_path: Path, hooks: tuple[Path, str, Path]
+) -> None:
+    """A broken link committed past the hooks: `pre-commit run` with nothing staged has
+    nothing to judge, but `--all-files`, `--files` and a range that brings it all fail, as
+    `fidelity preflight --all` does. A range end the clone lacks fails too, never passes."""
+    source, rev, home = hooks
+    user = Repo(tmp_path / "user")
+    config = f"repos:\n- repo: {source}\n  rev: {rev}\n  hooks:\n  - id: fidelity-preflight\n"
+    good = user.commit(
+        {".pre-commit-config.yaml": config, "pyproject.toml": PYPROJECT, "README.md": GOOD},
+        "root\n\nAssisted-by: a test\n",
+    )
+    user.commit({"README.md": BAD, "a.txt": "a\n"}, "break a link\n\nAssisted-by: a test\n")
+    hook = [sys.executable, "-m", "pre_commit", "run", "fidelity-preflight"]
+
+    staged = run(user, hook, home=home)
+    assert staged.returncode == 0, staged.stdout + staged.stderr
+    assert "Passed" in staged.stdout
+    for mode in (
+        ["--all-files"],
+        ["--files", "README.md"],
+        ["--from-ref", good, "--to-ref", "HEAD"],
+    ):
+        done = run(user, [*hook, *mode], home=home)
+        out = done.stdout + done.stderr
+        assert done.returncode == 1, (mode, out)
+        assert "FD401 link target 'gone.txt' does not exist" in out, mode
+    done = run(user, [*hook, "--files", "a.txt"], home=home)
+    assert done.returncode == 0, "a.txt is no input of any gate"
+    done = run(user, [*hook, "--from-ref", "0" * 40, "--to-ref", "HEAD"], home=home)
+    assert done.returncode != 0, "pre-commit itself refuses a range it cannot diff"

@@ -13,6 +13,8 @@ from fidelity.cli import options
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from fidelity.preflight.run import Request
+
 PREFLIGHT_HELP = """\
 Runs every gate that applies to the change against HEAD: case tables, control tables (their
 edits must still apply), prediction files, failing-set baselines, the Markdown checkers and
@@ -63,6 +65,29 @@ def _register_preflight(sub: Any) -> None:
         help="the change is the difference from REV (default HEAD), e.g. origin/main in CI",
     )
     p.add_argument(
+        "--from-ref",
+        metavar="REV",
+        help="with --to-ref: judge the commit --to-ref names, its change being the range's "
+        "(from the merge base of the two), every merge in the range (record rows) and every "
+        "commit message in it (trailers); pre-commit's `--from-ref/--to-ref` and pre-push",
+    )
+    p.add_argument("--to-ref", metavar="REV", help="the commit a --from-ref range ends at")
+    p.add_argument(
+        "--pre-commit",
+        action="store_true",
+        dest="pre_commit",
+        help="as a hook of the pre-commit framework, given the files it passes: a range when "
+        "pre-commit names one (PRE_COMMIT_FROM_REF/TO_REF), the index when the files are "
+        "what is staged (a commit), else the work tree with those files as the change "
+        "(`--all-files`, `--files`)",
+    )
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="with --pre-commit: the files pre-commit passes (write them after `--`)",
+    )
+    p.add_argument(
         "--agent-hook",
         action="store_true",
         help="speak the coding-agent hook protocol: event JSON on stdin, exit 2 blocks "
@@ -86,6 +111,44 @@ def _index_file() -> Path | None:
     return Path(os.getcwd(), name) if name else None
 
 
+def _request(args: argparse.Namespace, repo: Path) -> Request:
+    """What the options ask to judge; UsageError for combinations that judge two things."""
+    from fidelity.errors import UsageError
+    from fidelity.preflight.hookmode import pre_commit_request
+    from fidelity.preflight.run import Request
+
+    if bool(args.from_ref) != bool(args.to_ref):
+        raise UsageError("--from-ref and --to-ref go together: name both ends of the range")
+    if args.files and not args.pre_commit:
+        raise UsageError(
+            f"unexpected arguments {args.files!r}: file names are taken only with --pre-commit"
+        )
+    span = (args.from_ref, args.to_ref) if args.from_ref else None
+    modes = [
+        m
+        for m, on in (
+            ("--staged", args.staged),
+            ("--all", args.everything),
+            ("--from-ref", span),
+            ("--pre-commit", args.pre_commit),
+        )
+        if on
+    ]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} each say what to judge; give one")
+    if args.pre_commit:
+        return pre_commit_request(repo, tuple(args.files), os.environ, args.commit_msg)
+    return Request(
+        repo=repo,
+        staged=args.staged,
+        index=_index_file() if args.staged else None,
+        base=args.base,
+        everything=args.everything,
+        message=args.commit_msg,
+        span=span,
+    )
+
+
 def _preflight(args: argparse.Namespace, console: Console) -> int:
     if args.agent_hook:
         from fidelity.preflight import agent
@@ -96,17 +159,10 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
 
     from fidelity import git
     from fidelity.preflight import render
-    from fidelity.preflight.run import Request, plan, run
+    from fidelity.preflight.run import plan, run
 
     options.check_writable(args.json)
-    request = Request(
-        repo=git.toplevel(args.repo),
-        staged=args.staged,
-        index=_index_file() if args.staged else None,
-        base=args.base,
-        everything=args.everything,
-        message=args.commit_msg,
-    )
+    request = _request(args, git.toplevel(args.repo))
     if args.list:
         for line in render.plan_lines(plan(request)):
             console.print(line, markup=False, highlight=False, soft_wrap=True)

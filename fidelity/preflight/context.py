@@ -16,6 +16,16 @@ PYPROJECT = "pyproject.toml"
 
 
 @dataclass(frozen=True, slots=True)
+class Merge:
+    """A merge whose record rows are judged: its parents, and the merge commit (None when
+    the merge is the judged content, waiting to be committed)."""
+
+    label: str
+    parents: tuple[str, ...]
+    commit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Context:
     """The judged content, its change, and `[tool.fidelity]` as that content holds it."""
 
@@ -26,6 +36,8 @@ class Context:
     settings: Settings
     parent: str | None  # the commit the judged content would sit on (None: no commit yet)
     message: Path | None = None  # the commit message file, when one is judged
+    merges: tuple[Merge, ...] = ()  # merges the judged change makes or brings
+    span: tuple[str, str] | None = None  # (from, to) commits of a judged range
 
     def path_setting(self, key: str, default: str) -> str:
         """A path setting of `[tool.fidelity]` (the case table's, the control table's)."""

@@ -63,7 +63,9 @@ def scripts(repo: Path, python: str) -> dict[str, str | None]:
 
 
 def driver_command(python: str) -> str:
-    return f"{shlex.quote(python)} -m fidelity merge-records %O %A %B %P"
+    from fidelity.recordmerge.driver import git_line
+
+    return git_line(python)
 
 
 def _foreign(path: Path) -> bool:

@@ -10,7 +10,14 @@ from typing import Any
 from checkers.errors import ConfigError, NothingToCheck
 from fidelity import gitlog
 from fidelity.errors import UsageError
-from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.context import (
+    Context,
+    Gate,
+    Merge,
+    Plan,
+    skip_unchanged,
+    skip_unconfigured,
+)
 from fidelity.preflight.outcome import GateResult, Status
 
 MARKDOWN = (".md", ".markdown")
@@ -159,4 +166,109 @@ def _check_stale(ctx: Context) -> GateResult:
 
 STALE = Gate(
     "stale", "rows of the touched keyed records are landed and fresh", _plan_stale, _check_stale
+)
+
+
+# --- rows: keyed record rows across merges ---
+
+
+def _record_paths(ctx: Context) -> list[str] | None:
+    """The configured record paths read leniently (None: the section is not a list of
+    entries with paths; the check validates it)."""
+    section = ctx.tool.get("records")
+    entries = section if isinstance(section, list) else []
+    raw = [e.get("path") for e in entries if isinstance(e, dict)]
+    paths = [p for p in raw if isinstance(p, str)]
+    return paths if paths and len(paths) == len(entries) else None
+
+
+def _plan_rows(ctx: Context) -> Plan:
+    if ctx.tool.get("records") is None:
+        return skip_unconfigured("no [[tool.fidelity.records]]")
+    if ctx.merges:
+        labels = ", ".join(m.label for m in ctx.merges[:3])
+        more = f" and {len(ctx.merges) - 3} more" if len(ctx.merges) > 3 else ""
+        return Plan(f"every row of every parent kept by {labels}{more}")
+    paths = _record_paths(ctx)
+    if paths is None:
+        return Plan("[[tool.fidelity.records]] (to be validated)")
+    touched = paths if ctx.config_touched() else [p for p in paths if ctx.changes.touched(p)]
+    if touched:
+        return Plan(f"{', '.join(touched)}: no key on two rows")
+    return skip_unchanged("no merge to judge and no configured record changed")
+
+
+def _label(merge: Merge, index: int, sha: str) -> str:
+    if merge.commit is None:
+        return f"{'HEAD' if index == 0 else 'MERGE_HEAD'} ({sha[:12]})"
+    return f"parent {index + 1} ({sha[:12]})"
+
+
+def _merge_problems(ctx: Context, merge: Merge, specs: list[Any]) -> list[str]:
+    """What the merge did to each configured record's rows, against its base and parents."""
+    from fidelity.recordmerge.audit import Version, audit
+
+    bases = gitlog.merge_bases(ctx.repo, list(merge.parents))
+    base = bases[0] if bases else None
+    problems = []
+    for spec in specs:
+        names = [f"{rev}:{spec.path}" for rev in (base, *merge.parents, merge.commit) if rev]
+        blobs = [
+            b.decode("utf-8", "replace") if b is not None else None
+            for b in gitlog.blobs(ctx.repo, names)
+        ]
+        base_text = blobs.pop(0) if base else None
+        sides = blobs[: len(merge.parents)]
+        merged = blobs[-1] if merge.commit else _text(ctx.tree.read(spec.path))
+        if merged is None and all(s is None for s in sides):
+            continue
+        versions = [
+            Version(_label(merge, i, sha), text)
+            for i, (sha, text) in enumerate(zip(merge.parents, sides, strict=True))
+        ]
+        for p in audit(Version("the base", base_text), versions, merged or "", [spec.key]):
+            where = f"{spec.path}:{p.line}" if p.line else spec.path
+            problems.append(f"{where}: {merge.label}: {p.message}")
+    return problems
+
+
+def _text(data: bytes | None) -> str | None:
+    return data.decode("utf-8", "replace") if data is not None else None
+
+
+def _check_merged_rows(ctx: Context) -> GateResult:
+    from fidelity.recordmerge.audit import duplicates
+
+    try:
+        specs = _specs(ctx)
+    except UsageError as exc:
+        return GateResult("rows", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
+    if ctx.merges and gitlog.is_shallow(ctx.repo):
+        why = "the clone is shallow: a merge's base and parents may be missing"
+        return GateResult("rows", Status.UNTRUSTED, why)
+    problems: list[str] = []
+    for merge in ctx.merges:
+        problems += _merge_problems(ctx, merge, specs)
+    touched = specs if ctx.config_touched() else [s for s in specs if ctx.changes.touched(s.path)]
+    for spec in touched:
+        text = _text(ctx.tree.read(spec.path))
+        for p in duplicates(text or "", [spec.key]):
+            problems.append(f"{spec.path}:{p.line}: {p.message}")
+    problems = list(dict.fromkeys(problems))
+    judged = f"{len(ctx.merges)} merges, " if ctx.merges else ""
+    where = f"{judged}{len(specs)} records"
+    if problems:
+        return GateResult(
+            "rows", Status.FAILED, f"{where}: {len(problems)} problems", tuple(problems)
+        )
+    if not specs:
+        return GateResult("rows", Status.UNTRUSTED, "no record configured to judge")
+    return GateResult("rows", Status.OK, f"{where}: every row kept, no key twice")
+
+
+ROWS = Gate(
+    "rows",
+    "a merge keeps every keyed record row of its parents; no key on two rows",
+    _plan_rows,
+    _check_merged_rows,
 )

@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import config, git
+from fidelity import config, git, gitlog
 from fidelity.errors import UsageError
 from fidelity.preflight import settings, tree
-from fidelity.preflight.context import PYPROJECT, Context, Gate, Plan
+from fidelity.preflight.context import PYPROJECT, Context, Gate, Merge, Plan
 from fidelity.preflight.message import TRAILERS
 from fidelity.preflight.outcome import GateResult, Report, Status
-from fidelity.preflight.records import DOCS, STALE
+from fidelity.preflight.records import DOCS, ROWS, STALE
 from fidelity.preflight.tables import CASES, CONTROLS, FAILSET, PREDICTIONS
 
-GATES: tuple[Gate, ...] = (CASES, CONTROLS, PREDICTIONS, FAILSET, DOCS, STALE, TRAILERS)
+GATES: tuple[Gate, ...] = (CASES, CONTROLS, PREDICTIONS, FAILSET, DOCS, STALE, ROWS, TRAILERS)
 
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """What to judge: the index (`staged`, through `index` when a hook names one) or the work
-    tree; the change against `base` (default: the parent the commit would have); everything
-    configured with `everything`; a commit message file for the trailers gate."""
+    """What to judge: the index (`staged`, through `index` when a hook names one), the work
+    tree, or with `span` the commit `to` of a range `from..to` (pre-commit's `--from-ref`
+    and `--to-ref`); the change against `base` (default: the parent the commit would have;
+    for a range, its merge base), or the paths in `files` (pre-commit's `--all-files` and
+    `--files`); everything configured with `everything`; a commit message file for the
+    trailers gate."""
 
     repo: Path
     staged: bool = False
@@ -30,6 +35,8 @@ class Request:
     amend: bool = False
     everything: bool = False
     message: Path | None = None
+    span: tuple[str, str] | None = None
+    files: tuple[str, ...] | None = None
 
 
 def _parent(repo: Path, amend: bool) -> str | None:
@@ -40,10 +47,61 @@ def _parent(repo: Path, amend: bool) -> str | None:
     return head
 
 
-def _context(request: Request, judged: tree.Tree) -> Context:
-    parent = _parent(request.repo, request.amend)
-    base = git.rev_parse(request.repo, request.base) if request.base else parent
-    changes = tree.changes(request.repo, judged, base, request.everything)
+def _ends(request: Request) -> tuple[str, str] | None:
+    if request.span is None:
+        return None
+    try:
+        return (
+            git.rev_parse(request.repo, request.span[0]),
+            git.rev_parse(request.repo, request.span[1]),
+        )
+    except UsageError as exc:
+        raise UsageError(
+            f"{exc} A range needs both ends in the clone: in CI, fetch the history "
+            "(actions/checkout with fetch-depth: 0)."
+        ) from None
+
+
+@contextmanager
+def _judged(request: Request) -> Iterator[tuple[tree.Tree, tuple[str, str] | None]]:
+    span = _ends(request)
+    commit = span[1] if span else None
+    with tree.judged(request.repo, request.staged, request.index, commit) as judged:
+        yield judged, span
+
+
+def _merges(request: Request, span: tuple[str, str] | None) -> tuple[Merge, ...]:
+    """The merges whose record rows the records gate judges: those a range brings, HEAD's
+    under --all, and a merge waiting to be committed."""
+    repo = request.repo
+    if span is not None:
+        graph = gitlog.graph(repo, [span[1]], [span[0]])
+        return tuple(Merge(f"merge {sha[:12]}", tuple(ps), sha) for sha, ps in graph if len(ps) > 1)
+    found = []
+    head = git.resolve(repo, "HEAD")
+    if request.everything and head is not None:
+        parents = gitlog.parents(repo, head)
+        if len(parents) > 1:
+            found.append(Merge(f"merge {head[:12]} (HEAD)", tuple(parents), head))
+    heads = git.merge_heads(repo)
+    if heads and head is not None and not request.amend:
+        found.append(Merge("the merge being committed", (head, *heads)))
+    return tuple(found)
+
+
+def _context(request: Request, judged: tree.Tree, span: tuple[str, str] | None) -> Context:
+    base: str | None
+    if span is not None:
+        parent: str | None = span[1]
+        bases = gitlog.merge_bases(request.repo, list(span))
+        base = bases[0] if bases else span[0]
+    else:
+        parent = _parent(request.repo, request.amend)
+        base = git.rev_parse(request.repo, request.base) if request.base else parent
+    if request.files is not None:
+        changes = tree.given(request.repo, request.files)
+    else:
+        changes = tree.changes(request.repo, judged, base, request.everything)
     data = judged.read(PYPROJECT)
     source = f"{PYPROJECT} in {judged.label}"
     tool = config.parse(data, source) if data is not None else {}
@@ -55,6 +113,8 @@ def _context(request: Request, judged: tree.Tree) -> Context:
         settings=settings.from_tool(tool, source),
         parent=parent,
         message=request.message,
+        merges=_merges(request, span),
+        span=span,
     )
 
 
@@ -76,15 +136,15 @@ def _plans(ctx: Context) -> list[tuple[Gate, Plan]]:
 
 def plan(request: Request) -> list[tuple[str, str, Plan]]:
     """(gate, what it judges, whether it runs and why) for every gate, without running any."""
-    with tree.judged(request.repo, request.staged, request.index) as judged:
-        ctx = _context(request, judged)
+    with _judged(request) as (judged, span):
+        ctx = _context(request, judged, span)
         return [(gate.name, gate.what, p) for gate, p in _plans(ctx)]
 
 
 def run(request: Request) -> Report:
     """Every gate that applies, on the judged content; a gate that does not run says why."""
-    with tree.judged(request.repo, request.staged, request.index) as judged:
-        ctx = _context(request, judged)
+    with _judged(request) as (judged, span):
+        ctx = _context(request, judged, span)
         results = []
         for gate, p in _plans(ctx):
             if p.skip is not None:

@@ -13,8 +13,9 @@ Without `staged`, the work tree is judged as it is, untracked files included.
 
 from __future__ import annotations
 
+import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,10 +45,13 @@ class Changes:
 class Tree:
     """Reads files of the judged content; see the module docstring for what that is."""
 
-    def __init__(self, repo: Path, staged: bool, index: Path | None, scratch: Path) -> None:
+    def __init__(
+        self, repo: Path, staged: bool, index: Path | None, scratch: Path, label: str = ""
+    ) -> None:
         self.repo = repo
         self.staged = staged
         self.index = index
+        self._label = label
         self._scratch = scratch
         self._entries: dict[str, str] = git.index_entries(repo, index) if staged else {}
         self._unstaged = git.unstaged_paths(repo, index) if staged else frozenset()
@@ -56,7 +60,7 @@ class Tree:
 
     @property
     def label(self) -> str:
-        return "the index" if self.staged else "the work tree"
+        return self._label or ("the index" if self.staged else "the work tree")
 
     def _inside(self, path: str) -> Path | None:
         target = (self.repo / path).resolve()
@@ -97,6 +101,14 @@ class Tree:
         return self._folder
 
 
+def given(repo: Path, paths: Sequence[str]) -> Changes:
+    """The change a caller names file by file (pre-commit's `--all-files`, `--files`):
+    paths that exist are changed, the others deleted."""
+    names = [p.replace(os.sep, "/").removeprefix("./") for p in paths]
+    gone = frozenset(n for n in names if not (repo / n).exists() and not (repo / n).is_symlink())
+    return Changes(frozenset(names) - gone, gone)
+
+
 def changes(repo: Path, tree: Tree, base: str | None, everything: bool) -> Changes:
     """What the judged content changes against base (default HEAD; the empty tree when the
     repository has no commit yet)."""
@@ -111,7 +123,15 @@ def changes(repo: Path, tree: Tree, base: str | None, everything: bool) -> Chang
 
 
 @contextmanager
-def judged(repo: Path, staged: bool, index: Path | None) -> Iterator[Tree]:
-    """A Tree whose scratch space is removed on the way out, also after an error."""
+def judged(
+    repo: Path, staged: bool, index: Path | None, commit: str | None = None
+) -> Iterator[Tree]:
+    """A Tree whose scratch space is removed on the way out, also after an error. With
+    commit, the content is that commit's tree, staged into a scratch index of its own."""
     with tempfile.TemporaryDirectory(prefix="fidelity-preflight-") as scratch:
-        yield Tree(repo, staged, index, Path(scratch))
+        if commit is None:
+            yield Tree(repo, staged, index, Path(scratch))
+            return
+        own = Path(scratch, "commit.index")
+        git.read_tree(repo, commit, own)
+        yield Tree(repo, True, own, Path(scratch), f"commit {commit[:12]}")

@@ -1,4 +1,4 @@
-"""The git merge driver: `fidelity merge-records %O %A %B %P`.
+"""The git merge driver: `fidelity merge-records %O %A %B %P`, configured by `git_line`.
 
 git hands the driver three temporary files (the merge base, ours, theirs) and the path the
 result is for; the result goes into ours (%A), and the exit code says clean (0) or
@@ -10,6 +10,7 @@ lost silently: a driver that cannot do its job reports a conflict.
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,22 @@ from pathlib import Path, PurePosixPath
 from fidelity import config, git, schema
 from fidelity.errors import UsageError
 from fidelity.recordmerge.keyed import Markers, merge
+
+
+def git_line(python: str) -> str:
+    """The `merge.fidelity-records.driver` value: this driver run by `python`, or, when that
+    interpreter or its fidelity is gone, git's own merge of the file, which leaves conflict
+    markers where the sides differ (a driver that cannot start must never leave "ours"
+    unmarked: one `git add` would then drop the other side's rows). git substitutes %O, %A,
+    %B and %P and runs the line with sh."""
+    py = shlex.quote(python)
+    return (
+        f"if {py} -c 'import fidelity' 2>/dev/null; "
+        f"then exec {py} -m fidelity merge-records %O %A %B %P; fi; "
+        f"echo fidelity-records: {py} \"cannot run fidelity; git's own merge used for\" %P "
+        "\"(rerun 'fidelity install-hooks')\" >&2; "
+        "git merge-file -L ours -L base -L theirs %A %O %B"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,42 @@
+"""What a hook of the pre-commit framework is asked to judge.
+
+pre-commit runs a hook in one of three modes and passes the mode only indirectly: a range
+(`--from-ref A --to-ref B`, and pre-push) is named in PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF;
+at commit time the files it passes are the staged ones (deletions left out) and it has set
+unstaged changes aside; under `--all-files` or `--files` they are files of the work tree.
+So: a range when one is named; the index when a merge waits for its commit or every file
+passed is staged; else the work tree, with the files passed as the change. A hook run
+that pre-commit split into several calls (tens of thousands of files) judges each share.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from fidelity import git
+from fidelity.preflight.run import Request
+
+
+def pre_commit_request(
+    repo: Path, files: Sequence[str], environ: Mapping[str, str], message: Path | None = None
+) -> Request:
+    start, end = environ.get("PRE_COMMIT_FROM_REF"), environ.get("PRE_COMMIT_TO_REF")
+    if start and end:
+        return Request(repo, span=(start, end), message=message)
+    name = environ.get("GIT_INDEX_FILE")
+    index = Path(os.getcwd(), name) if name else None
+    staged = {path for _, path in git.staged_changes(repo, _head(repo), index)}
+    if git.merge_heads(repo) or set(_relative(repo, files)) <= staged:
+        return Request(repo, staged=True, index=index, message=message)
+    return Request(repo, files=tuple(_relative(repo, files)), message=message)
+
+
+def _head(repo: Path) -> str:
+    return git.resolve(repo, "HEAD") or git.EMPTY_TREE
+
+
+def _relative(repo: Path, files: Sequence[str]) -> list[str]:
+    """pre-commit passes paths relative to the repository's top, where it runs hooks."""
+    return [Path(f).as_posix().removeprefix("./") for f in files]

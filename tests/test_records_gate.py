@@ -1,0 +1,179 @@
+"""The rows gate: a merge made without the record driver (a web merge, "keep ours" in a
+conflict editor) that loses, duplicates or rewrites a keyed record row is caught, in a merge
+waiting for its commit (--staged), in HEAD (--all) and in a range (--from-ref/--to-ref).
+Real repositories, real `git merge`; the audit's rules as data."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from support import Repo, run_git
+
+from fidelity.recordmerge.audit import Version, audit, duplicates
+
+PYPROJECT = """\
+[[tool.fidelity.records]]
+path = "records/r.md"
+key = "row"
+commit_column = "commit"
+
+[tool.fidelity.preflight]
+gates = ["rows"]
+"""
+HEAD = "# Records\n\n## Rows\n\n| row | value | commit |\n|---|---|---|\n"
+
+
+def table(*rows: str) -> str:
+    return HEAD + "".join(f"| {r} |\n" for r in rows)
+
+
+def preflight(repo: Repo, *args: str) -> tuple[int, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "fidelity", "-q", "preflight", *args],
+        cwd=repo.path,
+        env=repo.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.fixture
+def forked(make_repo) -> tuple[Repo, str]:  # type: ignore[no-untyped-def]
+    """main and `side` each add a row at the table's end since the base: a conflict for
+    git's text merge, which no driver is configured to resolve here."""
+    repo = make_repo("records")
+    base = repo.commit(
+        {"pyproject.toml": PYPROJECT, "records/r.md": table("a | 1 | x", "b | 2 | x")}, "base"
+    )
+    repo.git("checkout", "-q", "-b", "side")
+    repo.commit({"records/r.md": table("a | 1 | x", "b | 2 | x", "s | 3 | x")}, "side adds s")
+    repo.git("checkout", "-q", "main")
+    repo.commit({"records/r.md": table("a | 1 | x", "b | 2 | x", "m | 4 | x")}, "main adds m")
+    return repo, base
+
+
+def merge_with(repo: Repo, text: str) -> None:
+    """Merge side into main the way a tool without the driver does, resolving to text."""
+    done = subprocess.run(
+        ["git", "-c", "core.hooksPath=/dev/null", "merge", "-q", "--no-ff", "side"],
+        cwd=repo.path,
+        env=repo.env(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1 and "CONFLICT" in done.stdout, "git's text merge conflicts"
+    repo.write({"records/r.md": text})
+    repo.git("add", "records/r.md")
+
+
+def test_keep_ours_loses_a_row_and_every_road_catches_it(forked: tuple[Repo, str]) -> None:
+    repo, _ = forked
+    before = repo.git("rev-parse", "HEAD")
+    merge_with(repo, table("a | 1 | x", "b | 2 | x", "m | 4 | x"))  # "keep ours"
+    code, out = preflight(repo, "--staged")
+    assert code == 1, out
+    assert "row 's' under 'Rows': MERGE_HEAD" in out and "added this row, the merge lost it" in out
+    repo.git("commit", "-q", "--no-edit")
+    for args in (["--all"], ["--from-ref", before, "--to-ref", "HEAD"]):
+        code, out = preflight(repo, *args)
+        assert code == 1, (args, out)
+        assert "row 's'" in out and "the merge lost it" in out, args
+
+
+def test_a_merge_that_keeps_every_row_holds(forked: tuple[Repo, str]) -> None:
+    repo, _ = forked
+    before = repo.git("rev-parse", "HEAD")
+    merge_with(repo, table("a | 1 | x", "b | 2 | x", "m | 4 | x", "s | 3 | x"))
+    code, out = preflight(repo, "--staged")
+    assert code == 0, out
+    assert "every row kept" in out
+    repo.git("commit", "-q", "--no-edit")
+    for args in (["--all"], ["--from-ref", before, "--to-ref", "HEAD"]):
+        code, out = preflight(repo, *args)
+        assert code == 0, (args, out)
+
+
+@pytest.mark.parametrize(
+    ("resolution", "why"),
+    [
+        (["a | 1 | x", "b | 2 | x", "m | 4 | x", "s | 3 | x", "s | 3 | x"], "is on 2 rows"),
+        (["a | 9 | x", "b | 2 | x", "m | 4 | x", "s | 3 | x"], "no parent changed this row"),
+        (["a | 1 | x", "m | 4 | x", "s | 3 | x"], "every parent kept this row, the merge lost it"),
+        (["a | 1 | x", "b | 2 | x", "m | 4 | x", "s | 3 | x", "z | 0 | x"], "in no parent"),
+    ],
+)
+def test_a_resolution_that_rewrites_rows_is_caught(
+    forked: tuple[Repo, str], resolution: list[str], why: str
+) -> None:
+    repo, _ = forked
+    merge_with(repo, table(*resolution))
+    code, out = preflight(repo, "--staged")
+    assert code == 1 and why in out, out
+
+
+def test_a_merge_outside_the_range_is_not_judged(forked: tuple[Repo, str]) -> None:
+    repo, _ = forked
+    merge_with(repo, table("a | 1 | x", "b | 2 | x", "m | 4 | x"))
+    repo.git("commit", "-q", "--no-edit")
+    merged = repo.git("rev-parse", "HEAD")
+    repo.commit({"notes.txt": "later\n"}, "later")
+    code, out = preflight(repo, "--from-ref", merged, "--to-ref", "HEAD")
+    assert code == 0, out  # the range brings no merge, and touches no record
+
+
+def test_an_unknown_range_end_is_a_usage_error_never_a_pass(forked: tuple[Repo, str]) -> None:
+    repo, _ = forked
+    code, out = preflight(repo, "--from-ref", "nope", "--to-ref", "HEAD")
+    assert code == 2 and "fetch-depth: 0" in out
+    code, out = preflight(repo, "--from-ref", "HEAD")
+    assert code == 2 and "go together" in out
+
+
+def test_the_judged_commit_is_read_from_git_not_the_checkout(forked: tuple[Repo, str]) -> None:
+    """A range judges its last commit even when the checkout holds something else."""
+    repo, base = forked
+    repo.write({"records/r.md": table("a | 1 | x", "a | 1 | x")})  # duplicated, not committed
+    code, out = preflight(repo, "--from-ref", base, "--to-ref", "HEAD")
+    assert code == 0, out
+    assert run_git(repo.path, "status", "--porcelain") == "M records/r.md", "checkout untouched"
+
+
+ROWS = ["| row | v |", "|---|---|"]
+
+
+def text(*rows: str) -> str:
+    return "\n".join([*ROWS, *(f"| {r} |" for r in rows)]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "merged", "found"),
+    [
+        (["a | 1"], ["a | 1", "b | 2"], ["a | 1", "c | 3"], ["a | 1", "b | 2", "c | 3"], []),
+        (["a | 1"], ["a | 1", "b | 2"], ["a | 1", "c | 3"], ["a | 1", "b | 2"], ["'c'"]),
+        (["a | 1", "b | 2"], ["a | 1"], ["a | 1", "b | 2"], ["a | 1"], []),
+        (["a | 1", "b | 2"], ["a | 1"], ["a | 1", "b | 2"], ["a | 1", "b | 2"], ["deleted"]),
+        (["a | 1"], ["a | 5"], ["a | 1"], ["a | 1"], ["undid the change"]),
+        (["a | 1"], ["a | 5"], ["a | 6"], ["a | 7"], []),  # both changed: a person chose
+        (["a | 1"], ["a | 5"], ["a | 6"], [], ["different ways"]),
+        (["a | 1"], ["a | 5"], [], [], []),  # changed on one side, deleted on the other
+        (["a | 1"], ["a |  1"], ["a | 1"], ["a | 1"], []),  # spacing is not a change
+        (["a | 1"], ["a | 1"], ["a | 1"], ["a | 1", "a | 1"], ["is on 2 rows"]),
+    ],
+)
+def test_the_audit_rules(
+    base: list[str], ours: list[str], theirs: list[str], merged: list[str], found: list[str]
+) -> None:
+    parents = [Version("ours", text(*ours)), Version("theirs", text(*theirs))]
+    problems = audit(Version("the base", text(*base)), parents, text(*merged), ["row"])
+    assert len(problems) == len(found), problems
+    for problem, needle in zip(problems, found, strict=True):
+        assert needle in problem.message
+
+
+def test_duplicates_name_every_line() -> None:
+    (problem,) = duplicates(text("a | 1", "b | 2", "a | 3"), ["row"])
+    assert problem.line == 5 and "lines 3, 5" in problem.message
