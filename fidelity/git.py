@@ -530,6 +530,11 @@ def set_config_local(repo: Path, key: str, value: str) -> None:
     git(repo, "config", "--local", key, value)
 
 
+def unset_config_section(repo: Path, section: str) -> None:
+    """Remove a whole section (`merge.fidelity-records`) from the repository's config."""
+    git(repo, "config", "--local", "--remove-section", section)
+
+
 def ignored_paths(root: Path) -> list[str] | None:
     """Untracked paths git ignores under root (folders end in ``/``), relative to root;
     None when root is not inside a git work tree."""

@@ -3,6 +3,7 @@ a foreign hook, and the record merge driver in the repository's config."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def test_hooks_and_driver_are_written_then_left_unchanged(repo: Repo) -> None:
     assert "-m fidelity merge-records %O %A %B %P" in driver and "git merge-file" in driver
     assert "written" in out and "assign it in .gitattributes" in out
     code, out = install(repo)
-    assert code == 0 and out.count("unchanged") == 3, out
+    assert code == 0 and out.count("unchanged") == 4, out
 
 
 def test_a_staged_defect_stops_a_real_commit_and_a_clean_one_lands(repo: Repo) -> None:
@@ -123,3 +124,101 @@ def test_without_trailer_rules_no_commit_msg_hook(make_repo) -> None:  # type: i
     code, out = install(r)
     assert code == 0 and "skipped" in out and "no [tool.fidelity.trailers]" in out
     assert not (r.path / ".git" / "hooks" / "commit-msg").exists()
+
+
+def agent_call(script: Path, command: str, cwd: Path) -> tuple[int, str]:
+    event = json.dumps({"tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(cwd)})
+    done = subprocess.run(
+        [str(script)], input=event, capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+    return done.returncode, done.stderr
+
+
+def test_the_agent_hook_is_installed_kept_idempotent_and_removed(repo: Repo) -> None:
+    settings = repo.path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    other = {"matcher": "Edit", "hooks": [{"type": "command", "command": "my-linter"}]}
+    settings.write_text(json.dumps({"model": "x", "hooks": {"PreToolUse": [other]}}))
+    code, out = run_cli(["install-hooks", "--agent", "--repo", str(repo.path)])
+    assert code == 0, out
+    data = json.loads(settings.read_text())
+    assert data["model"] == "x" and data["hooks"]["PreToolUse"][0] == other, "kept as it was"
+    (entry,) = [g for g in data["hooks"]["PreToolUse"] if g["matcher"] == "Bash"]
+    script = Path(entry["hooks"][0]["command"])
+    assert script.is_file() and script.stat().st_mode & 0o111
+    repo.write({"README.md": BAD})
+    repo.git("add", "-A")
+    code, err = agent_call(script, "git commit -m 'x\n\nAssisted-by: a'", repo.path)
+    assert code == 2 and "FD401" in err
+    assert agent_call(script, "ls", repo.path) == (0, "")
+
+    code, out = run_cli(["install-hooks", "--agent", "--repo", str(repo.path)])
+    assert code == 0 and json.loads(settings.read_text()) == data, "rerun adds nothing"
+
+    code, out = run_cli(["install-hooks", "--uninstall", "--repo", str(repo.path)])
+    assert code == 0, out
+    assert json.loads(settings.read_text()) == {"model": "x", "hooks": {"PreToolUse": [other]}}
+    assert not script.exists()
+    hooks = repo.path / ".git" / "hooks"
+    assert not any((hooks / n).exists() for n in ("pre-commit", "pre-merge-commit", "commit-msg"))
+    assert "fidelity-records" not in (repo.path / ".git" / "config").read_text()
+    assert real_commit(repo).returncode == 0, "no hook left to run"
+
+
+def test_the_agent_script_blocks_when_fidelity_is_gone(repo: Repo, tmp_path: Path) -> None:
+    from fidelity.preflight.hooks import agent_script
+
+    script = tmp_path / "hook"
+    script.write_text(agent_script("/nonexistent/python"))
+    script.chmod(0o755)
+    code, err = agent_call(script, "git commit -m x", repo.path)
+    assert code == 2 and "could not run" in err
+    assert agent_call(script, "ls -la", repo.path) == (0, "")
+
+
+def test_a_settings_file_that_is_not_json_is_never_rewritten(
+    repo: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = repo.path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    code = main(["install-hooks", "--agent", "--repo", str(repo.path)])
+    assert code == 2 and "not readable as JSON" in capsys.readouterr().err
+    assert settings.read_text() == "{ not json"
+    assert not (repo.path / ".git" / "hooks" / "pre-commit").exists(), "nothing written"
+
+
+def test_uninstall_leaves_a_foreign_hook_and_names_it(repo: Repo) -> None:
+    hooks = repo.path / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "commit-msg").write_text("#!/bin/sh\necho mine\n")
+    code, out = run_cli(["install-hooks", "--uninstall", "--repo", str(repo.path)])
+    assert code == 0 and "not fidelity's; left" in out
+    assert (hooks / "commit-msg").read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_pre_merge_commit_stops_a_clean_merge_that_duplicates_a_key(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """git merges on its own when the text merge is clean (no driver configured here): both
+    sides added key g at different places. The pre-merge-commit hook's rows gate stops it."""
+    r = make_repo("merging")
+    head = "| row | v |\n|---|---|\n"
+    rows = "".join(f"| {k} | {i} |\n" for i, k in enumerate("abcdef"))
+    pyproject = '[[tool.fidelity.records]]\npath = "r.md"\nkey = "row"\n'
+    r.commit({"pyproject.toml": pyproject, "r.md": head + rows}, MESSAGE)
+    r.git("checkout", "-q", "-b", "side")
+    r.commit({"r.md": head + "| g | 8 |\n" + rows}, MESSAGE)
+    r.git("checkout", "-q", "main")
+    r.commit({"r.md": head + rows + "| g | 7 |\n"}, MESSAGE)
+    assert run_cli(["install-hooks", "--repo", str(r.path)])[0] == 0
+    r.git("config", "--unset", "merge.fidelity-records.driver")
+    before = r.git("rev-parse", "HEAD")
+    done = subprocess.run(
+        ["git", "merge", "--no-edit", "side"],
+        cwd=r.path,
+        env=r.env(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "'g'" in done.stdout + done.stderr and "is on 2 rows" in done.stdout + done.stderr
+    assert r.git("rev-parse", "HEAD") == before

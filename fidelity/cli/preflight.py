@@ -178,11 +178,33 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
 def _register_install(sub: Any) -> None:
     p = sub.add_parser(
         "install-hooks",
-        help="write plain git hooks (pre-commit, commit-msg) and the record merge driver",
-        description="Writes .git/hooks/pre-commit (`fidelity preflight --staged`), "
-        "commit-msg (`fidelity trailers`, when [tool.fidelity.trailers] exists) and the "
-        "`fidelity-records` merge driver into the repository's git config. Never overwrites "
-        "a hook it did not write: exit 2, nothing written. Rerun to update.",
+        help="write plain git hooks, the record merge driver and the agent hook; --uninstall",
+        description="Writes .git/hooks/pre-commit and pre-merge-commit (`fidelity preflight "
+        "--staged`), commit-msg (`fidelity trailers`, when [tool.fidelity.trailers] exists) "
+        "and the `fidelity-records` merge driver into the repository's git config; with "
+        "--agent, also a coding agent's pre-tool-use hook (Claude Code's settings format) "
+        "running `fidelity preflight --agent-hook`. Every hook runs the interpreter fidelity "
+        "is installed in, by its path. Never overwrites a hook or setting it did not write: "
+        "exit 2, nothing written. Rerun to update; --uninstall removes all of it.",
+    )
+    p.add_argument(
+        "--agent",
+        action="store_true",
+        help="also install the coding-agent hook: a script in the git folder and its entry in "
+        "the agent's settings (default .claude/settings.local.json, a file for this machine)",
+    )
+    p.add_argument(
+        "--agent-settings",
+        type=Path,
+        metavar="FILE",
+        help="the agent settings file to write or clean (e.g. .claude/settings.json to share "
+        "the entry, ~/.claude/settings.json for every project)",
+    )
+    p.add_argument(
+        "--uninstall",
+        action="store_true",
+        help="remove every hook, the merge driver and the agent entry fidelity installed; "
+        "foreign ones are named and left",
     )
     options.repo(p)
     p.set_defaults(handler=_install)
@@ -192,7 +214,17 @@ def _install(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
     from fidelity.preflight import hooks
 
-    for item in hooks.install(git.toplevel(args.repo)):
+    repo = git.toplevel(args.repo)
+    settings = args.agent_settings
+    if settings is not None and not settings.is_absolute():
+        settings = Path.cwd() / settings
+    if args.uninstall:
+        done = hooks.uninstall(repo, settings)
+    else:
+        agent = args.agent or settings is not None
+        wanted = (settings or repo / hooks.DEFAULT_AGENT_SETTINGS) if agent else None
+        done = hooks.install(repo, agent=wanted)
+    for item in done:
         note = f" ({item.why})" if item.why else ""
         console.print(
             f"{item.action:<9} {item.what}: {item.where}{note}", markup=False, soft_wrap=True

@@ -1,5 +1,6 @@
 """`fidelity install-hooks`: plain git hooks for people without the pre-commit framework,
-and the record-table merge driver in the repository's own git config.
+the record-table merge driver in the repository's own git config, and (with an agent
+settings file) the coding agent's hook; `uninstall` removes every one of them.
 
 A hook file this command did not write (no marker line) is foreign: it is never
 overwritten, and when one is in the way nothing at all is written. The hooks run the
@@ -29,6 +30,7 @@ class Action(enum.StrEnum):
     UPDATED = "updated"
     UNCHANGED = "unchanged"
     SKIPPED = "skipped"
+    REMOVED = "removed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +56,48 @@ def _script(python: str, command: str) -> str:
 
 
 def scripts(repo: Path, python: str) -> dict[str, str | None]:
-    """hook name -> script, or None when the hook has nothing to run in this repository."""
+    """hook name -> script, or None when the hook has nothing to run in this repository.
+    pre-merge-commit judges a merge git made on its own (the rows gate), as pre-commit
+    judges one whose conflicts were resolved by hand."""
     trailers = isinstance(config.load(repo).get("trailers"), dict)
     return {
         "pre-commit": _script(python, "preflight --staged"),
+        "pre-merge-commit": _script(python, "preflight --staged"),
         "commit-msg": _script(python, 'trailers --message-file "$1"') if trailers else None,
     }
+
+
+def agent_script(python: str) -> str:
+    """The agent's hook command: fidelity's agent hook, and when that cannot run at all, a
+    block for any call that mentions git or a commit (exit 2; other codes let it through)."""
+    return (
+        "#!/bin/sh\n"
+        f"{MARKER}\n"
+        f"python={shlex.quote(python)}\n"
+        "event=$(cat; echo x)  # the x keeps trailing newlines, which $(...) would strip\n"
+        "event=${event%x}\n"
+        "status=127\n"
+        'if [ -x "$python" ]; then\n'
+        '  printf \'%s\' "$event" | "$python" -m fidelity preflight --agent-hook\n'
+        "  status=$?\n"
+        '  case $status in 0 | 2) exit "$status" ;; esac\n'
+        "fi\n"
+        "case $event in\n"
+        "  *git* | *commit*)\n"
+        '    echo "fidelity agent hook: $python -m fidelity preflight --agent-hook could not '
+        "run (exit $status); this call may commit, so it is blocked. Reinstall fidelity and "
+        'rerun \\`fidelity install-hooks --agent\\`." >&2\n'
+        "    exit 2 ;;\n"
+        "esac\n"
+        "exit 0\n"
+    )
+
+
+def agent_script_path(repo: Path) -> Path:
+    return git.common_dir(repo) / "fidelity-agent-hook"
+
+
+DEFAULT_AGENT_SETTINGS = Path(".claude") / "settings.local.json"
 
 
 def driver_command(python: str) -> str:
@@ -77,9 +115,10 @@ def _foreign(path: Path) -> bool:
         return True  # a folder, a broken link: not ours either
 
 
-def install(repo: Path, python: str = sys.executable) -> list[Installed]:
-    """Write the hooks and the merge driver; UsageError, before writing anything, when a
-    foreign hook or driver is in the way."""
+def install(repo: Path, python: str = sys.executable, agent: Path | None = None) -> list[Installed]:
+    """Write the hooks and the merge driver, and with `agent` (a settings file) the agent's
+    hook; UsageError, before writing anything, when a foreign hook or driver is in the way
+    or the settings file is not what it should be."""
     folder = git.hooks_dir(repo)
     wanted = scripts(repo, python)
     blocked = [name for name, text in wanted.items() if text and _foreign(folder / name)]
@@ -95,9 +134,64 @@ def install(repo: Path, python: str = sys.executable) -> list[Installed]:
             '--message-file "$1"` (commit-msg) from them yourself, or move them away and '
             "rerun; pre-commit framework users add the hooks of .pre-commit-hooks.yaml instead."
         )
+    if agent is not None:
+        from fidelity.preflight import agentsettings
+
+        agentsettings.has(agent, str(agent_script_path(repo)))  # refuses a broken file now
+        if _foreign(agent_script_path(repo)):
+            raise UsageError(f"not installed: {agent_script_path(repo)} is not fidelity's")
     done = [_write(folder / name, text) for name, text in wanted.items()]
     done.append(_driver(repo, python, driver_key, current))
+    if agent is not None:
+        done += _agent(repo, python, agent)
     return done
+
+
+def _agent(repo: Path, python: str, settings: Path) -> list[Installed]:
+    from fidelity.preflight import agentsettings
+
+    script = agent_script_path(repo)
+    done = [_write(script, agent_script(python))]
+    added = agentsettings.add(settings, str(script))
+    why = f"{agentsettings.EVENT} hook, matcher {agentsettings.MATCHER}"
+    action = Action.WRITTEN if added else Action.UNCHANGED
+    done.append(Installed("agent settings", str(settings), action, why))
+    return done
+
+
+def uninstall(repo: Path, agent: Path | None = None) -> list[Installed]:
+    """Remove every hook file this command wrote (a foreign one is left and named), the
+    merge driver's config when it is ours, the agent's script and its settings entry.
+    .gitattributes is left alone: it is committed, and git ignores an unknown driver."""
+    from fidelity.preflight import agentsettings
+
+    folder = git.hooks_dir(repo)
+    done = []
+    for name in ("pre-commit", "pre-merge-commit", "commit-msg"):
+        done.append(_remove(folder / name))
+    driver_key = f"merge.{DRIVER}.driver"
+    current = git.config_local(repo, driver_key)
+    where = str(git.common_dir(repo) / "config")
+    if current is not None and "fidelity merge-records" in current:
+        git.unset_config_section(repo, f"merge.{DRIVER}")
+        done.append(Installed(driver_key, where, Action.REMOVED))
+    elif current is not None:
+        done.append(Installed(driver_key, where, Action.SKIPPED, "not fidelity's; left"))
+    script = agent_script_path(repo)
+    done.append(_remove(script))
+    settings = agent if agent is not None else repo / DEFAULT_AGENT_SETTINGS
+    if agentsettings.remove(settings, str(script)):
+        done.append(Installed("agent settings", str(settings), Action.REMOVED))
+    return done
+
+
+def _remove(path: Path) -> Installed:
+    if not path.exists() and not path.is_symlink():
+        return Installed(path.name, str(path), Action.UNCHANGED, "not there")
+    if _foreign(path):
+        return Installed(path.name, str(path), Action.SKIPPED, "not fidelity's; left")
+    path.unlink()
+    return Installed(path.name, str(path), Action.REMOVED)
 
 
 def _write(path: Path, text: str | None) -> Installed:

@@ -31,7 +31,7 @@ def git_line(python: str) -> str:
     return (
         f"if {py} -c 'import fidelity' 2>/dev/null; "
         f"then exec {py} -m fidelity merge-records %O %A %B %P; fi; "
-        f"echo fidelity-records: {py} \"cannot run fidelity; git's own merge used for\" %P "
+        f'echo fidelity-records: {py} "cannot run fidelity; git\'s own merge used for" %P '
         "\"(rerun 'fidelity install-hooks')\" >&2; "
         "git merge-file -L ours -L base -L theirs %A %O %B"
     )
