@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,6 +18,24 @@ def make(quiet: bool) -> Console:
     if quiet:
         return PlainConsole(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
     return Console(highlight=False, soft_wrap=True)
+
+
+class Lazy:
+    """A console made on first use: a command that prints nothing through it (the agent
+    hook, which runs on every tool call) never imports rich."""
+
+    def __init__(self, factory: Callable[[], Console]) -> None:
+        self._factory = factory
+        self._made: Console | None = None
+
+    def __getattr__(self, name: str) -> object:
+        if self._made is None:
+            self._made = self._factory()
+        return getattr(self._made, name)
+
+
+def lazy(factory: Callable[[], Console]) -> Console:
+    return cast("Console", Lazy(factory))
 
 
 @contextmanager

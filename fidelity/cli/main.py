@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from checkers.errors import ConfigError, NothingToCheck
 from fidelity import __version__
@@ -29,6 +30,9 @@ from fidelity.cli import (
     records,
 )
 from fidelity.errors import FidelityError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records)
 
@@ -94,16 +98,20 @@ def _exit_code(exc: BaseException) -> int | None:
     return None
 
 
+def _error_console(quiet: bool) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, no_color=quiet, soft_wrap=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 must not crash
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
-    from rich.console import Console  # after parsing: --help and --version need no rich
-
-    out = console.make(args.quiet)
-    err = Console(stderr=True, highlight=False, no_color=args.quiet, soft_wrap=True)
+    out = console.lazy(lambda: console.make(args.quiet))  # rich only when something prints
+    err = console.lazy(lambda: _error_console(args.quiet))
     previous = {}
     interrupt = _Interrupt()
     if threading.current_thread() is threading.main_thread():

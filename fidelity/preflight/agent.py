@@ -20,18 +20,17 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from fidelity import git
 from fidelity.errors import FidelityError, UsageError
-from fidelity.preflight import render, shell
-from fidelity.preflight.outcome import Report, Status
-from fidelity.preflight.run import Request, run
+from fidelity.preflight import shell
+
+if TYPE_CHECKING:
+    from fidelity.preflight.outcome import Report
 
 ALLOW, BLOCK = 0, 2
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # a command of several MiB is still judged
@@ -138,6 +137,8 @@ class Machine:
         self._aliases: dict[str, Mapping[str, str]] = {}
 
     def aliases(self, cwd: str) -> Mapping[str, str]:
+        from fidelity import git
+
         if cwd not in self._aliases:
             self._aliases[cwd] = git.aliases(Path(cwd)) if Path(cwd).is_dir() else {}
         return self._aliases[cwd]
@@ -194,6 +195,12 @@ def _judge_all(found: list[shell.Commit]) -> Decision:
 
 
 def _judge(commit: shell.Commit) -> Decision:
+    """Only a call that could commit pays for importing the gates."""
+    import tempfile
+
+    from fidelity import git
+    from fidelity.preflight.run import Request, run
+
     if not commit.cwd_known:
         return Decision(
             BLOCK,
@@ -228,6 +235,9 @@ def _message_file(commit: shell.Commit, scratch: Path) -> Path | None:
 
 
 def _verdict(repo: Path, commit: shell.Commit, reports: list[Report]) -> Decision:
+    from fidelity.preflight import render
+    from fidelity.preflight.outcome import Status
+
     unconfigured = all(r.status is Status.NOT_CONFIGURED for r in reports[0].results)
     if unconfigured:
         return Decision(ALLOW, f"fidelity preflight: nothing is configured in {repo}; allowed\n")
