@@ -1,8 +1,9 @@
 #!/bin/sh
 # Coding-agent pre-tool-use hook: runs `fidelity preflight --agent-hook` on the event the
-# agent writes to stdin, and blocks (exit 2, reasons on stderr) a `git commit` that fails a
-# gate. Anything else is allowed. It fails closed: if fidelity cannot be run at all and the
-# event mentions a commit, the commit is blocked too.
+# agent writes to stdin, and blocks (exit 2, reasons on stderr) any call that could create a
+# commit and fails a gate. Anything else is allowed. It fails closed: if fidelity cannot be
+# run at all and the event mentions git or a commit, the call is blocked too.
+# (`fidelity install-hooks --agent` installs the same thing without this file.)
 #
 # Claude Code (.claude/settings.json):
 #   {"hooks": {"PreToolUse": [{"matcher": "Bash",
@@ -20,7 +21,7 @@ case $status in
   0 | 2) exit "$status" ;;
 esac
 case $event in
-  *commit*)
+  *git* | *commit*)
     echo "agent-preflight: \`$fidelity preflight --agent-hook\` exited $status (not installed or" \
       "broken?); this may be a commit, so it is blocked. Set FIDELITY to a working fidelity." >&2
     exit 2

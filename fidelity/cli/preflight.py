@@ -16,15 +16,18 @@ if TYPE_CHECKING:
     from fidelity.preflight.run import Request
 
 PREFLIGHT_HELP = """\
-Runs every gate that applies to the change against HEAD: case tables, control tables (their
-edits must still apply), prediction files, failing-set baselines, the Markdown checkers and
-ratchets, stale rows in touched records, and the commit message's trailers. One line per
-gate, then `N gates ok, M failed`. Configure in [tool.fidelity.preflight]; without it every
-gate whose own configuration exists runs. Exit 0 when every gate that ran holds (also when
-none applies to the change), 1 when one fails, 2 on usage or configuration errors, 3 when a
-gate could not judge or nothing is configured. With --agent-hook: read a coding agent's
-pre-tool-use event (JSON) on stdin and exit 2 to block a `git commit` that fails (reasons
-on stderr), 0 to allow; internal errors on a commit block too."""
+Runs every gate that applies to a change: case tables, control tables (their edits must
+still apply), prediction files, failing-set baselines, the Markdown checkers and ratchets,
+stale rows in touched records, record rows a merge must keep, and commit messages'
+trailers. What is judged: the work tree (default), the index (--staged), everything (--all),
+the last commit of a range (--from-ref/--to-ref), or what the pre-commit framework names
+(--pre-commit, the hook's entry). One line per gate, then `N gates ok, M failed`. Configure
+in [tool.fidelity.preflight]; without it every gate whose own configuration exists runs.
+Exit 0 when every gate that ran holds (also when none applies to the change), 1 when one
+fails, 2 on usage or configuration errors, 3 when a gate could not judge or nothing is
+configured. With --agent-hook: read a coding agent's pre-tool-use event (JSON) on stdin and
+exit 2 to block a call that could create a commit and fails (reasons on stderr), 0 to
+allow; anything but the documented event, and any error on a commit, blocks too."""
 
 
 def register(sub: Any) -> None:
