@@ -28,10 +28,17 @@ class Lazy:
         self._factory = factory
         self._made: Console | None = None
 
-    def __getattr__(self, name: str) -> object:
+    def _console(self) -> Console:
         if self._made is None:
             self._made = self._factory()
-        return getattr(self._made, name)
+        return self._made
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._console(), name)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(console, PlainConsole) sees the made console
+        return type(self._console())
 
 
 def lazy(factory: Callable[[], Console]) -> Console:
