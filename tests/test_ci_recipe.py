@@ -1,46 +1,326 @@
-"""The CI recipe in docs/ci.md calls only commands and options that exist."""
+"""The CI recipes are real files: docs/ci.md shows them verbatim, actionlint passes the GitHub
+workflow, every `fidelity ...` command in them parses, each installs this project pinned,
+and the GitHub workflow's steps, run on a real repository through an emulator
+(tests/actions_emulator.py), end in the judge's verdict."""
 
 from __future__ import annotations
 
 import re
 import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from actions_emulator import Step, Unknown, World, run_workflow
+from support import Repo
 
 from fidelity.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
+RECIPES = ROOT / "docs" / "recipes"
+GITHUB = RECIPES / "github-actions.yml"
+SOURCE = ("pyproject.toml", "README.md", "fidelity", "checkers")
+DOCS = {"docs/ci.md": "docs/ci.md", "README.md": "README.md"}
+PIN = re.compile(r"fidelity-gate @ git\+https://\S+@(v\d+\.\d+\.\d+|[0-9a-f]{40})")
 
 
-def commands(text: str) -> list[str]:
-    """Every `fidelity ...` command line in the workflow, folded `run: >` blocks joined."""
-    workflow = text.split("```yaml", 1)[1].split("```", 1)[0]
-    found, folding = [], False
-    for line in workflow.splitlines():
-        body = line.strip()
-        if body.startswith("- run: >"):
-            folding, found = True, [*found, ""]
-            continue
-        if folding and body and not body.startswith(("-", "#")) and ":" not in body.split()[0]:
-            found[-1] += " " + body
-            continue
-        folding = False
-        if body.startswith("- run: fidelity"):
-            found.append(body.removeprefix("- run: "))
-    return [c.strip() for c in found if c.strip().startswith("fidelity")]
+def recipe_files() -> list[Path]:
+    return sorted(p for p in RECIPES.iterdir() if p.is_file())
 
 
-def test_every_fidelity_command_in_the_recipe_parses() -> None:
-    found = commands((ROOT / "docs" / "ci.md").read_text())
-    assert len(found) == 3 and {c.split()[2] for c in found} == {"run", "merge", "verify"}
+# --- the Markdown shows the files as they are ------------------------------------------------
+
+
+def shown_copies(page: str) -> dict[str, str]:
+    """Each fenced block that follows a line linking a recipe file: file name -> block."""
+    found = re.finditer(r"\]\(recipes/([\w.-]+)\)[^\n]*\n+```\w*\n(.*?)^```", page, re.M | re.S)
+    return {m.group(1): m.group(2) for m in found}
+
+
+def test_docs_ci_shows_every_recipe_file_verbatim() -> None:
+    shown = shown_copies((ROOT / "docs" / "ci.md").read_text())
+    assert sorted(shown) == [p.name for p in recipe_files()]
+    for path in recipe_files():
+        assert shown[path.name] == path.read_text(), f"docs/ci.md's copy of {path.name} differs"
+
+
+def test_an_edited_copy_would_be_caught() -> None:
+    page = "See [the file](recipes/a.yml):\n\n```yaml\nname: x\n```\n"
+    assert shown_copies(page) == {"a.yml": "name: x\n"}
+    assert shown_copies(page.replace("name: x", "name: y")) != {"a.yml": "name: x\n"}
+
+
+# --- every fidelity command parses ------------------------------------------------------------
+
+
+def shell_lines(script: str) -> list[str]:
+    """The script's lines with backslash continuations joined and comments dropped."""
+    joined = re.sub(r"\\\n\s*", " ", script)
+    return [line.strip() for line in joined.splitlines() if not line.strip().startswith("#")]
+
+
+def github_scripts(workflow: dict[str, Any]) -> list[str]:
+    return [s["run"] for job in workflow["jobs"].values() for s in job["steps"] if "run" in s]
+
+
+def kubernetes_scripts(path: Path) -> list[str]:
+    scripts = []
+    for doc in yaml.safe_load_all(path.read_text()):
+        if doc and doc.get("kind") == "Job":
+            for container in doc["spec"]["template"]["spec"]["containers"]:
+                scripts += container.get("args", [])
+    return scripts
+
+
+def scripts_of(path: Path) -> list[str]:
+    if path == GITHUB:
+        return github_scripts(yaml.safe_load(path.read_text()))
+    if path.suffix == ".yaml":
+        return kubernetes_scripts(path)
+    return [path.read_text()]
+
+
+def fidelity_commands(script: str) -> list[list[str]]:
+    """Every `fidelity ...` command of a script, its shell expansions replaced by a word."""
+    found = []
+    for line in shell_lines(script):
+        for command in re.split(r"&&|\|\||;", line):
+            words = command.strip()
+            if not words.startswith("fidelity "):
+                continue
+            words = re.sub(r"\$\{\{[^}]+\}\}|\$\(\([^)]*\)\)|\$\{?\w+\}?", "1", words)
+            found.append(shlex.split(words)[1:])
+    return found
+
+
+def test_every_fidelity_command_in_the_recipes_parses() -> None:
     parser = build_parser()
-    for command in found:
-        words = shlex.split(re.sub(r"\$\{\{[^}]+\}\}", "1", command))[1:]
-        args = parser.parse_args(words)  # exits 2 on an unknown command or option
-        assert callable(args.handler)
+    seen = set()
+    for path in recipe_files():
+        commands = [c for s in scripts_of(path) for c in fidelity_commands(s)]
+        assert commands, f"{path.name} runs no fidelity command"
+        for words in commands:
+            args = parser.parse_args(words)  # exits 2 on an unknown command or option
+            assert callable(args.handler)
+            seen.add((path.name, args.command))
+    assert ("github-actions.yml", "run") in seen and ("github-actions.yml", "verify") in seen
 
 
-def test_a_wrong_option_in_the_recipe_would_be_caught() -> None:
-    import pytest
-
+def test_a_wrong_option_in_a_recipe_would_be_caught() -> None:
+    words = fidelity_commands('fidelity -q merge "shards/$X" --output merged && echo done')
+    assert words == [["-q", "merge", "shards/1", "--output", "merged"]]
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["merge", "a", "--output", "merged"])
+        build_parser().parse_args(words[0])
+
+
+# --- each recipe installs this project, pinned ------------------------------------------------
+
+
+def installs(script: str) -> list[str]:
+    return [line for line in shell_lines(script) if re.search(r"\bpip[3]? install\b", line)]
+
+
+def pins(text: str) -> list[str]:
+    """The values FIDELITY_PIP is set to, in any of the recipes' syntaxes."""
+    return re.findall(r"FIDELITY_PIP[=:]\s*(?:\n\s*value:\s*)?\"([^\"]*)\"", text)
+
+
+def test_every_install_is_this_project_pinned_from_one_setting() -> None:
+    """Every FIDELITY_PIP the docs and recipes set is pinned; every install in a recipe's
+    scripts installs "$FIDELITY_PIP", set once in its file (Kubernetes: a ConfigMap the
+    judge shares) or, for Slurm, once in docs/ci.md's login-node step."""
+    texts = {p.name: p.read_text() for p in recipe_files()}
+    texts |= {name: (ROOT / path).read_text() for name, path in DOCS.items()}
+    assert [len(pins(texts[n])) for n in ("github-actions.yml", "kubernetes-shards.yaml")] == [1, 1]
+    assert len(pins(texts["docs/ci.md"])) == 4  # its own, Slurm's, and the two files' copies
+    for name, text in texts.items():
+        for value in pins(text) + re.findall(r'"(fidelity-gate @ [^"]*)"', text):
+            assert PIN.fullmatch(value), f"{name}: {value!r}: pin a tag or a full commit sha"
+    lines = [i for p in recipe_files() for s in scripts_of(p) for i in installs(s)]
+    lines += installs((ROOT / "docs" / "ci.md").read_text())
+    assert len(lines) >= 5
+    for line in lines:
+        assert line.endswith('install "$FIDELITY_PIP"') or line.endswith(
+            'install -q "$FIDELITY_PIP"'
+        ), line
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "fidelity-gate @ git+https://github.com/OWNER/fidelity@main",  # a branch moves
+        "fidelity-gate @ git+https://github.com/OWNER/fidelity@0123abc",  # a short sha
+        "fidelity-gate @ git+https://github.com/OWNER/fidelity",  # no pin at all
+        "fidelity @ git+https://github.com/OWNER/fidelity@v0.1.0",  # the other project's name
+    ],
+)
+def test_an_unpinned_or_misnamed_install_is_caught(value: str) -> None:
+    assert pins(f'env:\n  FIDELITY_PIP: "{value}"\n') == [value]
+    assert not PIN.fullmatch(value)
+
+
+# --- actionlint --------------------------------------------------------------------------------
+
+
+def actionlint(path: Path) -> subprocess.CompletedProcess[str]:
+    """actionlint from the test extra, without shellcheck or pyflakes: the same answer on a
+    machine that has them on PATH and one that has not."""
+    binary = Path(sys.executable).parent / "actionlint"
+    found = str(binary) if binary.exists() else shutil.which("actionlint")
+    assert found, "actionlint is missing: python -m pip install -e '.[test]'"
+    argv = [found, "-no-color", "-shellcheck=", "-pyflakes=", str(path)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+def test_actionlint_passes_the_workflow() -> None:
+    done = actionlint(GITHUB)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (("${{ matrix.shard }}\n", "${{ matrix.nope }}\n"), 'property "nope" is not defined'),
+        (("needs: shard\n", "needs: shards\n"), 'needs job "shards" which does not exist'),
+        (("actions/checkout@v6", "actions/checkout@v4"), 'runtime "node20" is deprecated'),
+    ],
+)
+def test_actionlint_fails_a_broken_copy(tmp_path: Path, edit: tuple[str, str], says: str) -> None:
+    text = GITHUB.read_text()
+    assert edit[0] in text
+    broken = tmp_path / "fidelity.yml"
+    broken.write_text(text.replace(edit[0], edit[1], 1))
+    done = actionlint(broken)
+    assert done.returncode == 1 and says in done.stdout, done.stdout + done.stderr
+
+
+# --- the workflow, run ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    venv: Path
+    pip: str  # the FIDELITY_PIP that installs this source tree from a local URL
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    """This source tree committed into a repository of its own (uncommitted edits included),
+    and a fresh venv with pip that the workflow's install step installs it into: one for the
+    module, so only the first install step builds."""
+    tmp = tmp_path_factory.mktemp("recipe")
+    source = Repo(tmp / "fidelity-source")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in SOURCE:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source.path / name, ignore=ignore)
+        else:
+            shutil.copy(path, source.path / name)
+    sha = source.commit(message="fidelity, as tested")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    # file://localhost/...: the pip that ensurepip gives Python 3.11.7 (23.2.1) refuses a
+    # direct reference to git+file:///... ("Invalid requirement"); a host in the URL it takes
+    yield Installed(venv, f"fidelity-gate @ git+file://localhost{source.path}@{sha}")
+
+
+PREDICT = '[prediction]\nwhy = "a refactor: nothing moves"\nmoved = []\n'
+
+
+def pull_request(repo: Repo, files: dict[str, str]) -> str:
+    """main holds the baseline and its prediction; branch pr one commit on top; the head."""
+    repo.commit({"cases/predict.toml": PREDICT}, "predict: nothing moves")
+    repo.git("checkout", "-q", "-b", "pr")
+    head = repo.commit(files, "the change")
+    repo.git("checkout", "-q", "main")
+    return head
+
+
+def emulate(repo: Repo, head: str, installed: Installed, scratch: Path) -> list[Step]:
+    world = World(repo.path, "main", head, installed.venv, scratch, {"FIDELITY_PIP": installed.pip})
+    return run_workflow(yaml.safe_load(GITHUB.read_text()), world)
+
+
+def codes(steps: list[Step], job: str) -> list[int | None]:
+    return [s.code for s in steps if s.job.startswith(job)]
+
+
+def log(steps: list[Step]) -> str:
+    return "\n".join(f"[{s.job}] {s.label[:60]} -> {s.code}\n{s.output[-3000:]}" for s in steps)
+
+
+def test_the_workflow_passes_a_change_that_moves_nothing(
+    sim_repo: Repo, installed: Installed, tmp_path: Path
+) -> None:
+    head = pull_request(sim_repo, {"NOTES.md": "a refactor\n"})
+    steps = emulate(sim_repo, head, installed, tmp_path)
+    assert [s.job for s in steps if s.label.startswith("fidelity -q run")] == [
+        f"shard ({k})" for k in (1, 2, 3, 4)
+    ]
+    assert all(code == 0 for code in codes(steps, "shard")), log(steps)
+    assert codes(steps, "judge") == [0, 0, 0, 0, 0], log(steps)
+    assert "HELD" in steps[-1].output and "(exit 0)" in steps[-1].output
+    # each shard ran its own share: 3 cases over 4 shards, the fourth empty
+    shards = [s.output for s in steps if s.label.startswith("fidelity -q run")]
+    assert [f"SHARD {k}/4" in out for k, out in enumerate(shards, 1)] == [True] * 4
+    assert "evidence kept for 0 of 3" in shards[3]
+    summary = tmp_path / "runners" / "judge-summary.md"
+    assert "HELD" in summary.read_text()
+
+
+def test_the_workflow_fails_a_change_that_moves_against_its_prediction(
+    sim_repo: Repo, installed: Installed, tmp_path: Path
+) -> None:
+    head = pull_request(sim_repo, {"value.txt": "two\n"})
+    steps = emulate(sim_repo, head, installed, tmp_path)
+    assert all(code == 0 for code in codes(steps, "shard")), log(steps)  # evidence only
+    judged = [s for s in steps if s.job == "judge" and s.code is not None]
+    assert judged[-1].code == 1 and "FALSIFIED" in judged[-1].output, log(steps)
+    assert "unexpected (moved, not predicted): a, b, c" in judged[-1].output
+
+
+# --- the emulator refuses what it does not know --------------------------------------------------
+
+
+def emulator_error(workflow: dict[str, Any], tmp_path: Path) -> str:
+    world = World(tmp_path, "main", "0" * 40, tmp_path, tmp_path)
+    with pytest.raises(Unknown) as refused:
+        run_workflow(workflow, world)
+    return str(refused.value)
+
+
+JOB = {"runs-on": "ubuntu-latest", "steps": [{"run": "true"}]}
+
+
+@pytest.mark.parametrize(
+    ("job", "says"),
+    [
+        ({**JOB, "steps": [{"run": "echo ${{ github.sha }}"}]}, "${{ github.sha }} is not known"),
+        ({**JOB, "steps": [{"run": "x", "if": "failure()"}]}, "step `if: failure()` is not known"),
+        (
+            {**JOB, "steps": [{"uses": "actions/cache@v4"}]},
+            "action actions/cache@v4 is not emulated",
+        ),
+        (
+            {**JOB, "steps": [{"uses": "actions/checkout@v6", "with": {"ref": "x"}}]},
+            "['ref'] not known",
+        ),
+        (
+            {**JOB, "steps": [{"run": "x", "working-directory": "a"}]},
+            "['working-directory'] not known",
+        ),
+        ({**JOB, "timeout-minutes": 5}, "['timeout-minutes'] not known"),
+        ({**JOB, "strategy": {"matrix": {"include": [{"a": 1}]}}}, "matrix key 'include'"),
+    ],
+)
+def test_the_emulator_refuses_what_it_does_not_know(
+    tmp_path: Path, job: dict[str, Any], says: str
+) -> None:
+    assert says in emulator_error({"on": "push", "jobs": {"j": job}}, tmp_path)
