@@ -1,10 +1,13 @@
 """The CI recipes are real files: docs/ci.md shows them verbatim, actionlint passes the GitHub
 workflow, every `fidelity ...` command in them parses, each installs this project pinned,
-and the GitHub workflow's steps, run on a real repository through an emulator
-(tests/actions_emulator.py), end in the judge's verdict."""
+and each runs on a real repository with this tree pip-installed from a local git URL: the
+GitHub workflow through an emulator (tests/actions_emulator.py), the Slurm job files under
+an array's variables, the Kubernetes Jobs' containers under each completion index; each
+ends in the judge's verdict. One venv for the module: only the first install builds."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -324,3 +327,147 @@ def test_the_emulator_refuses_what_it_does_not_know(
     tmp_path: Path, job: dict[str, Any], says: str
 ) -> None:
     assert says in emulator_error({"on": "push", "jobs": {"j": job}}, tmp_path)
+
+
+# --- the Slurm and Kubernetes recipes, run ------------------------------------------------------
+
+
+def engine_env(installed: Installed, home: Path, **extra: str) -> dict[str, str]:
+    """The machine's environment less every engine's variables, with the venv's bin (the
+    cluster's python) first on PATH and a HOME of the test's own."""
+    dropped = ("GIT_", "FIDELITY_", "SLURM_", "JOB_COMPLETION_INDEX", "VIRTUAL_ENV", "PYTHON")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    home.mkdir(parents=True, exist_ok=True)
+    path = f"{installed.venv / 'bin'}{os.pathsep}{base.get('PATH', '')}"
+    return {**base, "HOME": str(home), "PATH": path, **extra}
+
+
+def shell(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def with_fidelity(installed: Installed) -> Installed:
+    """The venv with fidelity installed, as docs/ci.md's login-node step does it."""
+    step = next(i for i in installs((ROOT / "docs" / "ci.md").read_text()) if "venv" in i)
+    install = step.split("&&")[1].replace("~/fidelity-venv", str(installed.venv))
+    env = {**os.environ, "FIDELITY_PIP": installed.pip}
+    done = subprocess.run(
+        ["bash", "-c", install], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr
+    return installed
+
+
+def test_the_slurm_array_with_offset_ids_ends_held(
+    sim_repo: Repo, with_fidelity: Installed, tmp_path: Path
+) -> None:
+    """`sbatch --array=5-8`: ids 5..8 are shards 1..4 by SLURM_ARRAY_TASK_MIN; each task
+    runs the job file in the shared checkout, then the judge merges and verifies."""
+    head = pull_request(sim_repo, {"NOTES.md": "a refactor\n"})
+    base = sim_repo.git("rev-parse", "main")
+    assert "#SBATCH --array=1-4\n" in (RECIPES / "slurm-shards.sbatch").read_text()
+    array = {"SLURM_ARRAY_JOB_ID": "77", "SLURM_ARRAY_TASK_COUNT": "4"}
+    array |= {"SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_MAX": "8"}
+    sides = {"BASELINE": base, "CANDIDATE": head}
+    for task in range(5, 9):
+        env = engine_env(with_fidelity, tmp_path / "home", **array, **sides)
+        env |= {"FIDELITY_VENV": str(with_fidelity.venv), "SLURM_ARRAY_TASK_ID": str(task)}
+        done = shell(["bash", str(RECIPES / "slurm-shards.sbatch")], sim_repo.path, env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"SHARD {task - 4}/4" in done.stdout
+    env = engine_env(with_fidelity, tmp_path / "home", ARRAY="77")
+    env["FIDELITY_VENV"] = str(with_fidelity.venv)
+    judged = shell(["bash", str(RECIPES / "slurm-judge.sbatch")], sim_repo.path, env)
+    assert judged.returncode == 0 and "HELD" in judged.stdout, judged.stdout + judged.stderr
+    shards = tmp_path / "home" / "fidelity-shards" / "77"
+    assert sorted(p.name for p in shards.glob("shard-*")) == [f"shard-{i}" for i in range(5, 9)]
+    unsent = engine_env(with_fidelity, tmp_path / "home", **array, SLURM_ARRAY_TASK_ID="5")
+    refused = shell(["bash", str(RECIPES / "slurm-shards.sbatch")], sim_repo.path, unsent)
+    assert refused.returncode != 0 and "set BASELINE to the baseline commit" in refused.stderr
+
+
+def kubernetes(name: str) -> dict[str, Any]:
+    """The documents of a Kubernetes recipe file, by kind."""
+    return {d["kind"]: d for d in yaml.safe_load_all((RECIPES / name).read_text()) if d}
+
+
+def container_env(job: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {}
+    for source in container.get("envFrom", []):
+        assert source["configMapRef"]["name"] == config["metadata"]["name"]
+        env |= config["data"]
+    return env | {e["name"]: str(e["value"]) for e in container.get("env", [])}
+
+
+def test_the_kubernetes_jobs_agree_with_each_other() -> None:
+    shards, judge = kubernetes("kubernetes-shards.yaml"), kubernetes("kubernetes-judge.yaml")
+    job, config = shards["Job"], shards["ConfigMap"]
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["backoffLimit"] == 0
+    env = container_env(job, config)
+    assert int(env["FIDELITY_SHARD_COUNT"]) == spec["completions"] == spec["parallelism"]
+    claim = shards["PersistentVolumeClaim"]["metadata"]["name"]
+    for each in (job, judge["Job"]):
+        pod = each["spec"]["template"]["spec"]
+        assert pod["restartPolicy"] == "Never"
+        assert [v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]] == [claim]
+        mount = pod["containers"][0]["volumeMounts"][0]["mountPath"]
+        assert container_env(each, config)["EVIDENCE"] == mount
+
+
+def run_pods(
+    job: dict[str, Any],
+    config: dict[str, Any],
+    machine: dict[str, str],
+    replaced: dict[str, str],
+    cwd: Path,
+) -> list[subprocess.CompletedProcess[str]]:
+    """Each completion index's pod (one pod for a Job that is not Indexed): the container's
+    command and args, with the env the file gives it, of which the test replaces some."""
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    own = container_env(job, config)
+    assert set(replaced) <= set(own), f"the file sets none of {set(replaced) - set(own)}"
+    indexed = job["spec"].get("completionMode") == "Indexed"
+    done = []
+    for index in range(job["spec"]["completions"] if indexed else 1):
+        home = cwd / f"pod-{index}"
+        home.mkdir(parents=True)
+        env = {**machine, **own, **replaced, "HOME": str(home)}
+        if indexed:
+            env["JOB_COMPLETION_INDEX"] = str(index)
+        done.append(shell([*container["command"], *container["args"]], home, env))
+    return done
+
+
+def test_the_kubernetes_indexed_job_fails_a_move_against_its_prediction(
+    sim_repo: Repo, with_fidelity: Installed, tmp_path: Path
+) -> None:
+    head = pull_request(sim_repo, {"value.txt": "two\n"})
+    shards, judge = kubernetes("kubernetes-shards.yaml"), kubernetes("kubernetes-judge.yaml")
+    config = shards["ConfigMap"]
+    evidence = tmp_path / "evidence"
+    evidence.mkdir()
+    machine = engine_env(with_fidelity, tmp_path)
+    replaced = {"FIDELITY_PIP": with_fidelity.pip, "EVIDENCE": str(evidence)}
+    sides = {"BASELINE": sim_repo.git("rev-parse", "main"), "CANDIDATE": head}
+    count = shards["Job"]["spec"]["completions"]
+    pods = run_pods(
+        shards["Job"],
+        config,
+        machine,
+        {**replaced, **sides, "REPOSITORY": str(sim_repo.path)},
+        tmp_path / "shards",
+    )
+    assert len(pods) == count
+    for index, pod in enumerate(pods):
+        assert pod.returncode == 0, pod.stdout + pod.stderr  # a shard keeps evidence
+        assert f"SHARD {index + 1}/{count}" in pod.stdout
+    (judged,) = run_pods(judge["Job"], config, machine, replaced, tmp_path / "judge")
+    assert judged.returncode == 1, judged.stdout + judged.stderr
+    assert (
+        "FALSIFIED" in judged.stdout
+        and "unexpected (moved, not predicted): a, b, c" in judged.stdout
+    )
