@@ -102,7 +102,8 @@ def _scalar(value: object) -> str:
 def run_workflow(workflow: Mapping[Any, Any], world: World) -> list[Step]:
     """Every job instance's steps in order, with each step's exit code (None: skipped)."""
     _known("workflow", workflow, WORKFLOW_KEYS)
-    env = {k: str(v) for k, v in workflow.get("env", {}).items()}
+    top = {"github.base_ref": world.base_ref}
+    env = {k: substitute(str(v), top) for k, v in workflow.get("env", {}).items()}
     for name, value in world.env.items():
         if name not in env:
             raise Unknown(f"the workflow sets no {name} for the test to replace")

@@ -327,6 +327,8 @@ def test_the_emulator_refuses_what_it_does_not_know(
     tmp_path: Path, job: dict[str, Any], says: str
 ) -> None:
     assert says in emulator_error({"on": "push", "jobs": {"j": job}}, tmp_path)
+    workflow_env = {"on": "push", "env": {"X": "${{ runner.os }}"}, "jobs": {"j": JOB}}
+    assert "${{ runner.os }} is not known" in emulator_error(workflow_env, tmp_path)
 
 
 # --- the Slurm and Kubernetes recipes, run ------------------------------------------------------
