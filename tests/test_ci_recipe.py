@@ -361,31 +361,53 @@ def with_fidelity(installed: Installed) -> Installed:
     return installed
 
 
+def sbatch_output(job_file: Path, job: str, task: str = "") -> str:
+    """The log name the job file's `#SBATCH --output` gives (%A, %a, %j), relative to the
+    folder it is submitted from, as Slurm opens it."""
+    pattern = re.search(r"^#SBATCH --output=(\S+)$", job_file.read_text(), re.M)
+    assert pattern, f"{job_file.name} names no --output"
+    return pattern.group(1).replace("%A", job).replace("%j", job).replace("%a", task)
+
+
 def test_the_slurm_array_with_offset_ids_ends_held(
     sim_repo: Repo, with_fidelity: Installed, tmp_path: Path
 ) -> None:
-    """`sbatch --array=5-8`: ids 5..8 are shards 1..4 by SLURM_ARRAY_TASK_MIN; each task
-    runs the job file in the shared checkout, then the judge merges and verifies."""
+    """`sbatch --array=5-8` from a folder outside the checkout: ids 5..8 are shards 1..4 by
+    SLURM_ARRAY_TASK_MIN. The four tasks run at once, as an array's do, each with its log
+    opened in the submit folder; then the judge merges and verifies."""
     head = pull_request(sim_repo, {"NOTES.md": "a refactor\n"})
-    base = sim_repo.git("rev-parse", "main")
-    assert "#SBATCH --array=1-4\n" in (RECIPES / "slurm-shards.sbatch").read_text()
+    before = sim_repo.git("status", "--porcelain", "--untracked-files=all")
+    shards_file, judge_file = RECIPES / "slurm-shards.sbatch", RECIPES / "slurm-judge.sbatch"
+    assert "#SBATCH --array=1-4\n" in shards_file.read_text()
+    submit = tmp_path / "fidelity-shards"
+    submit.mkdir()
     array = {"SLURM_ARRAY_JOB_ID": "77", "SLURM_ARRAY_TASK_COUNT": "4"}
     array |= {"SLURM_ARRAY_TASK_MIN": "5", "SLURM_ARRAY_TASK_MAX": "8"}
-    sides = {"BASELINE": base, "CANDIDATE": head}
+    exported = {"REPO": str(sim_repo.path), "CANDIDATE": head}
+    exported |= {"BASELINE": sim_repo.git("rev-parse", "main")}
+    exported |= {"FIDELITY_VENV": str(with_fidelity.venv)}
+    tasks = []
     for task in range(5, 9):
-        env = engine_env(with_fidelity, tmp_path / "home", **array, **sides)
-        env |= {"FIDELITY_VENV": str(with_fidelity.venv), "SLURM_ARRAY_TASK_ID": str(task)}
-        done = shell(["bash", str(RECIPES / "slurm-shards.sbatch")], sim_repo.path, env)
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert f"SHARD {task - 4}/4" in done.stdout
+        env = engine_env(with_fidelity, tmp_path / "home", **array, **exported)
+        env["SLURM_ARRAY_TASK_ID"] = str(task)
+        with (submit / sbatch_output(shards_file, "77", str(task))).open("w") as log:
+            argv = ["bash", str(shards_file)]
+            tasks.append(subprocess.Popen(argv, cwd=submit, env=env, stdout=log, stderr=log))
+    codes = [process.wait(timeout=900) for process in tasks]
+    for task, code in enumerate(codes, 5):
+        log = (submit / sbatch_output(shards_file, "77", str(task))).read_text()
+        assert code == 0, log
+        assert f"SHARD {task - 4}/4" in log
     env = engine_env(with_fidelity, tmp_path / "home", ARRAY="77")
     env["FIDELITY_VENV"] = str(with_fidelity.venv)
-    judged = shell(["bash", str(RECIPES / "slurm-judge.sbatch")], sim_repo.path, env)
+    judged = shell(["bash", str(judge_file)], submit, env)
     assert judged.returncode == 0 and "HELD" in judged.stdout, judged.stdout + judged.stderr
-    shards = tmp_path / "home" / "fidelity-shards" / "77"
-    assert sorted(p.name for p in shards.glob("shard-*")) == [f"shard-{i}" for i in range(5, 9)]
+    assert sorted(p.name for p in (submit / "77").glob("shard-*")) == [
+        f"shard-{i}" for i in range(5, 9)
+    ]
+    assert sim_repo.git("status", "--porcelain", "--untracked-files=all") == before
     unsent = engine_env(with_fidelity, tmp_path / "home", **array, SLURM_ARRAY_TASK_ID="5")
-    refused = shell(["bash", str(RECIPES / "slurm-shards.sbatch")], sim_repo.path, unsent)
+    refused = shell(["bash", str(shards_file)], submit, {**unsent, "REPO": str(sim_repo.path)})
     assert refused.returncode != 0 and "set BASELINE to the baseline commit" in refused.stderr
 
 
