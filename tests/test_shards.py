@@ -1,13 +1,20 @@
-"""Every case lands in exactly one shard, for any N, with or without durations."""
+"""Every case lands in exactly one shard, for any N, with or without durations; `--shard auto`
+reads K and N from the job engine's variables, or refuses."""
 
 from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import Repo
 
+from fidelity.cli.main import main
 from fidelity.errors import UsageError
-from fidelity.matrix.shards import assign, parse
+from fidelity.matrix.shards import assign, from_env, parse, resolve
 
 ids = st.lists(st.text("abc123", min_size=1, max_size=4), unique=True, max_size=40)
 
@@ -37,3 +44,118 @@ def test_a_bad_shard_is_a_usage_error(bad: str) -> None:
     with pytest.raises(UsageError, match="give K/N"):
         parse(bad)
     assert parse("2/4") == (2, 4)
+
+
+# --shard auto: each engine's variables, and every way they can be wrong
+GITHUB = {"FIDELITY_SHARD_INDEX": "2", "FIDELITY_SHARD_COUNT": "3"}
+SLURM = {"SLURM_ARRAY_TASK_ID": "6", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "5"}
+KUBERNETES = {"JOB_COMPLETION_INDEX": "1", "FIDELITY_SHARD_COUNT": "3"}
+
+
+@pytest.mark.parametrize(
+    ("env", "shard"),
+    [
+        (GITHUB, (2, 3)),
+        (SLURM, (2, 3)),  # --array=5-7: ids 5, 6, 7 are shards 1, 2, 3
+        ({"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, (3, 4)),  # no MIN: 1-based
+        ({**SLURM, "SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MAX": "7"}, (3, 3)),
+        (
+            {
+                "SLURM_ARRAY_TASK_ID": "5",
+                "SLURM_ARRAY_TASK_COUNT": "4",
+                "SLURM_ARRAY_TASK_MIN": "1",
+                "SLURM_ARRAY_TASK_MAX": "7",
+                "SLURM_ARRAY_TASK_STEP": "2",
+            },
+            (3, 4),  # --array=1-7:2
+        ),
+        (KUBERNETES, (2, 3)),  # 0-based
+        ({**GITHUB, **SLURM}, (2, 3)),  # two engines that agree
+        ({**GITHUB, **KUBERNETES}, (2, 3)),
+    ],
+)
+def test_auto_reads_each_engines_variables(env: dict[str, str], shard: tuple[int, int]) -> None:
+    assert from_env(env) == shard
+    assert resolve("auto", env) == f"{shard[0]}/{shard[1]}"
+    assert resolve("1/2", env) == "1/2" and resolve(None, env) is None
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({}, "no shard index in the environment (looked for FIDELITY_SHARD_INDEX"),
+        ({"FIDELITY_SHARD_COUNT": "3"}, "no shard index"),
+        (
+            {"FIDELITY_SHARD_INDEX": "2"},
+            "FIDELITY_SHARD_INDEX is set but FIDELITY_SHARD_COUNT is not",
+        ),
+        ({**GITHUB, "FIDELITY_SHARD_INDEX": ""}, "FIDELITY_SHARD_INDEX='' is not a whole number"),
+        ({**GITHUB, "FIDELITY_SHARD_COUNT": "4.0"}, "FIDELITY_SHARD_COUNT='4.0' is not a whole"),
+        ({**GITHUB, "FIDELITY_SHARD_INDEX": "-1"}, "is not a whole number"),
+        (
+            {**GITHUB, "FIDELITY_SHARD_INDEX": "0"},
+            "FIDELITY_SHARD_INDEX=0 with FIDELITY_SHARD_COUNT=3 is not a shard of 1..3",
+        ),
+        ({**GITHUB, "FIDELITY_SHARD_INDEX": "4"}, "is not a shard of 1..3"),
+        ({**GITHUB, "FIDELITY_SHARD_COUNT": "0"}, "is not a shard of 1..0"),
+        (
+            {"SLURM_ARRAY_TASK_ID": "6"},
+            "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not",
+        ),
+        ({**SLURM, "SLURM_ARRAY_TASK_ID": "4"}, "SLURM_ARRAY_TASK_ID=4 (SLURM_ARRAY_TASK_MIN=5"),
+        ({**SLURM, "SLURM_ARRAY_TASK_ID": "8"}, "is not a shard of 1..3"),
+        ({**SLURM, "SLURM_ARRAY_TASK_MIN": "x"}, "SLURM_ARRAY_TASK_MIN='x' is not a whole number"),
+        ({"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "4"}, "is not a shard of 1..4"),
+        ({**SLURM, "SLURM_ARRAY_TASK_MAX": "12"}, "the Slurm array 5-12 (step 1) is not a range"),
+        ({**SLURM, "SLURM_ARRAY_TASK_STEP": "2"}, "is not a shard of 1..3"),  # 6 is off the step
+        ({"JOB_COMPLETION_INDEX": "1"}, "set it to the Job's .spec.completions"),
+        ({**KUBERNETES, "JOB_COMPLETION_INDEX": "3"}, "JOB_COMPLETION_INDEX=3 (0-based)"),
+        (
+            {**GITHUB, "SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "3"},
+            "the FIDELITY_SHARD_INDEX/COUNT variables say shard 2/3 but the Slurm array variables say 3/3",
+        ),
+        (
+            {**SLURM, "JOB_COMPLETION_INDEX": "0", "FIDELITY_SHARD_COUNT": "3"},
+            "Kubernetes Indexed Job variables say 1/3",
+        ),
+    ],
+)
+def test_auto_refuses_what_it_cannot_read(env: dict[str, str], says: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        from_env(env)
+    assert says in str(refused.value)
+    assert "give --shard K/N" in str(refused.value)  # and says what to do
+
+
+ENGINE_VARIABLES = ("FIDELITY_SHARD_", "SLURM_", "JOB_COMPLETION_INDEX")
+
+
+@pytest.mark.parametrize("env", [GITHUB, SLURM, KUBERNETES], ids=["matrix", "slurm", "kubernetes"])
+def test_a_sharded_run_under_auto_runs_its_share(
+    env: dict[str, str], sim_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [n for n in os.environ if n.startswith(ENGINE_VARIABLES)]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "shard"
+    argv = ["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD", "--shard", "auto"]
+    assert main([*argv, "--out", str(out)]) == 0
+    selection = json.loads((out / "run.json").read_text())["selection"]
+    assert selection["shard"] == [2, 3] and selection["selected"] == assign(["a", "b", "c"], 3)[1]
+    assert selection["selected"] == ["b"]
+
+
+def test_a_sharded_run_under_auto_refuses_without_variables(
+    sim_repo: Repo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in [n for n in os.environ if n.startswith(ENGINE_VARIABLES)]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    argv = ["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD", "--shard", "auto"]
+    assert main([*argv, "--out", str(tmp_path / "s")]) == 2
+    assert "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()  # refused before anything ran

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,9 +63,13 @@ def register(sub: Any) -> None:
     )
     run.add_argument(
         "--shard",
-        metavar="K/N",
+        metavar="K/N|auto",
         help="run shard K of N: a deterministic share of the cases for one CI job "
-        "(merge the shards with `fidelity merge`); an empty shard is valid",
+        "(merge the shards with `fidelity merge`); an empty shard is valid. `auto` reads K "
+        "and N from FIDELITY_SHARD_INDEX (1-based) and FIDELITY_SHARD_COUNT, else a Slurm "
+        "array's SLURM_ARRAY_TASK_ID/_COUNT (offset by SLURM_ARRAY_TASK_MIN), else a "
+        "Kubernetes Indexed Job's JOB_COMPLETION_INDEX (0-based) with FIDELITY_SHARD_COUNT; "
+        "it refuses (exit 2) when none is set, a value is not a whole number, or two disagree",
     )
     run.add_argument(
         "--shard-durations",
@@ -145,9 +150,10 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity import git
     from fidelity.cli import stale_worktrees
     from fidelity.cli.console import progress
-    from fidelity.matrix import gate
+    from fidelity.matrix import gate, shards
 
     options.check_writable(args.json, args.markdown, args.junit)
+    shard = shards.resolve(args.shard, os.environ)  # `auto`: the job engine's variables
 
     repo = git.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
@@ -167,7 +173,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             expect=args.expect,
             select=[*args.case, *(f"tag:{t}" for t in args.tag)],
             resume=args.resume,
-            shard=args.shard,
+            shard=shard,
             durations=_durations(args.shard_durations),
         )
     return _show(outcome, args, console)
