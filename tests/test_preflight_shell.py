@@ -119,6 +119,15 @@ class Lookup:
         ("find . -exec git commit -m x \\;", [("/w", False, True, "x\n", "run by find")]),
         ('ssh host "cd r && git commit -m x"', [("/w/r", False, False, "x\n", "run by ssh")]),
         ("git -c alias.x='!git commit' x -m y", [("/w", False, False, "y\n", "git alias 'x'")]),
+        ("git merge --no-ff topic", [("/w", False, True, None, "git merge creates commits")]),
+        ("git pull --rebase", [("/w", False, True, None, "git pull creates commits")]),
+        ("git cherry-pick abc", [("/w", False, True, None, "git cherry-pick creates commits")]),
+        (
+            "git commit-tree HEAD^{tree} -m x",
+            [("/w", False, True, None, "git commit-tree creates commits")],
+        ),
+        ("git merge --abort && git cherry-pick -n abc", []),
+        ("cat <<EOF\n$(git commit -m x)\nEOF", [("/w", False, False, "x\n", "")]),
         (
             "((((git commit))))",
             [("/w", False, True, None, "the shell could not parse the line (unbalanced quotes?)")],

@@ -196,6 +196,12 @@ STAGING = frozenset(
         *("update-index", "read-tree"),
     }
 )
+# other git subcommands that create commits: what they will record is not known before they
+# run, so the index and the work tree they start from are judged
+COMMITTING = frozenset({"commit-tree", "merge", "pull", "cherry-pick", "revert", "am", "rebase"})
+NO_COMMIT = frozenset(
+    {"--abort", "--quit", "--no-commit", "-n", "--edit-todo", "--show-current-patch"}
+)
 GIT_VALUE_OPTIONS = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
 )
@@ -694,6 +700,9 @@ class _Walker:
             commit = _commit(rest, head.cwd, head.known, here.staged_before)
             state.staged_before = True
             return [stdin_message(commit, stdin)]
+        if sub in COMMITTING and not _no_commit(rest):
+            state.staged_before = True
+            return self.doubt(here, f"git {sub} creates commits")
         if sub in STAGING:
             state.staged_before = True
         if sub in BUILTIN:
@@ -741,6 +750,11 @@ def _where(state: _State, env: Mapping[str, str | None]) -> tuple[str, bool, boo
             cwd = _git_dir_home(cwd, value or "")
             break
     return cwd, known, "GIT_INDEX_FILE" in merged
+
+
+def _no_commit(args: list[str | None]) -> bool:
+    """`git merge --abort`, `cherry-pick -n` and the like record nothing."""
+    return any(a in NO_COMMIT for a in args if a is not None)
 
 
 def _git_dir_home(cwd: str, value: str) -> str:
