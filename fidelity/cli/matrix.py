@@ -85,7 +85,9 @@ def register(sub: Any) -> None:
         "merge",
         help="combine the shards of one run into one run directory, and judge it",
         description="Refuses shards of different harness revisions, tables, commits or "
-        "predictions; a declared case that ran in no shard, or in two, is a finding. "
+        "predictions. Each shard's output and cache files are hashed again against its "
+        "run.json before combining: a file changed, missing or added is a finding naming the "
+        "shard (exit 3). A declared case that ran in no shard, or in two, is a finding. "
         "compare, verify and the reports then read the merged run as any run.",
     )
     merge.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
