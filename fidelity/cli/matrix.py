@@ -182,8 +182,7 @@ def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
 
     if args.json:
         options.write(args.json, json.dumps(reports.json_report(outcome), indent=2) + "\n")
-    if args.markdown:
-        options.write(args.markdown, reports.markdown(outcome))
+    options.write_markdown(args.markdown, lambda limit: reports.markdown(outcome, limit))
     if args.junit:
         report_junit.write(args.junit, "fidelity", reports.junit_cases(outcome))
     if not options.to_stdout(args.json):
