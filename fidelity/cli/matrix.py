@@ -172,12 +172,16 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             shard=args.shard,
             durations=_durations(args.shard_durations),
         )
-    return _show(outcome, args, console)
+    return _show(outcome, args, console, repo)
 
 
-def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
-    """Write every report asked for, then render to the terminal; return the exit code."""
+def _show(
+    outcome: Any, args: argparse.Namespace, console: Console, root: Path | None = None
+) -> int:
+    """Write every report asked for, render to the terminal, then annotate under GitHub
+    Actions (at the case table under root, default the working directory); the exit code."""
     from fidelity import report_junit
+    from fidelity.cli import annotate
     from fidelity.matrix import render, reports
 
     if args.json:
@@ -187,6 +191,8 @@ def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
         report_junit.write(args.junit, "fidelity", reports.junit_cases(outcome))
     if not options.to_stdout(args.json):
         render.outcome(console, outcome, args.all, plain=args.quiet)
+    notes = annotate.outcome(args.command, outcome, root or Path.cwd())
+    annotate.emit(console, args.json, notes)
     code: int = outcome.exit_code
     return code
 
