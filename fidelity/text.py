@@ -36,3 +36,9 @@ def visible(text: str) -> str:
     """printable(text) with control characters (tab and newline kept) written as `\\x1b` or
     `\\u202e`: nothing left for a terminal or a browser to act on, every character readable."""
     return _CONTROL.sub(_escape, printable(text))
+
+
+def one_line(text: str) -> str:
+    """visible(text) with line breaks written as `\\n` too: one line of output, whatever the
+    text (a line of a case's own could start a CI command, such as GitHub's `::error::`)."""
+    return visible(text).replace("\n", "\\n")

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import Repo, run_cli
+from support import PY, Repo, run_cli
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate
@@ -193,3 +193,25 @@ def test_trailer_findings_are_annotated_by_commit_or_at_the_message_line(
     )
     (_, note) = annotations(out)
     assert code == 1 and note.startswith(f"::error file={message},line=")
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_case_cannot_print_a_workflow_command_of_its_own(
+    make_repo, monkeypatch: pytest.MonkeyPatch, capsys, quiet: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """A file name with a line break in it would start a line of fidelity's output, which
+    GitHub reads as a command: names and stderr are printed on one line, escaped."""
+    repo: Repo = make_repo("forge")
+    name = "r\n::error title=forged::x\x1b[31m.txt"
+    write = f"import sys; open(sys.argv[1] + '/' + {name!r}, 'w').write(open('v.txt').read())"
+    table = f'[[case]]\nid = "n"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(write)}, "{{out}}"]\noutputs = ["*.txt"]\n'
+    base = repo.commit({"cases/matrix.toml": table, "v.txt": "1"})
+    repo.commit({"v.txt": "2"})
+    monkeypatch.setenv(CI, "true")
+    argv = ["run", "--repo", str(repo.path), "--baseline", base]
+    assert main(["-q", *argv] if quiet else argv) == 1
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if "forged" in line and line.startswith("::")] == [
+        line for line in annotations(out) if line.startswith("::error file=")
+    ]
+    assert "\x1b" not in out and "r\\n::error title=forged::x\\x1b[31m.txt" in out

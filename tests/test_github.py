@@ -43,7 +43,23 @@ RULES = [
 ]
 
 
-@pytest.mark.parametrize(("note", "line"), RULES)
+RULE_IDS = [
+    "percent",
+    "percent-0A",
+    "line-breaks",
+    "data-keeps-colons",
+    "title-colon",
+    "file-comma-colon",
+    "title-percent-break",
+    "controls",
+    "controls-title",
+    "file-line-col",
+    "file-only",
+    "line-without-file",
+]
+
+
+@pytest.mark.parametrize(("note", "line"), RULES, ids=RULE_IDS)
 def test_each_escaping_rule(note: Annotation, line: str) -> None:
     assert github.command(note) == line
 
