@@ -18,26 +18,26 @@ from fidelity.markdown import CUT_NOTE, code, fit, inline
 from fidelity.text import visible
 
 MD = MarkdownIt("commonmark").enable("table").enable("strikethrough")
-HOSTILE = [
-    "</details><script>x</script>",
-    '<img src=x onerror="alert(1)">',
-    "<!-- open comment",
-    "*em* __strong__ `code` ~~gone~~ [link](http://x) ![i](y) <http://auto>",
-    "&amp; &#60; &lt;",
-    "a | b || c",
-    "# heading",
-    "1. list",
-    "2) list",
-    "- item",
-    "+ item",
-    "> quote",
-    "===",
-    "```fence",
-    "~~~fence",
-    "\\ backslash \\* \\",
-    "$x^2$",
-    "nul\x00 esc\x1b[31m cr\r lf\n del\x7f csi\x9b rtl\u202e",
-]
+HOSTILE = {
+    "closes-details": "</details><script>x</script>",
+    "img-onerror": '<img src=x onerror="alert(1)">',
+    "open-comment": "<!-- open comment",
+    "inline-syntax": "*em* __strong__ `code` ~~gone~~ [link](http://x) ![i](y) <http://auto>",
+    "entities": "&amp; &#60; &lt;",
+    "pipes": "a | b || c",
+    "heading": "# heading",
+    "ordered": "1. list",
+    "ordered-paren": "2) list",
+    "bullet": "- item",
+    "plus": "+ item",
+    "quote": "> quote",
+    "setext": "===",
+    "fence": "```fence",
+    "tilde-fence": "~~~fence",
+    "backslashes": "\\ backslash \\* \\",
+    "math": "$x^2$",
+    "controls": "nul\x00 esc\x1b[31m cr\r lf\n del\x7f csi\x9b rtl\u202e",
+}
 texts = st.text(
     st.characters(codec="utf-8") | st.sampled_from(list("<>&*_`|~$#-+=.)!\\[]( \t\n\r\x00\x1b"))
 )
@@ -58,7 +58,7 @@ def plain(token: Token) -> str:
     return "".join(child.content for child in token.children or [])
 
 
-@pytest.mark.parametrize("text", HOSTILE)
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
 def test_hostile_text_is_text_in_a_paragraph(text: str) -> None:
     (token,) = inline_tokens(f"x {inline(text)} x")
     assert plain(token) == f"x {shown(text)} x"
