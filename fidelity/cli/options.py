@@ -146,5 +146,6 @@ def write_markdown(path: Path | None, render: Callable[[int], str]) -> None:
             f"GitHub's {STEP_SUMMARY_LIMIT}; read the verdict in the log or write --json\n"
         )
         return
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
         f.write(gap + printable(text))
