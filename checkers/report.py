@@ -68,21 +68,9 @@ def render(result: Result, console: Console, counted: tuple[Finding, ...] | None
         console.print(f"check-docs: {files} {noun} clean", markup=False, soft_wrap=True)
 
 
-def _escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
-
-
-def github_line(finding: Finding) -> str:
-    """A GitHub Actions workflow command: the finding becomes an inline annotation."""
-    where = f"file={_escape(finding.path, True)},line={finding.line},col={finding.col}"
-    return f"::error {where},title={finding.code}::{_escape(finding.message)}"
-
-
-def render_github(result: Result, console: Console) -> None:
-    """Annotations for GitHub Actions, then the same one-line summary."""
-    for finding in result.findings:
-        console.print(github_line(finding), markup=False, highlight=False, soft_wrap=True)
+def render_summary(result: Result, console: Console) -> None:
+    """The summary alone, counting every finding: under `--format github` the findings are
+    annotations, which fidelity.github writes."""
     render(Result((), result.pages, result.lowered, result.recorded), console, result.findings)
 
 

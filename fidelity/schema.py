@@ -3,6 +3,7 @@ TOML tables checked against them with every problem located."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -12,12 +13,23 @@ import jsonschema
 from checkers import schema as shared
 from checkers.schema import json_path
 
-__all__ = ["entry_label", "errors", "json_path", "load", "load_toml"]
+__all__ = ["entry_label", "entry_lines", "errors", "json_path", "load", "load_toml"]
 
 
 def load(name: str) -> dict[str, Any]:
     """The schema `fidelity/schemas/<name>.schema.json`."""
     return shared.load("fidelity", name)
+
+
+def entry_lines(text: str) -> dict[str, int]:
+    """entry id -> the 1-based line of its `id = ...` in a table's text (the first, when an
+    id is written twice), to locate an entry as path:line."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"\s*id\s*=\s*[\"']([^\"']+)[\"']", line)
+        if m:
+            found.setdefault(m.group(1), number)
+    return found
 
 
 def entry_label(raw: Mapping[str, Any], path: Sequence[str | int], key: str) -> str:

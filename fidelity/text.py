@@ -1,7 +1,10 @@
-"""Text that can always be written: file names that are not UTF-8, and XML's forbidden chars.
+"""Text that can always be written: file names that are not UTF-8, control characters, and
+XML's forbidden chars.
 
 A case can name its output files with any bytes; Python keeps such names as lone
-surrogates, which no UTF-8 writer accepts. Reports show them as escapes instead.
+surrogates, which no UTF-8 writer accepts. Reports show them as escapes instead. A case's
+stderr can hold NUL, ESC sequences or text-direction overrides, which a terminal, a browser
+or a CI log would act on; reports meant for those show them as escapes too.
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ import re
 
 # characters XML 1.0 forbids, even escaped
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that
+# reorder what a reader sees ("Trojan Source")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
@@ -19,3 +25,20 @@ def printable(text: str) -> str:
 
 def xml_safe(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", printable(text))
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """printable(text) with control characters (tab and newline kept) written as `\\x1b` or
+    `\\u202e`: nothing left for a terminal or a browser to act on, every character readable."""
+    return _CONTROL.sub(_escape, printable(text))
+
+
+def one_line(text: str) -> str:
+    """visible(text) with line breaks written as `\\n` too: one line of output, whatever the
+    text (a line of a case's own could start a CI command, such as GitHub's `::error::`)."""
+    return visible(text).replace("\n", "\\n")

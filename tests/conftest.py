@@ -22,6 +22,13 @@ settings.register_profile("dev", deadline=None, max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+@pytest.fixture(autouse=True)
+def not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output is asserted as it is outside CI; tests of the GitHub behaviour set these."""
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[[str], Repo]:
     def make(name: str = "repo") -> Repo:

@@ -157,10 +157,8 @@ def test_file_names_that_are_not_utf8_reach_every_report(make_repo, tmp_path: Pa
     from xml.etree import ElementTree
 
     ElementTree.parse(reports / "v.xml")  # well-formed XML
-    assert (
-        "r\\udcff.txt" in (reports / "v.md").read_text()
-        or "r\\xff.txt" in (reports / "v.md").read_text()
-    )
+    # Markdown escapes the backslash of the escape: GitHub shows r\udcff.txt
+    assert "r\\\\udcff.txt" in (reports / "v.md").read_text()
     json.loads((reports / "v.json").read_text())
     assert (
         rejudge.recompare(Path(json.loads((reports / "v.json").read_text())["run_dir"])).exit_code

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from support import Repo
 
 from fidelity.cli.main import main
@@ -93,3 +95,51 @@ def test_durations_of_an_earlier_run_balance_the_shards(sim_repo: Repo, tmp_path
         main([*argv, "--shard-durations", str(earlier.run_dir), "--out", str(tmp_path / "s")]) == 0
     )
     assert main([*argv[:-2], "--shard", "3/2"]) == 2
+
+
+def _forge(case: Path) -> None:
+    (case / "out" / "result.txt").write_text("forged\n")
+
+
+def _delete(case: Path) -> None:
+    (case / "out" / "result.txt").unlink()
+
+
+def _add_cache(case: Path) -> None:
+    (case / "cache" / "planted.txt").write_text("x")
+
+
+def _link(case: Path) -> None:
+    (case / "out" / "result.txt").unlink()
+    (case / "out" / "result.txt").symlink_to(case / "cache" / "c.txt")
+
+
+@pytest.mark.parametrize(
+    ("tamper", "said"),
+    [
+        (_forge, "out/result.txt changed"),
+        (_delete, "out/result.txt missing"),
+        (_add_cache, "cache/planted.txt added"),
+        (_link, "out/result.txt replaced by a link"),
+    ],
+)
+def test_a_shard_whose_evidence_was_altered_is_untrusted_once_merged(
+    sim_repo: Repo, tmp_path: Path, capsys, tamper: Callable[[Path], None], said: str
+) -> None:  # type: ignore[no-untyped-def]
+    """Each shard's files are hashed again against its run.json before they are combined;
+    the run itself was HELD, and stays so when nothing was touched."""
+    base = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit(
+        {"value.txt": "two\n", "cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["a", "b", "c"]\n'}
+    )
+    dirs = shards(sim_repo, base, 2, tmp_path, expect="cases/p.toml")
+    argv = ["-q", "merge", *map(str, dirs)]
+    assert main([*argv, "--out", str(tmp_path / "untouched")]) == 0
+    assert "HELD" in capsys.readouterr().out
+    n, shard = next((n, d) for n, d in enumerate(dirs, 1) if (d / "candidate/cases/b").is_dir())
+    tamper(shard / "candidate" / "cases" / "b")
+    assert main([*argv, "--out", str(tmp_path / "merged")]) == 3
+    out = capsys.readouterr().out
+    assert f"evidence-altered [candidate] case b: shard {n} ({shard}): {said}" in out
+    assert "HELD" not in out and "UNTRUSTED" in out
+    assert main(["-q", "verify", str(tmp_path / "merged")]) == 3, "the merged copy is no better"

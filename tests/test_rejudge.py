@@ -128,3 +128,28 @@ def test_a_run_without_stored_specs_says_it_judges_differently(make_repo) -> Non
     assert (Code.RUN_JSON_ALTERED, None) in found  # no digest: edits cannot be detected
     assert {c for code, c in found if code is Code.REJUDGED_DIFFERS} == {"csv", "tsv", "json"}
     assert again.exit_code == 3
+
+
+def test_a_file_added_where_it_would_be_evidence_is_a_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """A file that matches a declared output glob, or lies in a cache, is evidence the run
+    never hashed; a file beside them that no output declares is not."""
+    repo = make_repo("r")
+    script = "printf 1 > {out}/a.txt && printf c > $CACHE/c.txt"
+    table = (
+        f'[[case]]\nid = "t"\nargv = {json.dumps(script)}\nshell = true\n'
+        'outputs = ["*.txt"]\ncache_env = "CACHE"\n'
+    )
+    repo.commit({"cases/matrix.toml": table})
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    case = outcome.run_dir / "candidate" / "cases" / "t"
+    (case / "out" / "notes.log").write_text("not an output")
+    assert rejudge.recompare(outcome.run_dir).exit_code == 0
+    (case / "out" / "b.txt").write_text("2")
+    again = rejudge.recompare(outcome.run_dir)
+    (finding,) = again.findings
+    assert (finding.code, finding.side, finding.case_id) == (
+        Code.EVIDENCE_ALTERED,
+        "candidate",
+        "t",
+    )
+    assert finding.message.startswith("out/b.txt added: ") and again.exit_code == 3

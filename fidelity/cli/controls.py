@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import options, stale_worktrees
+from fidelity.markdown import fit, inline
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -203,10 +204,9 @@ def _validate(args: argparse.Namespace, console: Console) -> int:
         "exit_code": found.exit_code(),
     }
     options.write(args.json, json.dumps(data, indent=2) + "\n")
-    lines = [f"- {p}" for p in found.problems]
-    options.write(
-        args.markdown, "\n".join(["### control table", "", found.summary(), "", *lines]) + "\n"
-    )
+    lines = [f"- {inline(p)}" for p in found.problems]
+    text = "\n".join(["### control table", "", inline(found.summary()), "", *lines]) + "\n"
+    options.write_markdown(args.markdown, lambda limit: fit(text, limit))
     if not options.to_stdout(args.json):
         for problem in found.problems:
             console.print(problem, markup=False, highlight=False, soft_wrap=True)
@@ -275,7 +275,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         options.write(args.json, json.dumps(render.to_json(result), indent=2) + "\n")
     if args.markdown:
-        options.write(args.markdown, render.to_markdown(result))
+        text = render.to_markdown(result)
+        options.write_markdown(args.markdown, lambda limit: fit(text, limit))
     if args.junit:
         report_junit.write(args.junit, "fidelity controls", render.to_junit(result))
     if not options.to_stdout(args.json):

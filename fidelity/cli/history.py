@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity.cli import options
+from fidelity.cli import annotate, options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -67,7 +67,9 @@ def _stale(args: argparse.Namespace, console: Console) -> int:
             "--allow-empty was given"
         )
         code = 0
-    return emit(console, title, report, summary, args.json, args.markdown, code)
+    code = emit(console, title, report, summary, args.json, args.markdown, code)
+    annotate.emit(console, args.json, annotate.stale(report, code))
+    return code
 
 
 def _register_landed(sub: Any) -> None:
@@ -101,7 +103,9 @@ def _landed(args: argparse.Namespace, console: Console) -> int:
     options.check_writable(args.json, args.markdown)
     report = landed.check(git.toplevel(args.repo), args.ref, args.commit, args.symbol)
     title = f"landed on {args.ref}"
-    return emit(console, title, report, report.summary(), args.json, args.markdown)
+    code = emit(console, title, report, report.summary(), args.json, args.markdown)
+    annotate.emit(console, args.json, annotate.summary("landed", report, report.summary()))
+    return code
 
 
 def _register_trailers(sub: Any) -> None:
@@ -132,4 +136,6 @@ def _trailers(args: argparse.Namespace, console: Console) -> int:
     if not options.to_stdout(args.json):
         print_lines(console, [finding.render() for finding in report.findings])
     title = "commit trailers"
-    return emit(console, title, report, report.summary(), args.json, args.markdown)
+    code = emit(console, title, report, report.summary(), args.json, args.markdown)
+    annotate.emit(console, args.json, annotate.trailers(report, args.message_file))
+    return code

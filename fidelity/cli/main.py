@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from checkers.errors import ConfigError, NothingToCheck
-from fidelity import __version__
+from fidelity import __version__, github
 from fidelity.cli import (
     ab,
     console,
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records)
+# the gates that annotate their verdicts under GitHub Actions, and so their errors too
+ANNOTATED = frozenset({"run", "merge", "compare", "verify", "stale", "landed", "trailers"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fidelity",
         description="Turn the claims a change makes into evidence that can fail.",
         epilog="Exit codes: 0 the gate holds; 1 the evidence says no; "
-        "2 usage or configuration error; 3 the evidence cannot be trusted.",
+        "2 usage or configuration error; 3 the evidence cannot be trusted. "
+        "Under GitHub Actions (GITHUB_ACTIONS=true), run, merge, compare, verify, stale, "
+        "landed and trailers also print ::error annotations when their gate does not hold.",
     )
     parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
     parser.add_argument(
@@ -57,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():  # `fidelity run -q` works as well as `fidelity -q run`
         if "--quiet" not in command._option_string_actions:
             options.quiet(command)
+    for name in ANNOTATED:
+        sub.choices[name].epilog = (
+            "Under GitHub Actions (GITHUB_ACTIONS=true), a gate that does not hold also prints "
+            "::error annotations on standard output, at the file and line of the cause where "
+            "there is one (README.md, 'In GitHub Actions')."
+        )
     return parser
 
 
@@ -104,6 +114,14 @@ def _error_console(quiet: bool) -> Console:
     return Console(stderr=True, highlight=False, no_color=quiet, soft_wrap=True)
 
 
+def _annotate(command: str, code: int, message: str) -> None:
+    """An error that ended a gate before it had a verdict to annotate, as an annotation."""
+    if command in ANNOTATED and github.active():
+        what = "usage or configuration error" if code == 2 else "cannot be trusted"
+        sys.stdout.write(github.error(None, None, f"fidelity {command}: {what}", message) + "\n")
+        sys.stdout.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 must not crash
         if hasattr(stream, "reconfigure"):
@@ -145,15 +163,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         known = _exit_code(exc)
         if known is not None:
             err.print(f"fidelity {args.command}: {exc}", markup=False, soft_wrap=True)
+            _annotate(args.command, known, str(exc))
             return known
         from fidelity import proc
 
         proc.kill_all()  # a crash is not "the evidence says no": it is untrusted
         err.print_exception()
-        err.print(
-            f"fidelity {args.command}: internal error (above). The evidence cannot be trusted; "
-            "please report it with the command line."
-        )
+        advice = "The evidence cannot be trusted; please report it with the command line."
+        err.print(f"fidelity {args.command}: internal error (above). {advice}")
+        _annotate(args.command, 3, f"internal error ({type(exc).__name__}: {exc}). {advice}")
         return 3
     finally:
         for signum, handler in previous.items():

@@ -90,7 +90,9 @@ def register(sub: Any) -> None:
         "merge",
         help="combine the shards of one run into one run directory, and judge it",
         description="Refuses shards of different harness revisions, tables, commits or "
-        "predictions; a declared case that ran in no shard, or in two, is a finding. "
+        "predictions. Each shard's output and cache files are hashed again against its "
+        "run.json before combining: a file changed, missing or added is a finding naming the "
+        "shard (exit 3). A declared case that ran in no shard, or in two, is a finding. "
         "compare, verify and the reports then read the merged run as any run.",
     )
     merge.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
@@ -176,22 +178,27 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             shard=shard,
             durations=_durations(args.shard_durations),
         )
-    return _show(outcome, args, console)
+    return _show(outcome, args, console, repo)
 
 
-def _show(outcome: Any, args: argparse.Namespace, console: Console) -> int:
-    """Write every report asked for, then render to the terminal; return the exit code."""
+def _show(
+    outcome: Any, args: argparse.Namespace, console: Console, root: Path | None = None
+) -> int:
+    """Write every report asked for, render to the terminal, then annotate under GitHub
+    Actions (at the case table under root, default the working directory); the exit code."""
     from fidelity import report_junit
+    from fidelity.cli import annotate
     from fidelity.matrix import render, reports
 
     if args.json:
         options.write(args.json, json.dumps(reports.json_report(outcome), indent=2) + "\n")
-    if args.markdown:
-        options.write(args.markdown, reports.markdown(outcome))
+    options.write_markdown(args.markdown, lambda limit: reports.markdown(outcome, limit))
     if args.junit:
         report_junit.write(args.junit, "fidelity", reports.junit_cases(outcome))
     if not options.to_stdout(args.json):
         render.outcome(console, outcome, args.all, plain=args.quiet)
+    notes = annotate.outcome(args.command, outcome, root or Path.cwd())
+    annotate.emit(console, args.json, notes)
     code: int = outcome.exit_code
     return code
 

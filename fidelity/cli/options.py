@@ -2,6 +2,8 @@
 
 A report path is checked before the command runs, so a gate that holds never turns into an
 error at the end because its report folder cannot be written; `-` means standard output.
+A report replaces the file it names, but for the file `$GITHUB_STEP_SUMMARY` names: that
+one GitHub expects appended to (earlier steps' summaries are in it), and within its 1 MiB.
 """
 
 from __future__ import annotations
@@ -9,15 +11,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from fidelity.errors import UsageError
+from fidelity.markdown import STEP_SUMMARY_LIMIT
 from fidelity.text import printable
 
 STDOUT = Path("-")
 _HELP = {
     "json": "also write the {what} as JSON ('-' for standard output only)",
-    "markdown": "also write it as Markdown for a PR comment or $GITHUB_STEP_SUMMARY",
+    "markdown": "also write it as Markdown for a PR comment or a step summary: PATH is "
+    "replaced, except the file $GITHUB_STEP_SUMMARY names, which is appended to (kept under "
+    "GitHub's 1 MiB with what it holds); text from cases is escaped",
     "junit": "also write it as JUnit XML, one test case per {unit}",
 }
 
@@ -97,3 +103,49 @@ def write(path: Path | None, text: str) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def step_summary(path: Path) -> bool:
+    """path is the file $GITHUB_STEP_SUMMARY names (the same file, however it is spelt)."""
+    named = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not named or path == STDOUT:
+        return False
+    try:
+        return os.path.samefile(path, named)
+    except OSError:  # not both there yet
+        return path.absolute() == Path(named).absolute()
+
+
+def _held(path: Path) -> tuple[int, str]:
+    """The size of what the file holds, and what must come before an appended report: a
+    blank line, so that no list, table or HTML block of an earlier step swallows it."""
+    try:
+        with path.open("rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - 2))
+            end = f.read()
+    except FileNotFoundError:
+        return 0, ""
+    return size, "" if not size or end == b"\n\n" else "\n" if end.endswith(b"\n") else "\n\n"
+
+
+def write_markdown(path: Path | None, render: Callable[[int], str]) -> None:
+    """Write a Markdown report that `render(limit)` keeps under `limit` bytes: appended to
+    the step summary in the room GitHub's 1 MiB leaves it, any other path replaced."""
+    if path is None:
+        return
+    if not step_summary(path):
+        write(path, render(STEP_SUMMARY_LIMIT))
+        return
+    size, gap = _held(path)
+    room = STEP_SUMMARY_LIMIT - size - len(gap)
+    text = render(room) if room > 0 else ""
+    if not text:
+        sys.stderr.write(
+            f"fidelity: no Markdown report added to {path}: it already holds {size} bytes of "
+            f"GitHub's {STEP_SUMMARY_LIMIT}; read the verdict in the log or write --json\n"
+        )
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(gap + printable(text))

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from fidelity.cli import options
 from fidelity.cli.plain import PlainConsole
+from fidelity.markdown import fit, inline
 
 
 class Report(Protocol):
@@ -89,13 +90,13 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
 
 
 def markdown(title: str, report: Report, summary: str) -> str:
-    """The report as a GitHub-flavoured Markdown section (fits a PR comment)."""
+    """The report as a GitHub-flavoured Markdown section (fits a PR comment); every cell is
+    escaped, since rows quote commit subjects, record cells and test ids."""
     columns, rows = report.table()
-    esc = [[cell.replace("|", "\\|").replace("\n", " ") for cell in row] for row in rows]
-    lines = [f"### {title}", "", summary, ""]
+    lines = [f"### {inline(title)}", "", inline(summary), ""]
     if rows:
-        lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        lines += ["| " + " | ".join(row) + " |" for row in esc]
+        lines += ["| " + " | ".join(map(inline, columns)) + " |", "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(map(inline, row)) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -115,7 +116,8 @@ def emit(
         data = {**report.to_json(), "summary": summary, "exit_code": code}
         options.write(json_path, json.dumps(data, indent=2) + "\n")
     if markdown_path is not None:
-        options.write(markdown_path, markdown(title, report, summary))
+        text = markdown(title, report, summary)
+        options.write_markdown(markdown_path, lambda limit: fit(text, limit))
     if not options.to_stdout(json_path):
         render(console, title, report, summary)
     return code

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fidelity.controls.verdict import ControlResult, Report, Verdict, identical_subsets
+from fidelity.markdown import code, inline
 from fidelity.report_junit import JUnitCase
 
 STYLE = {
@@ -183,32 +184,29 @@ def to_json(result: Report) -> dict[str, Any]:
     }
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
-
-
 def to_markdown(result: Report) -> str:
-    lines = ["### mutation controls", "", summary(result), ""]
-    lines += [f"> note: {_cell(n)}" for n in result.notes]
+    """The report for a PR comment or step summary; test ids and failure text escaped."""
+    lines = ["### mutation controls", "", inline(summary(result)), ""]
+    lines += [f"> note: {inline(n)}" for n in result.notes]
     if result.results:
         lines += [
             "| control | verdict | failing subset | tests run | detail |",
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {_cell(r.id)} | {r.verdict} | {_cell(_tests(r.failing))} | {_cell(why_ran(r))} "
-            f"| {_cell(detail(r))} |"
+            f"| {inline(r.id)} | {r.verdict} | {inline(_tests(r.failing))} | {inline(why_ran(r))} "
+            f"| {inline(detail(r))} |"
             for r in result.results
         ]
     for group in identical_subsets(result.results):
-        lines += ["", f"Identical failing subsets (not discriminating): {', '.join(group)}"]
+        lines += ["", f"Identical failing subsets (not discriminating): {inline(', '.join(group))}"]
     never = result.never_failed() if result.noop is not None else ()
     if never:
         lines += [
             "",
             f"<details><summary>{len(never)} tests never seen to fail by these controls</summary>",
             "",
-            *(f"- `{t}`" for t in never),
+            *(f"- {code(t)}" for t in never),
             "",
             "</details>",
         ]

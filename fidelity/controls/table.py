@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -123,17 +122,7 @@ def parse(data: bytes, source: str) -> ControlTable:
         _semantic_problems,
     )
     table = _build(raw, source, hashlib.sha256(data).hexdigest())
-    return replace(table, lines=entry_lines(data.decode("utf-8", errors="replace")))
-
-
-def entry_lines(text: str) -> dict[str, int]:
-    """control id -> the 1-based line of its `id = ...`, to locate problems as path:line."""
-    found: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        m = re.match(r"\s*id\s*=\s*[\"']([^\"']+)[\"']", line)
-        if m:
-            found.setdefault(m.group(1), number)
-    return found
+    return replace(table, lines=schema.entry_lines(data.decode("utf-8", errors="replace")))
 
 
 def _build(raw: Mapping[str, Any], source: str, sha: str) -> ControlTable:

@@ -7,9 +7,10 @@ the measurement it predicts.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
-from fidelity import git
+from fidelity import git, schema
 from fidelity.errors import UsageError
 from fidelity.matrix import predict
 from fidelity.matrix import table as casetable
@@ -63,3 +64,17 @@ def read_prediction(
     data, committed = harness_file(repo, rel, harness_rev, harness.sha)
     tags = {c.id: c.tags for c in matrix.cases}
     return predict.load(data, rel, tags, git.hash_object(data), committed)
+
+
+def table_lines(root: Path, harness: Harness) -> dict[str, int] | None:
+    """case id -> the line of its `id = ...` in the table under root, when that file is the
+    very table the run read (same sha256; else its lines could point at other cases); None
+    when there is no such file."""
+    path = root / harness.table_path
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != harness.table_sha256:
+        return {}
+    return schema.entry_lines(data.decode("utf-8", errors="replace"))

@@ -26,7 +26,7 @@ from fidelity.matrix.evidence import (
     side_from_json,
     side_to_json,
 )
-from fidelity.matrix.files import hash_tree
+from fidelity.matrix.recheck import drift
 
 PLAN = "plan.json"
 EVIDENCE = "evidence.json"
@@ -76,10 +76,7 @@ def save_case(case_dir: Path, evidence: CaseEvidence) -> None:
 
 def _intact(case_dir: Path, ev: CaseEvidence) -> bool:
     """The files a case's evidence names are there and hash as recorded."""
-    out, cache = hash_tree(case_dir / "out"), hash_tree(case_dir / "cache")
-    return all(out.get(ev.path_of(n)) == h for n, h in ev.outputs.items()) and all(
-        cache.get(n) == h for n, h in ev.cache.items()
-    )
+    return not drift(case_dir, ev, None)
 
 
 def completed(side_dir: Path, definitions: Mapping[str, str]) -> dict[str, CaseEvidence]:

@@ -1,9 +1,11 @@
 """`fidelity merge RUN_DIR... --out DIR`: shards of one run, combined and judged as one.
 
 Shards must be of the same run: the same harness revision and table, the same baseline
-and candidate commits, the same prediction (or none), each run.json intact. The merged
-run proves every declared case ran exactly once: a case in no shard, or in two, is a
-finding. compare, verify and the reports read it as any run.
+and candidate commits, the same prediction (or none), each run.json intact. Each shard's
+evidence files are hashed again against its run.json before they are combined, as
+`compare` does: a file changed, missing or added where it would be evidence is a finding
+naming the shard. The merged run proves every declared case ran exactly once: a case in no
+shard, or in two, is a finding. compare, verify and the reports read it as any run.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fidelity.errors import UsageError
-from fidelity.matrix import predict, rundir
+from fidelity.matrix import predict, recheck, rundir
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import CaseEvidence, SideEvidence, side_to_json
 from fidelity.matrix.explain import explanations
@@ -98,8 +100,8 @@ def _gather(records: Sequence[RunRecord], dirs: Sequence[Path], run_dir: Path) -
                 if case_id in side.cases:
                     found.cases[role][case_id] = side.cases[case_id]
                     source = where / role / "cases" / case_id
-                    if source.is_dir():
-                        shutil.copytree(source, run_dir / role / "cases" / case_id)
+                    if source.is_dir():  # links stay links: never followed out of the shard
+                        shutil.copytree(source, run_dir / role / "cases" / case_id, symlinks=True)
         found.entries.update({c["id"]: c for c in record.raw["matrix"]["cases"]})
     return found
 
@@ -116,6 +118,16 @@ def _shard_findings(order: Sequence[str], found: _Gathered) -> tuple[Finding, ..
     return tuple(extra)
 
 
+def _altered(records: Sequence[RunRecord], dirs: Sequence[Path]) -> tuple[Finding, ...]:
+    """Every shard's evidence files against its own run.json, before anything is copied."""
+    found: list[Finding] = []
+    for n, (record, where) in enumerate(zip(records, dirs, strict=True), 1):
+        outputs = recheck.declared_outputs(record.raw)
+        for side in (record.baseline, record.candidate):
+            found += recheck.altered(where, side, outputs, f"shard {n} ({where}): ")
+    return tuple(found)
+
+
 def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     """Combine shard run directories into one run directory at out, and judge it."""
     if not dirs:
@@ -125,6 +137,7 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     if broken:
         raise UsageError(f"{broken[0][0]}: {broken[0][1]}; a shard must be intact to be merged")
     _same(records, dirs)
+    altered = _altered(records, dirs)
     run_dir = rundir.prepare(out, Path.cwd(), "merged")
     declared = tuple((i, d) for i, d in records[0].raw["selection"]["all"])
     order = [case_id for case_id, _ in declared]
@@ -142,7 +155,7 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, origin))
     changes = tuple(dict.fromkeys(c for r in records for c in r.checkout_changes))
     findings = provenance(records[0].harness, base, cand, comparison, specs, changes)
-    findings += _shard_findings(order, found)
+    findings += altered + _shard_findings(order, found)
     prediction = predict.from_json(records[0].raw.get("prediction"))
     findings += prediction_findings(prediction)
     judged, code = decide(comparison, findings, prediction)

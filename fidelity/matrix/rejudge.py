@@ -11,11 +11,9 @@ from pathlib import Path
 
 from fidelity import git
 from fidelity.errors import UsageError
-from fidelity.matrix import predict, rundir
+from fidelity.matrix import predict, recheck, rundir
 from fidelity.matrix.compare import Comparison, compare
-from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import explanations
-from fidelity.matrix.files import hash_tree
 from fidelity.matrix.findings import Code, Finding, provenance
 from fidelity.matrix.outcome import (
     Outcome,
@@ -24,28 +22,6 @@ from fidelity.matrix.outcome import (
     partial_findings,
     prediction_findings,
 )
-
-
-def altered_evidence(run_dir: Path, side: SideEvidence) -> list[Finding]:
-    """Files in the run directory that no longer match the hashes recorded for them."""
-    found = []
-    for case_id, ev in side.cases.items():
-        case_dir = run_dir / side.role / "cases" / case_id
-        for kind, recorded in (("out", ev.outputs), ("cache", ev.cache)):
-            present = hash_tree(case_dir / kind)
-            where = ev.path_of if kind == "out" else str
-            bad = sorted(p for p, h in recorded.items() if present.get(where(p)) != h)
-            if bad:
-                found.append(
-                    Finding(
-                        Code.EVIDENCE_ALTERED,
-                        f"{len(bad)} recorded {kind} files are missing or changed: "
-                        f"{', '.join(bad[:3])}",
-                        side.role,
-                        case_id,
-                    )
-                )
-    return found
 
 
 def _integrity(
@@ -80,9 +56,9 @@ def recompare(run_dir: Path) -> Outcome:
         record.specs,
         record.checkout_changes,
     )
-    findings += tuple(
-        altered_evidence(run_dir, record.baseline) + altered_evidence(run_dir, record.candidate)
-    )
+    outputs = recheck.declared_outputs(record.raw)
+    for side in (record.baseline, record.candidate):
+        findings += tuple(recheck.altered(run_dir, side, outputs))
     findings += tuple(_integrity(record.integrity, record.recorded, comparison))
     prediction = predict.from_json(record.raw.get("prediction"))
     selection = Selection.from_json(record.raw.get("selection"))

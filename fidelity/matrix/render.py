@@ -1,7 +1,9 @@
 """Terminal rendering of a matrix outcome through an injected rich Console.
 
 Findings come first, above the verdict, so that an untrusted answer is never read as a
-pass. The layout stays readable at 80 columns and in a plain CI log.
+pass. The layout stays readable at 80 columns and in a plain CI log. Text from a case
+(file names, stderr) is printed escaped: no control byte of its own reaches the terminal,
+and no line break in it starts a line that a CI system would read as a command.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from fidelity.matrix import words
 from fidelity.matrix.compare import FAILURES, Comparison, Verdict
 from fidelity.matrix.findings import Finding
 from fidelity.matrix.outcome import Outcome
+from fidelity.text import one_line
 
 STYLE = {
     Verdict.IDENTICAL: "green",
@@ -30,7 +33,7 @@ VERDICT_STYLE = {0: "bold green", 1: "bold yellow", 3: "bold red"}
 
 
 def _line(console: Console, text: str, style: str = "") -> None:
-    console.print(Text(text, style), soft_wrap=True)
+    console.print(Text(one_line(text), style), soft_wrap=True)
 
 
 def findings(console: Console, found: tuple[Finding, ...]) -> None:
@@ -52,7 +55,9 @@ def case_table(comparison: Comparison, show_identical: bool, run_dir: Path | Non
         style = "red" if r.verdict in FAILURES else STYLE.get(r.verdict, "")
         # details quote the user's outputs and keys: text, never markup (`$.items[/x]`)
         table.add_row(
-            Text(r.case_id), Text(str(r.verdict), style), Text(words.case_detail(r, run_dir))
+            Text(one_line(r.case_id)),
+            Text(str(r.verdict), style),
+            Text(one_line(words.case_detail(r, run_dir))),
         )
     return table
 

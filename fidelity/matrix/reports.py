@@ -1,38 +1,57 @@
-"""Reports of a matrix outcome for CI: Markdown (a PR comment or step summary), JUnit, JSON."""
+"""Reports of a matrix outcome for CI: Markdown (a PR comment or step summary), JUnit, JSON.
+
+The Markdown quotes what cases wrote (stderr tails, output names, values): all of it goes
+through fidelity.markdown, so no case can put HTML, a table cell or a control byte into the
+page GitHub renders.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
+from fidelity.markdown import CUT_NOTE, STEP_SUMMARY_LIMIT, code, fit, inline
 from fidelity.matrix import predict, rundir, words
 from fidelity.matrix.compare import FAILURES, CaseResult, Verdict
 from fidelity.matrix.outcome import Outcome
 from fidelity.report_junit import JUnitCase
-from fidelity.text import printable
 
-STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 UNTRUSTED = frozenset({Verdict.NOT_COMPARED, Verdict.MISSING_EVIDENCE, Verdict.DEFINITION_DIFFERS})
+TABLE = ["| case | verdict | detail |", "|---|---|---|"]
+NOTE_ROOM = 200  # bytes kept for each "N more not shown" note
+SHOWN_IDS = 50  # case ids listed in one cell of the prediction table
 
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+def _size(lines: list[str]) -> int:
+    return sum(len(line.encode()) + 1 for line in lines)
 
 
-def _head(outcome: Outcome) -> list[str]:
-    lines = [f"### fidelity: {words.verdict(outcome)}", "", words.headline(outcome), ""]
-    if outcome.findings:
-        lines += [
-            f"**Provenance findings ({len(outcome.findings)})**: the verdict cannot be trusted.",
-            "",
-        ]
-        lines += [f"- {_cell(words.finding_line(f))}" for f in outcome.findings] + [""]
+def _take(lines: list[str], room: int) -> tuple[list[str], int]:
+    """The leading lines that fit in room bytes, and the room left."""
+    taken = []
+    for line in lines:
+        size = len(line.encode()) + 1
+        if size > room:
+            break
+        taken.append(line)
+        room -= size
+    return taken, room
+
+
+def _ids(ids: tuple[str, ...]) -> str:
+    more = f" (+{len(ids) - SHOWN_IDS} more)" if len(ids) > SHOWN_IDS else ""
+    return inline(", ".join(ids[:SHOWN_IDS]) + more) or "—"
+
+
+def _summary(outcome: Outcome) -> list[str]:
+    """The counts, and the prediction with how it fared."""
     summary = words.selection_line(outcome) + words.summary_lines(outcome.comparison)
-    lines += [f"{line}  " for line in summary] + [""]
+    lines = [f"{inline(line)}  " for line in summary] + [""]
     j, p = outcome.judged, outcome.prediction
     if j is not None and p is not None:
         lines += [
-            f"**Prediction** `{p.path}` (sha256 `{p.sha256[:12]}`): {_cell(p.why)}",
+            f"**Prediction** {code(p.path)} (sha256 `{p.sha256[:12]}`): {inline(p.why)}",
             "",
             "| | cases |",
             "|---|---|",
@@ -43,39 +62,63 @@ def _head(outcome: Outcome) -> list[str]:
             ("missed", j.missed),
             ("failed", j.failed),
         ):
-            lines.append(f"| {label} ({len(ids)}) | {_cell(', '.join(ids)) or '—'} |")
+            lines.append(f"| {label} ({len(ids)}) | {_ids(ids)} |")
         lines.append("")
     return lines
 
 
+def _row(r: CaseResult, run_dir: Path) -> str:
+    detail = inline(words.case_detail(r, run_dir))
+    return f"| {code(r.case_id, in_table=True)} | {r.verdict} | {detail} |"
+
+
 def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
-    """A compact summary under `limit` bytes; the case table is cut with a note if need be."""
-    head = printable("\n".join(_head(outcome)) + "\n")
-    rows = [r for r in outcome.comparison.cases if r.verdict is not Verdict.IDENTICAL]
-    if not rows:
-        return head
-    table = "| case | verdict | detail |\n|---|---|---|\n"
-    budget = limit - len(head.encode()) - len(table.encode()) - 200
-    shown: list[str] = []
-    for r in rows:
-        line = printable(
-            f"| `{_cell(r.case_id)}` | {r.verdict} | "
-            f"{_cell(words.case_detail(r, outcome.run_dir))} |\n"
-        )
-        budget -= len(line.encode())
-        if budget < 0:
-            break
-        shown.append(line)
-    note = ""
-    if len(shown) < len(rows):
-        note = (
-            f"\n{len(rows) - len(shown)} more non-identical cases not shown (size limit); "
-            "see run.json in the run directory.\n"
-        )
-    return head + table + "".join(shown) + note
+    """The verdict in under `limit` bytes, every text from a case escaped. The verdict,
+    counts and prediction always; findings and case rows while they fit, then a note of
+    how many were cut; "" when not even the verdict fits."""
+    top = [f"### fidelity: {inline(words.verdict(outcome))}", ""]
+    top += [inline(words.headline(outcome)), ""]
+    summary = _summary(outcome)
+    found = [f"- {inline(words.finding_line(f))}" for f in outcome.findings]
+    rows = [
+        _row(r, outcome.run_dir)
+        for r in outcome.comparison.cases
+        if r.verdict is not Verdict.IDENTICAL
+    ]
+    room = limit - _size(top + summary + (TABLE if rows else [])) - 3 * NOTE_ROOM
+    if room < 0:  # the verdict alone, and a note that the rest was cut
+        verdict = "\n".join(top) + "\n"
+        if len((verdict + CUT_NOTE).encode()) <= limit:
+            return verdict + CUT_NOTE
+        return fit(verdict, limit)
+    shown_found, room = _take(found, room)
+    shown_rows, room = _take(rows, room)
+    lines = list(top)
+    if found:
+        lines += [
+            f"**Provenance findings ({len(found)})**: the verdict cannot be trusted.",
+            "",
+            *shown_found,
+        ]
+        if len(shown_found) < len(found):
+            lines.append(
+                f"- {len(found) - len(shown_found)} more findings not shown (size limit); "
+                "see run.json in the run directory"
+            )
+        lines.append("")
+    lines += summary
+    if rows:
+        lines += TABLE + shown_rows
+        if len(shown_rows) < len(rows):
+            lines += [
+                "",
+                f"{len(rows) - len(shown_rows)} more non-identical cases not shown (size "
+                "limit); see run.json in the run directory.",
+            ]
+    return "\n".join(lines) + "\n"
 
 
-def _judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]:
+def judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]:
     """(failure, error) for one case; a prediction decides what a move means."""
     detail = words.case_detail(r, outcome.run_dir)
     if r.verdict in UNTRUSTED:
@@ -101,7 +144,7 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
     }
     cases = []
     for r in outcome.comparison.cases:
-        failure, error = _judge_case(r, outcome)
+        failure, error = judge_case(r, outcome)
         cases.append(
             JUnitCase(
                 r.case_id,

@@ -1,0 +1,96 @@
+"""GitHub annotations for a gate that did not hold, printed under GitHub Actions only.
+
+Each names why, at the file and line that holds the cause where there is one: a case's
+entry in the case table, a record's row, a commit message file; else a plain `::error`.
+The verdict comes first. GitHub shows at most 10 error annotations per step, so past that
+the last one counts the rest. A gate that holds prints none, and `--json -` keeps standard
+output to the JSON alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fidelity import github
+from fidelity.cli import options
+from fidelity.github import Annotation
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from checkers.trailers import TrailerReport
+    from fidelity.history.stale import StaleReport
+    from fidelity.matrix.outcome import Outcome
+
+MAX = 10  # what GitHub shows of one step's error annotations
+
+
+def emit(console: Console, json_path: Path | None, notes: Sequence[Annotation]) -> None:
+    """Print the annotations to standard output when running under GitHub Actions."""
+    if not notes or not github.active() or options.to_stdout(json_path):
+        return
+    if len(notes) > MAX:
+        rest = len(notes) - MAX + 1
+        more = f"{rest} more not annotated (GitHub shows {MAX} per step); the log lists them"
+        notes = [*notes[: MAX - 1], Annotation(notes[0].title, more)]
+    github.emit(console.file, notes)
+
+
+def outcome(command: str, result: Outcome, root: Path) -> list[Annotation]:
+    """The verdict, each finding, each case judged a failure: at its case-table line when
+    the table under root is the one the run read."""
+    from fidelity.matrix import harness, reports, words
+
+    if result.exit_code == 0:
+        return []
+    lines = harness.table_lines(root, result.harness)
+    table = result.harness.table_path if lines is not None else None
+    title = f"fidelity {command}"
+
+    def case(case_id: str | None, heading: str, message: str) -> Annotation:
+        if case_id is None or table is None:
+            return Annotation(heading, message)
+        return Annotation(heading, message, table, (lines or {}).get(case_id))
+
+    notes = [Annotation(title, f"{words.verdict(result)}; run directory {result.run_dir}")]
+    notes += [case(f.case_id, f"{title}: {f.code}", words.finding_line(f)) for f in result.findings]
+    for r in result.comparison.cases:
+        failure, error = reports.judge_case(r, result)
+        if failure or error:
+            notes.append(case(r.case_id, f"{title}: case {r.case_id}", failure or error or ""))
+    return notes
+
+
+def stale(report: StaleReport, code: int) -> list[Annotation]:
+    """The summary, then each row that is not fresh, at its line in its record."""
+    if code == 0:
+        return []
+    notes = [Annotation("fidelity stale", report.summary())]
+    for c in report.checks:
+        if not c.ok:
+            title = f"fidelity stale: {c.status} row {c.row.key}"
+            said = f"{c.row.key} (commit {c.row.commit or 'none'}): {c.detail()}"
+            notes.append(Annotation(title, said, c.row.path, c.row.line))
+    return notes
+
+
+def trailers(report: TrailerReport, message_file: Path | None) -> list[Annotation]:
+    """The summary, then each finding: at its line of the message file, or naming the
+    commit (a commit's message is in no file)."""
+    if report.exit_code() == 0:
+        return []
+    notes = [Annotation("fidelity trailers", report.summary())]
+    for f in report.findings:
+        if message_file is not None:
+            notes.append(Annotation(f"fidelity trailers: {f.code}", f.message, f.where, f.line))
+        else:
+            title = f"fidelity trailers: {f.code} in commit {f.where}"
+            notes.append(Annotation(title, f"line {f.line}: {f.message}"))
+    return notes
+
+
+def summary(command: str, report: Any, said: str) -> list[Annotation]:
+    """One plain annotation with the summary of a report that has no location of its own."""
+    return [] if report.exit_code() == 0 else [Annotation(f"fidelity {command}", said)]

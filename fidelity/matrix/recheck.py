@@ -1,0 +1,79 @@
+"""A run directory's evidence files hashed again against what run.json recorded for them.
+
+A run directory travels (a CI artifact, a copy) and its files can be edited, deleted or
+added to after the run; run.json keeps the sha256 of every output and cache file. Each
+recorded file must still hash as recorded, and no file may have appeared where it would
+have been evidence: under out/ matching a declared output, or anywhere under cache/. The
+one check under `compare`, `verify`, `merge` (each shard, before combining) and `--resume`.
+Logs are not hashed when a case runs, so they cannot be checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from fidelity.matrix.evidence import CaseEvidence, SideEvidence
+from fidelity.matrix.files import Tree, matches, sha256_file, walk
+from fidelity.matrix.findings import Code, Finding
+from fidelity.matrix.outputs import Output
+
+SHOWN = 5
+
+
+def declared_outputs(raw: Mapping[str, Any]) -> dict[str, tuple[Output, ...]]:
+    """case id -> its declared outputs, from run.json's case definitions."""
+    return {
+        c["id"]: tuple(Output.parse(o) for o in c.get("definition", {}).get("outputs", ()))
+        for c in raw["matrix"]["cases"]
+    }
+
+
+def _against(kind: str, recorded: Mapping[str, str], tree: Tree) -> Iterator[str]:
+    for rel, sha in sorted(recorded.items()):
+        if rel in tree.links:
+            yield f"{kind}/{rel} replaced by a link"
+        elif rel not in tree.files:
+            yield f"{kind}/{rel} missing"
+        elif sha256_file(tree.files[rel]) != sha:
+            yield f"{kind}/{rel} changed"
+
+
+def drift(case_dir: Path, ev: CaseEvidence, outputs: tuple[Output, ...] | None) -> list[str]:
+    """What differs between a case's files and its evidence: `out/x changed`, `cache/y
+    missing`, `out/z added`. With outputs None, files added under out/ are not looked for."""
+    out, cache = walk(case_dir / "out"), walk(case_dir / "cache")
+    recorded_out = {ev.path_of(name): sha for name, sha in ev.outputs.items()}
+    found = [*_against("out", recorded_out, out), *_against("cache", ev.cache, cache)]
+    if outputs is not None and not ev.output_problems:  # such a case left files unrecorded
+        known = {*recorded_out, *ev.unexpected}
+        found += [
+            f"out/{rel} added"
+            for rel in out.files
+            if rel not in known and any(matches(rel, o.glob) for o in outputs)
+        ]
+    found += [f"cache/{rel} added" for rel in cache.files if rel not in ev.cache]
+    return found
+
+
+def altered(
+    run_dir: Path,
+    side: SideEvidence,
+    outputs: Mapping[str, tuple[Output, ...]],
+    where: str = "",
+) -> list[Finding]:
+    """An evidence-altered finding per case whose files differ from run.json; `where` names
+    the shard a merge read them from."""
+    found = []
+    for case_id, ev in side.cases.items():
+        problems = drift(run_dir / side.role / "cases" / case_id, ev, outputs.get(case_id))
+        if problems:
+            more = f" (+{len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
+            why = (
+                f"{where}{', '.join(problems[:SHOWN])}{more}: the files are not what run.json "
+                "recorded when the case ran, so its evidence cannot be trusted; run the case "
+                "again"
+            )
+            found.append(Finding(Code.EVIDENCE_ALTERED, why, side.role, case_id))
+    return found

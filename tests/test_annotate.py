@@ -1,0 +1,217 @@
+"""GitHub annotations from the gates (fidelity/cli/annotate.py), on real runs and histories.
+
+Printed only when GITHUB_ACTIONS=true, only when the gate does not hold, at the file and
+line of the cause where there is one: a case's entry in the case table, a record's row, a
+message file's line; else a plain `::error title=...::`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support import PY, Repo, run_cli
+
+from fidelity.cli.main import main
+from fidelity.matrix import gate
+
+CI = "GITHUB_ACTIONS"
+
+
+def annotations(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("::")]
+
+
+def line_of(repo: Repo, path: str, text: str) -> int:
+    return (repo.path / path).read_text().splitlines().index(text) + 1
+
+
+def shards(repo: Repo, base: str, tmp: Path, **kw: str) -> list[Path]:
+    dirs = [tmp / "shard-1", tmp / "shard-2"]
+    for k, out in enumerate(dirs, 1):
+        gate.run(repo.path, base, "HEAD", "cases/matrix.toml", out=out, shard=f"{k}/2", **kw)  # type: ignore[arg-type]
+    return dirs
+
+
+@pytest.fixture
+def moved(sim_repo: Repo) -> tuple[Repo, list[str]]:
+    """A candidate that moves every case and fails case c."""
+    base = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"value.txt": "bad\n"})
+    return sim_repo, ["-q", "run", "--repo", str(sim_repo.path), "--baseline", base]
+
+
+def test_a_run_that_moves_annotates_each_case_at_its_table_line(
+    moved: tuple[Repo, list[str]], monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    repo, argv = moved
+    assert main([*argv, "--out", str(tmp_path / "quiet")]) == 1
+    assert annotations(capsys.readouterr().out) == [], "not under GitHub Actions"
+    monkeypatch.setenv(CI, "false")
+    assert main([*argv, "--out", str(tmp_path / "false")]) == 1
+    assert annotations(capsys.readouterr().out) == []
+    monkeypatch.setenv(CI, "true")
+    assert main([*argv, "--out", str(tmp_path / "ci")]) == 1
+    notes = annotations(capsys.readouterr().out)
+    assert notes[0].startswith("::error title=fidelity run::MOVED: 2 moved, 1 failed of 3")
+    a, c = (line_of(repo, "cases/matrix.toml", f'id = "{i}"') for i in "ac")
+    assert notes[1] == (
+        f"::error file=cases/matrix.toml,line={a},title=fidelity run%3A case a::"
+        "moved: 1 output, 1 cache files differ: result.txt"
+    )
+    assert notes[3].startswith(
+        f"::error file=cases/matrix.toml,line={c},title=fidelity run%3A case c::"
+        "candidate-only-failed: candidate failed (exit 3) (logs: "
+    )
+    assert len(notes) == 4
+
+
+def test_a_gate_that_holds_annotates_nothing(
+    sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(CI, "true")
+    assert main(["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]) == 0
+    assert annotations(capsys.readouterr().out) == []
+
+
+def test_json_on_stdout_stays_json(
+    moved: tuple[Repo, list[str]], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(CI, "true")
+    assert main([*moved[1], "--json", "-"]) == 1
+    assert json.loads(capsys.readouterr().out)["exit_code"] == 1
+
+
+def test_merge_verify_and_compare_annotate_from_the_working_directory(
+    sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    base = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit(
+        {"value.txt": "two\n", "cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["a", "b"]\n'}
+    )
+    dirs = shards(sim_repo, base, tmp_path, expect="cases/p.toml")
+    monkeypatch.setenv(CI, "true")
+    monkeypatch.chdir(sim_repo.path)  # where a CI job runs: the checkout's top
+    assert main(["-q", "merge", *map(str, dirs), "--out", str(tmp_path / "m")]) == 1
+    c = line_of(sim_repo, "cases/matrix.toml", 'id = "c"')
+    merged = annotations(capsys.readouterr().out)
+    assert merged[0].startswith("::error title=fidelity merge::FALSIFIED: 1 unexpected")
+    assert merged[1].startswith(
+        f"::error file=cases/matrix.toml,line={c},title=fidelity merge%3A case c::"
+        "moved, not predicted: "
+    )
+    for command in ("verify", "compare"):
+        code = main(["-q", command, str(tmp_path / "m")])
+        got = annotations(capsys.readouterr().out)
+        assert (code, got[0].split("::")[1]) == (1, f"error title=fidelity {command}")
+        assert got[1].startswith(f"::error file=cases/matrix.toml,line={c},")
+    monkeypatch.chdir(tmp_path)  # no case table here: the annotation names no file
+    assert main(["-q", "verify", str(tmp_path / "m")]) == 1
+    assert annotations(capsys.readouterr().out)[1].startswith(
+        "::error title=fidelity verify%3A case c::moved, not predicted"
+    )
+
+
+def test_an_altered_shard_is_annotated_at_its_case(
+    sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    dirs = shards(sim_repo, "HEAD", tmp_path)
+    shard = next(d for d in dirs if (d / "baseline/cases/a").is_dir())
+    (shard / "baseline/cases/a/out/result.txt").write_text("forged")
+    monkeypatch.setenv(CI, "true")
+    monkeypatch.chdir(sim_repo.path)
+    assert main(["-q", "merge", *map(str, dirs), "--out", str(tmp_path / "m")]) == 3
+    a = line_of(sim_repo, "cases/matrix.toml", 'id = "a"')
+    assert (
+        f"::error file=cases/matrix.toml,line={a},title=fidelity merge%3A evidence-altered::"
+        f"evidence-altered [baseline] case a: shard 1 ({shard}): out/result.txt changed: "
+    ) in capsys.readouterr().out
+
+
+def test_a_refused_merge_is_annotated(
+    sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    plain = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "p")
+    monkeypatch.setenv(CI, "true")
+    assert main(["merge", str(plain.run_dir), "--out", str(tmp_path / "m")]) == 2
+    (note,) = annotations(capsys.readouterr().out)
+    assert note.startswith(
+        "::error title=fidelity merge%3A usage or configuration error::"
+        f"{plain.run_dir} is not a shard (run it with --shard K/N)"
+    )
+
+
+STALE = """\
+[[tool.fidelity.records]]
+path = "records/bench.md"
+key = "row"
+commit_column = "commit"
+watch = ["src/"]
+stale_after = 0
+"""
+
+
+def test_a_stale_row_is_annotated_at_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = Repo(tmp_path / "repo")
+    measured = repo.commit({"pyproject.toml": STALE, "src/a.py": "a = 0\n"}, "root")
+    repo.commit({"src/a.py": "a = 1\n"}, "faster, said someone")
+    table = f"# Bench\n\n| row | commit |\n|---|---|\n| speed | {measured[:10]} |\n"
+    repo.commit({"records/bench.md": table}, "record")
+    argv = ["stale", "-q", "--repo", str(repo.path)]
+    assert annotations(run_cli(argv)[1]) == []
+    monkeypatch.setenv(CI, "true")
+    code, out = run_cli(argv)
+    assert code == 1
+    assert annotations(out) == [
+        "::error title=fidelity stale::1 rows checked against HEAD "
+        f"({repo.git('rev-parse', 'HEAD')[:12]}): 1 stale",
+        "::error file=records/bench.md,line=5,title=fidelity stale%3A stale row speed::"
+        f"speed (commit {measured[:10]}): regrid owed; newest: "
+        f"{repo.git('rev-parse', 'HEAD~1')[:10]} faster, said someone",
+    ]
+
+
+def test_trailer_findings_are_annotated_by_commit_or_at_the_message_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = Repo(tmp_path / "repo")
+    config = '[tool.fidelity.trailers]\nrequired = { "Signed-off-by" = ".+" }\n'
+    base = repo.commit({"pyproject.toml": config}, "root")
+    sha = repo.commit({"a.py": "x = 1\n"}, "no sign-off")
+    monkeypatch.setenv(CI, "true")
+    code, out = run_cli(["trailers", "-q", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
+    notes = annotations(out)
+    assert code == 1 and notes[0] == "::error title=fidelity trailers::1 findings in 1 messages"
+    assert notes[1].startswith(f"::error title=fidelity trailers%3A FD701 in commit {sha[:12]}::")
+    message = tmp_path / "MSG"
+    message.write_text("subject\n\nbody\n\nSigned-off-by:\n")
+    code, out = run_cli(
+        ["trailers", "-q", "--repo", str(repo.path), "--message-file", str(message)]
+    )
+    (_, note) = annotations(out)
+    assert code == 1 and note.startswith(f"::error file={message},line=")
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_case_cannot_print_a_workflow_command_of_its_own(
+    make_repo, monkeypatch: pytest.MonkeyPatch, capsys, quiet: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """A file name with a line break in it would start a line of fidelity's output, which
+    GitHub reads as a command: names and stderr are printed on one line, escaped."""
+    repo: Repo = make_repo("forge")
+    name = "r\n::error title=forged::x\x1b[31m.txt"
+    write = f"import sys; open(sys.argv[1] + '/' + {name!r}, 'w').write(open('v.txt').read())"
+    table = f'[[case]]\nid = "n"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(write)}, "{{out}}"]\noutputs = ["*.txt"]\n'
+    base = repo.commit({"cases/matrix.toml": table, "v.txt": "1"})
+    repo.commit({"v.txt": "2"})
+    monkeypatch.setenv(CI, "true")
+    argv = ["run", "--repo", str(repo.path), "--baseline", base]
+    assert main(["-q", *argv] if quiet else argv) == 1
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if "forged" in line and line.startswith("::")] == [
+        line for line in annotations(out) if line.startswith("::error file=")
+    ]
+    assert "\x1b" not in out and "r\\n::error title=forged::x\\x1b[31m.txt" in out
