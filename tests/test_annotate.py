@@ -215,3 +215,29 @@ def test_a_case_cannot_print_a_workflow_command_of_its_own(
         line for line in annotations(out) if line.startswith("::error file=")
     ]
     assert "\x1b" not in out and "r\\n::error title=forged::x\\x1b[31m.txt" in out
+
+
+def test_preflight_annotates_each_finding_at_its_line(
+    make_repo, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("pre")
+    repo.commit(
+        {"pyproject.toml": '[tool.fidelity.docs]\npaths = ["README.md"]\n', "README.md": "# A\n"}
+    )
+    repo.write({"README.md": "# A\n\nSee [b](gone.md).\n"})
+    repo.git("add", "-A")
+    argv = ["-q", "preflight", "--staged", "--repo", str(repo.path)]
+    assert main(argv) == 1
+    assert annotations(capsys.readouterr().out) == [], "not under GitHub Actions"
+    monkeypatch.setenv(CI, "true")
+    assert main(argv) == 1
+    notes = annotations(capsys.readouterr().out)
+    assert notes[0] == "::error title=fidelity preflight::the index: 0 gates ok, 1 failed"
+    assert notes[1] == (
+        "::error file=README.md,line=3,col=9,title=fidelity preflight%3A docs::"
+        "FD401 link target 'gone.md' does not exist (gone.md)"
+    )
+    repo.write({"README.md": "# A\n\nFine.\n"})
+    repo.git("add", "-A")
+    assert main(argv) == 0
+    assert annotations(capsys.readouterr().out) == [], "a gate that holds says nothing"

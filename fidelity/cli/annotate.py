@@ -9,6 +9,7 @@ output to the JSON alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from checkers.trailers import TrailerReport
     from fidelity.history.stale import StaleReport
     from fidelity.matrix.outcome import Outcome
+    from fidelity.preflight.outcome import Report
 
 MAX = 10  # what GitHub shows of one step's error annotations
 
@@ -94,3 +96,34 @@ def trailers(report: TrailerReport, message_file: Path | None) -> list[Annotatio
 def summary(command: str, report: Any, said: str) -> list[Annotation]:
     """One plain annotation with the summary of a report that has no location of its own."""
     return [] if report.exit_code() == 0 else [Annotation(f"fidelity {command}", said)]
+
+
+LOCATED = re.compile(
+    r"(?P<file>[^\s:][^:]*):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<message>.+)", re.S
+)
+
+
+def preflight(report: Report) -> list[Annotation]:
+    """The closing count, then each detail of a gate that failed or could not judge: at
+    its `path:line[:col]` when it names one (checker findings, record rows), else plain."""
+    from fidelity.preflight.outcome import Status
+
+    if report.exit_code() == 0:
+        return []
+    notes = [Annotation("fidelity preflight", f"{report.judged}: {report.closing()}")]
+    for result in report.results:
+        if result.status not in (Status.FAILED, Status.UNTRUSTED):
+            continue
+        title = f"fidelity preflight: {result.gate}"
+        if not result.details:
+            notes.append(Annotation(title, result.summary))
+        for detail in result.details:
+            found = LOCATED.fullmatch(detail)
+            if found is None:
+                notes.append(Annotation(title, detail))
+                continue
+            col = int(found["col"]) if found["col"] else None
+            notes.append(
+                Annotation(title, found["message"], found["file"], int(found["line"]), col)
+            )
+    return notes

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
 COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records)
 # the gates that annotate their verdicts under GitHub Actions, and so their errors too
-ANNOTATED = frozenset({"run", "merge", "compare", "verify", "stale", "landed", "trailers"})
+ANNOTATED = frozenset(
+    {"run", "merge", "compare", "verify", "stale", "landed", "trailers", "preflight"}
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

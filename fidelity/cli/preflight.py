@@ -161,6 +161,7 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
     import json
 
     from fidelity import git
+    from fidelity.cli import annotate
     from fidelity.preflight import render
     from fidelity.preflight.run import plan, run
 
@@ -175,6 +176,7 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
     if not options.to_stdout(args.json):
         for line in render.lines(report):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
+    annotate.emit(console, args.json, annotate.preflight(report))
     return report.exit_code()
 
 
