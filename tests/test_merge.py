@@ -53,6 +53,9 @@ def test_missing_and_duplicated_shards_are_findings(sim_repo: Repo, tmp_path: Pa
     assert Code.SHARD_MISSING in {f.code for f in missing.findings} and missing.exit_code == 3
     twice = merge.merge([one, two, one], tmp_path / "m2")
     assert Code.SHARD_DUPLICATED in {f.code for f in twice.findings} and twice.exit_code == 3
+    for stored, code in ((missing, Code.SHARD_MISSING), (twice, Code.SHARD_DUPLICATED)):
+        again = rejudge.recompare(stored.run_dir)  # what a later compare or verify reads
+        assert code in {f.code for f in again.findings} and again.exit_code == 3, code
     full = merge.merge([two, one], tmp_path / "m3")
     assert full.findings == () and full.exit_code == 0
 

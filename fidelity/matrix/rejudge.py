@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from fidelity import git
 from fidelity.errors import UsageError
@@ -40,6 +41,26 @@ def _integrity(
     return found
 
 
+MERGE_ONLY = (Code.SHARD_MISSING, Code.SHARD_DUPLICATED)  # only the merge could see these
+
+
+def _merge_findings(raw: Mapping[str, Any]) -> tuple[Finding, ...]:
+    """The findings a merge recorded that judging the merged run again cannot recompute (a
+    case in no shard, or in two): kept, so `verify` cannot pass what `merge` did not."""
+    found = []
+    for item in raw.get("findings") or []:
+        if isinstance(item, dict) and item.get("code") in MERGE_ONLY:
+            found.append(
+                Finding(
+                    Code(item["code"]),
+                    str(item.get("message", "")),
+                    item.get("side"),
+                    item.get("case_id"),
+                )
+            )
+    return tuple(found)
+
+
 def recompare(run_dir: Path) -> Outcome:
     """Re-render the verdict from a run directory alone, re-checking its evidence files."""
     record = rundir.read(run_dir)
@@ -60,6 +81,7 @@ def recompare(run_dir: Path) -> Outcome:
     for side in (record.baseline, record.candidate):
         findings += tuple(recheck.altered(run_dir, side, outputs))
     findings += tuple(_integrity(record.integrity, record.recorded, comparison))
+    findings += _merge_findings(record.raw)
     prediction = predict.from_json(record.raw.get("prediction"))
     selection = Selection.from_json(record.raw.get("selection"))
     findings += prediction_findings(prediction, selection)
