@@ -7,7 +7,7 @@ local runs default to `dev`, which explores new examples on every run.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,16 @@ collect_ignore = ["data"]
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=150)
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cache_key_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every fidelity the tests start signs its caches with a key of the test session's,
+    never one made in the developer's home."""
+    with pytest.MonkeyPatch.context() as patch:
+        key = tmp_path_factory.mktemp("cache-key") / "cache.key"
+        patch.setenv("FIDELITY_CACHE_KEY_FILE", str(key))
+        yield
 
 
 @pytest.fixture
