@@ -1,7 +1,9 @@
-"""Fixtures: real git repositories in temp dirs, and the Hypothesis profile.
+"""Fixtures: real git repositories in temp dirs, and the Hypothesis profiles.
 
-HYPOTHESIS_PROFILE=ci (set by .ci/run) makes property tests derandomized and repeatable;
-local runs default to `dev`, which explores new examples on every run.
+The default profile is `ci`: property tests derandomized, the same examples on every run
+and machine, so the README's `python -m pytest` in a fresh venv runs exactly what CI runs.
+`HYPOTHESIS_PROFILE=explore` is the deliberate search for new failures: random examples,
+ten times the budget (see README, "Testing"); what it finds becomes an `@example` or a case.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from support import PROG, Repo, matrix_toml
 collect_ignore = ["data"]
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=150)
-settings.register_profile("dev", deadline=None, max_examples=100)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+settings.register_profile("explore", deadline=None, max_examples=1500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 
 
 @pytest.fixture(scope="session", autouse=True)
