@@ -127,6 +127,7 @@ def test_wrapped_rules_do_not_change_the_parse(text: str) -> None:
 @given(text=any_text)
 @example(text="a `code\nspan` then [x](gone.md)")
 @example(text="- <span\n  class='x'> [y](#y) ![i](p.png)")
+@example(text="\xa0\ntext [x](#y) and [x](gone.md)")  # found by `explore`, seed 202
 def test_every_link_is_located_at_its_destination_or_its_bracket(text: str) -> None:
     parsed = parse(text)
     for link in links(parsed):
