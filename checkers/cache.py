@@ -1,22 +1,32 @@
 """Per-page results kept between runs, so that an unchanged tree is not parsed again.
 
-One JSON file in a folder the caller names (fidelity's command line passes
-``.fidelity/cache/``, which git ignores). An entry is used only when everything its result
-depends on is unchanged: the salt (fidelity's version, the checkers' own source, the
-markdown-it-py version), the whole configuration, the page's path and bytes, and what its
-links found: the kind of every path they probed, the anchors of every Markdown file they
-pointed into (by that file's bytes) and the line counts of ``?plain=1`` targets. A change
-to any of them re-checks the page. Ratchets are applied after the cache, every run.
-A cache that cannot be read is ignored; one that cannot be written is not kept.
+A cache can only save time, never change a verdict. One file in a folder the caller names
+(fidelity's command line passes ``.fidelity/cache/``, which git ignores), signed with a key
+the caller keeps outside the repository (HMAC-SHA256): a file that does not carry this
+key's signature (edited by hand, restored from another machine or branch) is ignored and
+every page is checked. A file that is not a regular file (a FIFO, socket, device, folder or
+symlink) or is over ``MAX_BYTES`` is refused from its ``lstat`` alone, never opened.
+
+An authentic entry is used only when everything its result depends on is unchanged: the
+salt (fidelity's version, the checkers' own source, the markdown-it-py, Python and Unicode
+versions), the whole configuration, the page's path and bytes, and what its links found:
+the kind of every path they probed, the anchors of every Markdown file they pointed into
+(by that file's bytes) and the line counts of ``?plain=1`` targets. A change to any of them
+re-checks the page. Ratchets are applied after the cache, every run. Why a cache was
+ignored or not kept is in ``notes``, for the caller to say; it is never a finding.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
 import os
+import stat
+import sys
 import tempfile
+import unicodedata
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,7 +36,9 @@ import markdown_it
 from checkers.findings import Code, Finding
 
 FILE = "check-docs.json"
-FORMAT = 1
+FORMAT = 2
+MAGIC = b"fidelity-check-docs-cache"
+MAX_BYTES = 64 * 1024 * 1024  # 60 times the cache of 1,000 pages of 8 KB (1.1 MB measured)
 
 
 def digest(data: bytes) -> str:
@@ -36,7 +48,8 @@ def digest(data: bytes) -> str:
 
 @functools.cache
 def code_salt() -> str:
-    """The checkers' own source and the parser's version: a new build invalidates entries."""
+    """The checkers' own source and what their answers depend on beyond it (markdown-it-py,
+    Python and its Unicode tables, which the slugs use): a new build invalidates entries."""
     h = hashlib.blake2b(digest_size=16)
     package = resources.files("checkers")
     for item in sorted(package.iterdir(), key=lambda p: p.name):
@@ -44,28 +57,113 @@ def code_salt() -> str:
             h.update(item.name.encode() + b"\0" + item.read_bytes())
     for item in sorted(package.joinpath("schemas").iterdir(), key=lambda p: p.name):
         h.update(item.name.encode() + b"\0" + item.read_bytes())
-    h.update(markdown_it.__version__.encode())
+    for version in (markdown_it.__version__, sys.version, unicodedata.unidata_version):
+        h.update(version.encode() + b"\0")
     return h.hexdigest()
+
+
+def _sign(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
+
+
+_KINDS = (
+    (stat.S_ISLNK, "a symlink"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
+def _refusal(mode: int, size: int) -> str:
+    """Why a file with this ``stat`` is not read as a cache, or "" when it may be."""
+    for test, name in _KINDS:
+        if test(mode):
+            return f"is {name}, not a regular file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file"
+    if size > MAX_BYTES:
+        return f"is {size:,} bytes, over the cache's cap of {MAX_BYTES:,}"
+    return ""
+
+
+def read_bounded(path: Path) -> tuple[bytes | None, str]:
+    """The bytes of a regular file of at most ``MAX_BYTES``; else None and why ("" when it
+    does not exist). Looks with ``lstat`` before opening, and opens without following a
+    symlink or blocking on a FIFO put there in between."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        return None, f"cannot be examined ({exc.strerror})"
+    why = _refusal(found.st_mode, found.st_size)
+    if why:
+        return None, why
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        return None, f"cannot be opened ({exc.strerror})"
+    with os.fdopen(fd, "rb") as handle:
+        found = os.fstat(fd)
+        why = _refusal(found.st_mode, found.st_size)
+        data = b"" if why else handle.read(MAX_BYTES + 1)
+    if why or len(data) > MAX_BYTES:
+        return None, why or f"grew over the cache's cap of {MAX_BYTES:,} bytes while read"
+    return data, ""
 
 
 class Cache:
     """Entries for pages (findings, anchors, dependencies) and for link targets (anchors)."""
 
-    def __init__(self, folder: Path, salt: str, fingerprint: str) -> None:
+    def __init__(self, folder: Path, salt: str, fingerprint: str, key: bytes) -> None:
         self.path = folder / FILE
         self.key = f"{FORMAT}:{salt}:{code_salt()}:{fingerprint}"
         self.pages: dict[str, Any] = {}
         self.anchors: dict[str, Any] = {}
         self.hits = 0
         self.dirty = False
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        self.notes: list[str] = []
+        self._secret = key
+        data, why = read_bounded(self.path)
+        if data is not None:
+            data, why = self._verified(data)
+        if why:
+            after = (
+                "remove that folder to keep a cache"
+                if why.startswith("is a folder")
+                else "a fresh cache replaces it"
+            )
+            self._note(f"ignored: {self.path} {why}; every page is checked ({after})")
+        if not data:
             return
-        if isinstance(data, dict) and data.get("key") == self.key:
-            pages, anchors = data.get("pages"), data.get("anchors")
+        try:
+            loaded = json.loads(data)
+        except ValueError:
+            loaded = None  # signed by this key yet unreadable: a bug, or a new format
+        if isinstance(loaded, dict) and loaded.get("key") == self.key:
+            pages, anchors = loaded.get("pages"), loaded.get("anchors")
             self.pages = pages if isinstance(pages, dict) else {}
             self.anchors = anchors if isinstance(anchors, dict) else {}
+
+    def _verified(self, data: bytes) -> tuple[bytes | None, str]:
+        """The payload under a valid signature, else None and why."""
+        header, _, payload = data.partition(b"\n")
+        magic, _, signature = header.partition(b" ")
+        if magic != MAGIC:
+            return None, "is not a check-docs cache of this fidelity version"
+        if not hmac.compare_digest(signature, _sign(self._secret, payload)):
+            return None, (
+                "is not signed with this machine's cache key (edited, or made on another "
+                "machine or from another key)"
+            )
+        return payload, ""
+
+    def _note(self, what: str) -> None:
+        if not self.notes:  # one line per run: the first reason is the one that matters
+            self.notes.append(f"check-docs cache {what}")
 
     def page(self, rel: str, content: str) -> dict[str, Any] | None:
         """The page's entry when it was made from these bytes and is well-formed."""
@@ -109,21 +207,30 @@ class Cache:
             self.dirty = True
 
     def save(self) -> bool:
-        """Write atomically; False when the folder cannot be written (the run goes on)."""
+        """Sign and write atomically (replacing whatever the path held, never writing
+        through it); False, with a note, when it is too large or cannot be written."""
         if not self.dirty:
             return True
         data = {"key": self.key, "pages": self.pages, "anchors": self.anchors}
+        payload = json.dumps(data, separators=(",", ":")).encode()
+        if len(payload) > MAX_BYTES:
+            self._note(
+                f"not kept: {len(payload):,} bytes, over its cap of {MAX_BYTES:,}; check fewer "
+                "pages per run, or pass --no-cache"
+            )
+            return False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".check-docs.", suffix=".tmp")
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(data, handle, separators=(",", ":"))
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(MAGIC + b" " + _sign(self._secret, payload) + b"\n" + payload)
                 os.replace(tmp, self.path)
             except BaseException:
                 os.unlink(tmp)
                 raise
-        except OSError:
+        except OSError as exc:
+            self._note(f"not kept: cannot write {self.path} ({exc.strerror}); remove what is there")
             return False
         return True
 

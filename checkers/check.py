@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,14 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """Findings after ratchets, the pages checked, and ratchets changed (if asked)."""
+    """Findings after ratchets, the pages checked, ratchets changed (if asked), and notes
+    about the run that are not findings (why the cache was ignored)."""
 
     findings: tuple[Finding, ...]
     pages: tuple[Page, ...]
     lowered: tuple[ratchets.Lowered, ...] = ()
     recorded: tuple[ratchets.Lowered, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -209,4 +211,5 @@ def check_pages(
     if cache is not None:
         cache.save()
     mode = ratchet_mode or ("update" if update_ratchets else "check")
-    return apply_ratchets(root, raw, pages, config, mode)
+    result = apply_ratchets(root, raw, pages, config, mode)
+    return replace(result, notes=tuple(cache.notes)) if cache is not None else result

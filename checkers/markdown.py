@@ -166,15 +166,18 @@ def parser() -> MarkdownIt:
 
 
 def _footnotes(md: MarkdownIt) -> None:
-    md.block.ruler.before(
-        "reference", "footnote_def", footnotes.definition, {"alt": ["paragraph", "reference"]}
-    )
+    # "blockquote": on GitHub a definition also ends a table and a quote's lazy lines (the
+    # table rule stops at the blockquote rule's terminators); markdown-it-footnote's does not
+    ends = ["paragraph", "reference", "blockquote"]
+    md.block.ruler.before("reference", "footnote_def", footnotes.definition, {"alt": ends})
     md.inline.ruler.before("link", "footnote_ref", footnotes.reference)
 
 
 def _skim_table(rule: BlockRule) -> BlockRule:
     """Consume a table's lines as the table rule does, pushing no tokens (a third of the
-    cost of a link target's parse). Not replicated: the 65,536 auto-completed cell limit."""
+    cost of a link target's parse). Not replicated: the 65,536 auto-completed cell limit.
+    A table holding raw HTML is parsed for real: a cell's ``<a id>`` is an anchor that
+    links from other pages must find as the page's own links do."""
 
     def table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
         if not rule(state, start, end, True):
@@ -189,6 +192,8 @@ def _skim_table(rule: BlockRule) -> BlockRule:
             if not _line_text(state, line)[1].strip(TRIM) or state.is_code_block(line):
                 break
             line += 1
+        if "<" in state.src[state.bMarks[start] : state.eMarks[line - 1]]:
+            return rule(state, start, end, False)
         state.line = line
         return True
 
@@ -244,8 +249,9 @@ def parse(text: str) -> Parsed:
 
 
 def parse_headings(text: str) -> Parsed:
-    """A cheaper parse for link targets: blocks only (tables skipped), inline children only
-    for headings and for inline content holding HTML. Enough for anchors, nothing else."""
+    """A cheaper parse for link targets: blocks only (tables skipped unless they hold raw
+    HTML), inline children only for headings and for inline content holding HTML. Enough
+    for anchors, nothing else."""
     text = normalize(text)
     env: dict[str, Any] = {}
     tokens = block_parser().parse(text, env)

@@ -20,6 +20,25 @@ class Locator:
     def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
         self._last: tuple[int, int, int] = (-1, 0, 0)  # (token id, offset, newlines before)
+        self._first: tuple[int, int] = (-1, 0)  # (token id, source line of content line 0)
+
+    def _first_line(self, token: Token) -> int:
+        """0-based source line of the content's first line. Usually ``map[0]``, but
+        markdown-it strips a paragraph with ``str.strip()``, which also drops leading lines
+        holding only Unicode spaces (U+00A0, U+2003) that CommonMark does not call blank."""
+        assert token.map is not None
+        if self._first[0] == id(token):
+            return self._first[1]
+        start = token.map[0]
+        spare = token.map[1] - start - token.content.count("\n") - 1
+        first = token.content.split("\n", 1)[0]
+        found = start
+        for line in range(start, min(start + spare, len(self.parsed.lines) - 1) + 1):
+            if _base(self.parsed.lines[line], first) is not None:
+                found = line
+                break
+        self._first = (id(token), found)
+        return found
 
     def _newlines(self, token: Token, pos: int) -> int:
         key, last, count = self._last
@@ -36,7 +55,7 @@ class Locator:
         assert token.map is not None
         content = token.content
         k = self._newlines(token, pos)
-        line = min(token.map[0] + k, len(self.parsed.lines) - 1)
+        line = min(self._first_line(token) + k, len(self.parsed.lines) - 1)
         start = content.rfind("\n", 0, pos) + 1
         stop = content.find("\n", pos)
         here = content[start : stop if stop >= 0 else len(content)]

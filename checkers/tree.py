@@ -20,7 +20,8 @@ class Options:
     """How to run: where, with which configuration, what to do with ratchets and the cache.
 
     ``ignored(root)`` lists what the version control ignores (folders end in ``/``), or
-    None; ``cache_dir`` keeps results between runs; ``salt`` is the caller's version.
+    None; ``cache_dir`` keeps results between runs, signed with ``cache_key`` (a secret
+    kept outside the repository: no key, no cache); ``salt`` is the caller's version.
     """
 
     root: Path | None = None
@@ -28,6 +29,7 @@ class Options:
     ratchets: str = "check"
     ignored: Ignored | None = None
     cache_dir: Path | None = None
+    cache_key: bytes | None = None
     salt: str = ""
 
 
@@ -64,6 +66,6 @@ def check_tree(
             "pass PATHS or set [tool.fidelity.docs] paths"
         )
     cache = None
-    if options.cache_dir is not None:
-        cache = Cache(options.cache_dir, options.salt, config.fingerprint)
+    if options.cache_dir is not None and options.cache_key:
+        cache = Cache(options.cache_dir, options.salt, config.fingerprint, options.cache_key)
     return check_pages(top, pages, config, cache=cache, ratchet_mode=options.ratchets)

@@ -1,13 +1,15 @@
-"""Fixtures: real git repositories in temp dirs, and the Hypothesis profile.
+"""Fixtures: real git repositories in temp dirs, and the Hypothesis profiles.
 
-HYPOTHESIS_PROFILE=ci (set by .ci/run) makes property tests derandomized and repeatable;
-local runs default to `dev`, which explores new examples on every run.
+The default profile is `ci`: property tests derandomized, the same examples on every run
+and machine, so the README's `python -m pytest` in a fresh venv runs exactly what CI runs.
+`HYPOTHESIS_PROFILE=explore` is the deliberate search for new failures: random examples,
+ten times the budget (see README, "Testing"); what it finds becomes an `@example` or a case.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,18 @@ from support import PROG, Repo, matrix_toml
 collect_ignore = ["data"]
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=150)
-settings.register_profile("dev", deadline=None, max_examples=100)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+settings.register_profile("explore", deadline=None, max_examples=1500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cache_key_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every fidelity the tests start signs its caches with a key of the test session's,
+    never one made in the developer's home."""
+    with pytest.MonkeyPatch.context() as patch:
+        key = tmp_path_factory.mktemp("cache-key") / "cache.key"
+        patch.setenv("FIDELITY_CACHE_KEY_FILE", str(key))
+        yield
 
 
 @pytest.fixture(autouse=True)

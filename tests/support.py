@@ -235,7 +235,7 @@ def alive(pid: int) -> bool:
 
 
 def fidelity_cli(
-    cwd: Path, *args: str, env: Mapping[str, str] | None = None
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """`python -m fidelity ARGS` in a subprocess, as a user runs it (80 columns, no TTY)."""
     base = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "COLUMNS": "80"}
@@ -245,7 +245,7 @@ def fidelity_cli(
         env={**base, **(env or {})},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
 
 

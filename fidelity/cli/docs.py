@@ -79,15 +79,23 @@ def register(sub: Any) -> None:
     parser.set_defaults(handler=_check_docs)
 
 
-def _cache_dir(root: Path | None, err: Console) -> Path | None:
+def _cache(root: Path | None, err: Console) -> tuple[Path | None, bytes | None]:
+    """The cache folder and the machine's key that signs it; (None, None), said once, when
+    either cannot be had (the check runs the same, only slower)."""
     from checkers import discover
+    from fidelity import cachekey  # secrets and tempfile: ~10 ms of start-up otherwise
 
     top = root if root is not None else discover.find_root(Path.cwd())
     try:
-        return workdir.cache(top, "check-docs")
+        folder = workdir.cache(top, "check-docs")
     except (OSError, UsageError) as exc:
         err.print(f"fidelity check-docs: no cache ({exc}); checking every page", markup=False)
-        return None
+        return None, None
+    key, why = cachekey.load()
+    if key is None:
+        err.print(f"fidelity check-docs: no cache: {why}; checking every page", markup=False)
+        return None, None
+    return folder, key
 
 
 def _check_docs(args: argparse.Namespace, console: Console) -> int:
@@ -103,15 +111,19 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
     options.check_writable(args.json, args.sarif)
     err = Console(stderr=True, highlight=False, no_color=True, soft_wrap=True)
     mode = "record" if args.record_ratchets else "update" if args.update_ratchets else "check"
+    cache_dir, cache_key = (None, None) if args.no_cache else _cache(args.root, err)
     run = Options(
         root=args.root,
         config_file=args.config,
         ratchets=mode,
         ignored=git.ignored_paths,
-        cache_dir=None if args.no_cache else _cache_dir(args.root, err),
+        cache_dir=cache_dir,
+        cache_key=cache_key,
         salt=__version__,
     )
     result = check_tree(args.paths, Path.cwd(), options=run)
+    for note in result.notes:
+        err.print(f"fidelity check-docs: {note}", markup=False)
     options.write(args.json, report.json_text(result))
     options.write(args.sarif, report.sarif_text(result, __version__))
     if not (options.to_stdout(args.json) or options.to_stdout(args.sarif)):
