@@ -153,6 +153,10 @@ def test_amend_is_judged_against_the_parent(repo: Repo, tmp_path: Path) -> None:
             "twice",
         ),
         (b"", "no event"),
+        (
+            b'{"tool_name": "Bash", "n": ' + b"9" * 4301 + b', "tool_input": {"command": "ls"}}',
+            "not JSON this hook can read",
+        ),
     ],
 )
 def test_anything_but_the_documented_event_blocks(stdin: bytes, why: str, tmp_path: Path) -> None:
@@ -227,6 +231,28 @@ SPELLINGS = [
     "git -c alias.save=commit save -m x",
     "find . -maxdepth 0 -exec git commit -m x \\;",
     "git commit -m 'unbalanced",
+    # found by an adversarial review; each committed the staged defect before
+    "mkdir -p sub && cd sub && git commit -m x",
+    "cd /nonexistent-dir; git commit -m x",
+    "false && cd /; git commit -m x",
+    "f() { cd /; }; git commit -m x",
+    "git --work-tree=/tmp commit -m x",
+    "GIT_WORK_TREE=/tmp git commit -m x",
+    "echo commit -m x | xargs git",
+    "V=commit git --config-env=alias.ci=V ci -m x",
+    "GIT_CONFIG_GLOBAL=/tmp/aliases git save -m x",
+    "git stash && git reset --hard 'stash@{0}'",
+    "git fast-import < stream.txt",
+    "/usr/lib/git-core/git-commit -m x",
+    "x='$(git commit -m x >&2)'; echo \"${x@P}\"",
+    "PS4='$(git commit -m x >&2)'; set -x; true",
+    "shopt -s expand_aliases\nalias g=git\ng commit -m x",
+    "git -c core.editor='git commit -m x;true' tag -a t",
+    "x=$'\\x67\\x69\\x74'; $x $'\\x63ommit' -m y",
+    "echo Z2l0IGNvbW1pdCAtbSB4 | base64 -d | sh",
+    "sh < commit.sh",
+    "cat commit.sh | bash",
+    "PATH=.:$PATH commit.sh",
 ]
 
 
@@ -246,6 +272,26 @@ def test_no_spelling_of_a_commit_gets_past_a_failing_gate(
     assert "FD401" in err
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git stash pop --index && git commit -m x",
+        "git checkout 'stash@{0}' -- README.md && git commit -m x",
+        "git restore --source='stash@{0}' --staged README.md && git commit -m x",
+        "git apply --cached p.diff && git commit -m x",
+        "git reset --soft HEAD~2 && git commit -m squash",
+    ],
+)
+def test_a_commit_after_the_index_is_filled_from_elsewhere_is_blocked(
+    command: str, repo: Repo, tmp_path: Path
+) -> None:
+    """What such a commit records exists only after the line runs: it cannot be judged
+    beforehand, so the agent is told to run the two steps as two calls."""
+    code, err = hook(event(command, repo.path), tmp_path)
+    assert code == 2 and "cannot be judged before the line runs" in err, err
+    assert "then commit in a call of its own" in err
+
+
 def test_calls_that_cannot_commit_stay_allowed(repo: Repo, tmp_path: Path) -> None:
     repo.git("config", "alias.st", "status")
     repo.write({"README.md": BAD})
@@ -258,6 +304,8 @@ def test_calls_that_cannot_commit_stay_allowed(repo: Repo, tmp_path: Path) -> No
         "python -m pytest -q",
         "grep -rn 'git commit' docs",
         "cat <<'EOF' > notes.md\ngit commit -m x\nEOF",
+        "PS1='$ '; PROMPT_COMMAND=date; ls",
+        "git checkout -b topic && git switch -c other",
     ):
         assert hook(event(command, repo.path), tmp_path) == (0, ""), command
 

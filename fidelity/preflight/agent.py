@@ -89,8 +89,8 @@ def parse_event(raw: bytes) -> dict[str, Any]:
         event = json.loads(text, object_pairs_hook=_no_duplicates)
     except RecursionError:
         raise Event(f"the event nests deeper than {MAX_NESTING} levels") from None
-    except json.JSONDecodeError as exc:
-        raise Event(f"the event is not JSON ({exc})") from None
+    except ValueError as exc:  # JSONDecodeError, and a number too long to convert
+        raise Event(f"the event is not JSON this hook can read ({exc})") from None
     if not isinstance(event, dict):
         raise Event(f"the event is a JSON {type(event).__name__}, not an object")
     if _nesting(event) > MAX_NESTING:
@@ -185,20 +185,48 @@ def decide(raw: bytes, default_cwd: Path, lookup: shell.Lookup | None = None) ->
 
 
 def _judge_all(found: list[shell.Commit]) -> Decision:
-    messages = []
+    """Each commit the line could create, judged once per repository and kind: a line that
+    commits a thousand times in one place costs one judgement."""
+    messages: list[str] = []
+    seen: set[tuple[object, ...]] = set()
     for commit in found:
-        decision = _judge(commit)
+        decision = _judge(commit, seen)
         if decision.code == BLOCK:
             return decision
         messages.append(decision.stderr)
-    return Decision(ALLOW, "".join(messages))
+    return Decision(ALLOW, "".join(dict.fromkeys(messages)))
 
 
-def _judge(commit: shell.Commit) -> Decision:
+def _nearest(path: str) -> Path | None:
+    """The directory itself, or its nearest parent that exists: git run in a folder the line
+    creates first (`mkdir sub && cd sub && git commit`) finds the repository above it."""
+    where = Path(path)
+    for candidate in (where, *where.parents):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def repositories(commit: shell.Commit) -> list[Path]:
+    """Every repository the commit could land in: where the line's `cd`s lead, and every
+    directory it was in before (a `cd` can fail, or not run), symbolic links resolved."""
+    from fidelity import git
+
+    found: dict[Path, None] = {}
+    for path in dict.fromkeys([commit.cwd, *commit.also]):
+        where = _nearest(path)
+        for form in dict.fromkeys([where, where.resolve()] if where else []):
+            try:
+                found[git.toplevel(form)] = None
+            except UsageError:
+                continue
+    return list(found)
+
+
+def _judge(commit: shell.Commit, seen: set[tuple[object, ...]]) -> Decision:
     """Only a call that could commit pays for importing the gates."""
     import tempfile
 
-    from fidelity import git
     from fidelity.preflight.run import Request, run
 
     if not commit.cwd_known:
@@ -208,19 +236,33 @@ def _judge(commit: shell.Commit) -> Decision:
             "a shell variable, so its repository cannot be known; it is blocked. "
             "Run the commit with a literal path (cd /path && git commit ...).\n",
         )
-    where = Path(commit.cwd)
-    if not where.is_dir():
-        return Decision(ALLOW, f"fidelity preflight: {where} does not exist yet; not judged\n")
-    try:
-        repo = git.toplevel(where)
-    except UsageError:
-        return Decision(ALLOW, f"fidelity preflight: {where} is not in a git repository\n")
-    with tempfile.TemporaryDirectory(prefix="fidelity-agent-") as scratch:
-        message = _message_file(commit, Path(scratch))
-        reports = [run(Request(repo, staged=True, amend=commit.amend, message=message))]
-        if commit.stages:
-            reports.append(run(Request(repo, amend=commit.amend, message=message)))
-    return _verdict(repo, commit, reports)
+    if commit.brought:
+        return Decision(
+            BLOCK,
+            f"fidelity preflight: this line fills the index with {commit.brought} before it "
+            "commits, so what the commit records cannot be judged before the line runs; it "
+            f"is blocked. Run the {commit.brought} command on its own first, then commit in a "
+            "call of its own (that call is judged).\n",
+        )
+    repos = repositories(commit)
+    if not repos:
+        return Decision(ALLOW, f"fidelity preflight: {commit.cwd} is not in a git repository\n")
+    notes = []
+    for repo in repos:
+        key = (repo, commit.amend, commit.stages, commit.message, commit.message_file, commit.cwd)
+        if key in seen:
+            continue
+        seen.add(key)
+        with tempfile.TemporaryDirectory(prefix="fidelity-agent-") as scratch:
+            message = _message_file(commit, Path(scratch))
+            reports = [run(Request(repo, staged=True, amend=commit.amend, message=message))]
+            if commit.stages:
+                reports.append(run(Request(repo, amend=commit.amend, message=message)))
+        decision = _verdict(repo, commit, reports)
+        if decision.code == BLOCK:
+            return decision
+        notes.append(decision.stderr)
+    return Decision(ALLOW, "".join(notes))
 
 
 def _message_file(commit: shell.Commit, scratch: Path) -> Path | None:

@@ -1,20 +1,25 @@
-"""Which `git commit`s a shell command line could run, where, and with what message (pure).
+"""Which commits a shell command line could create, where, and with what message (pure).
 
 Coding agents hand their hook the command about to run as one shell string. It is parsed
-by tree-sitter's bash grammar (linear in the input; quotes, escapes, line continuations,
-here-documents, `$(...)`, subshells, functions, `if`/`for` bodies), never run. The rule is
-fail closed: a command that could create a commit counts as one. So a commit found behind
-a wrapper (`env`, `sudo`, `timeout`, `xargs`, any unknown command that takes a command), in
-`sh -c`, `eval`, `env -S`, a script file a shell runs, a here-document fed to a shell, a git
-alias (read from the repository's git config, `-c alias.x=...` included; `!` aliases are
-read as shell), and a git subcommand, command name or argument that only the shell can
-build (`git $(echo commit)`, `$GIT commit`, brace and glob expansion) is a commit *in
-doubt*: the gates run on it, with the index and the work tree judged.
+by tree-sitter's bash grammar (quotes, escapes, line continuations, here-documents,
+`$(...)`, subshells, functions, `if`/`for` bodies), never run. The rule is fail closed: a
+command that could create a commit counts as one. A commit found behind a wrapper (`env`,
+`sudo`, `timeout`, `xargs`, any unknown command that takes a command), in `sh -c`, `eval`,
+`env -S`, a script file or here-document a shell runs, a git alias (the repository's
+config, `-c alias.x=...`; `!` aliases read as shell), a bash alias, or run as `git-commit`
+is a commit like any other. Whatever only the shell could know is a commit *in doubt*, on
+which the gates run all the same: a command name, git subcommand or argument the shell
+builds (`$X commit`, `git $(echo commit)`, brace and glob expansion), a shell reading its
+script from a pipe or an unreadable file, a git subcommand fidelity does not know (an
+alias it could not read, a `git-NAME` program), a variable the shell evaluates later
+holding `$(...)` (prompts, `BASH_ENV`), a changed PATH, a line that does not parse, and
+one too large to walk (MAX_NODES).
 
-What is said, not guessed: a message built by the shell (other than `cat <<EOF` and
-`$'...'`) is unknown. Not seen: programs that run git themselves (a Python script, make),
-files that commands earlier in the line edit (`sed -i ... && git add`), `help.autocorrect`
-running a mistyped subcommand, and `git-<name>` programs on PATH; keep the git hook too.
+A commit's directory is where the line's `cd`s lead, and every directory it was in before
+is named too (a `cd` can fail or not run); a commit after a git command that fills the
+index from elsewhere (`git stash pop`, `checkout REV`, `apply`) records what cannot be
+judged beforehand, and says so. Not seen: programs that run git themselves (a Python
+script, make) and files that other commands in the line edit (`sed -i ... && git add`).
 """
 
 from __future__ import annotations
@@ -27,8 +32,14 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from fidelity.preflight import gitcli
+from fidelity.preflight.gitcli import Commit, join
+from fidelity.preflight.shellwords import heredoc_body, literal, text
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
+
+__all__ = ["Commit", "Lookup", "NoLookup", "commits"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
 KEYWORDS = frozenset({"time", "!", "coproc"})
@@ -40,6 +51,7 @@ INERT = frozenset(
         *("diff", "less", "more", "file", "stat", "touch", "mkdir", "rm", "rmdir", "cp"),
         *("mv", "ln", "chmod", "basename", "dirname", "realpath", "readlink", "pwd"),
         *("which", "type", "date", "sleep", "tee", "export", "unset", "local", "declare"),
+        *("set", "shopt", "wait", "exit", "return", "shift", ":"),
     }
 )
 # wrappers whose options are known: name -> options that take a separate value
@@ -62,187 +74,11 @@ WRAPPERS: dict[str, frozenset[str]] = {
 }
 DURATION_FIRST = frozenset({"timeout"})  # `timeout [opts] DURATION cmd`
 TIMEOUT_VALUES = frozenset({"-s", "--signal", "-k", "--kill-after"})
-# git's own subcommands (`git --list-cmds=builtins`, git 2.39) and its common scripts; an
-# alias cannot shadow them, so a line of these needs no look at the config
-BUILTIN = frozenset(
-    [
-        "add",
-        "am",
-        "annotate",
-        "apply",
-        "archive",
-        "bisect",
-        "blame",
-        "branch",
-        "bugreport",
-        "bundle",
-        "cat-file",
-        "check-attr",
-        "check-ignore",
-        "check-mailmap",
-        "check-ref-format",
-        "checkout",
-        "checkout-index",
-        "cherry",
-        "cherry-pick",
-        "clean",
-        "clone",
-        "column",
-        "commit-graph",
-        "commit-tree",
-        "config",
-        "count-objects",
-        "credential",
-        "describe",
-        "diagnose",
-        "diff",
-        "diff-files",
-        "diff-index",
-        "diff-tree",
-        "difftool",
-        "fast-export",
-        "fast-import",
-        "fetch",
-        "fetch-pack",
-        "fmt-merge-msg",
-        "for-each-ref",
-        "for-each-repo",
-        "format-patch",
-        "fsck",
-        "gc",
-        "grep",
-        "hash-object",
-        "help",
-        "hook",
-        "index-pack",
-        "init",
-        "interpret-trailers",
-        "log",
-        "ls-files",
-        "ls-remote",
-        "ls-tree",
-        "mailinfo",
-        "mailsplit",
-        "maintenance",
-        "merge",
-        "merge-base",
-        "merge-file",
-        "merge-index",
-        "merge-tree",
-        "mktag",
-        "mktree",
-        "multi-pack-index",
-        "mv",
-        "name-rev",
-        "notes",
-        "pack-objects",
-        "pack-refs",
-        "patch-id",
-        "prune",
-        "pull",
-        "push",
-        "range-diff",
-        "read-tree",
-        "rebase",
-        "reflog",
-        "remote",
-        "repack",
-        "replace",
-        "rerere",
-        "reset",
-        "restore",
-        "rev-list",
-        "rev-parse",
-        "revert",
-        "rm",
-        "shortlog",
-        "show",
-        "show-branch",
-        "show-ref",
-        "sparse-checkout",
-        "stage",
-        "stash",
-        "status",
-        "stripspace",
-        "switch",
-        "symbolic-ref",
-        "tag",
-        "update-index",
-        "update-ref",
-        "var",
-        "verify-commit",
-        "verify-pack",
-        "verify-tag",
-        "version",
-        "whatchanged",
-        "worktree",
-        "write-tree",
-        "submodule",
-        "mergetool",
-        "gui",
-        "gitk",
-        "lfs",
-        "request-pull",
-        "instaweb",
-        "bisect--helper",
-    ]
-)
-# git subcommands that change the index or HEAD: a commit after one of them in the same line
-# records more than the index holds when the hook runs
-STAGING = frozenset(
-    {
-        *("add", "rm", "mv", "stage", "apply", "restore", "reset", "checkout", "switch"),
-        *("stash", "merge", "pull", "rebase", "cherry-pick", "revert", "am", "commit"),
-        *("update-index", "read-tree"),
-    }
-)
-# other git subcommands that create commits: what they will record is not known before they
-# run, so the index and the work tree they start from are judged
-COMMITTING = frozenset({"commit-tree", "merge", "pull", "cherry-pick", "revert", "am", "rebase"})
-NO_COMMIT = frozenset(
-    {"--abort", "--quit", "--no-commit", "-n", "--edit-todo", "--show-current-patch"}
-)
-GIT_VALUE_OPTIONS = frozenset(
-    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
-)
-COMMIT_SHORT_VALUES = frozenset("mFCct")  # short options whose value follows
-COMMIT_LONG_VALUES = frozenset(
-    {
-        *("--message", "--file", "--reuse-message", "--reedit-message", "--fixup"),
-        *("--squash", "--author", "--date", "--cleanup", "--template", "--trailer"),
-        "--pathspec-from-file",
-    }
-)
+# variables a non-interactive shell runs later: a child shell's start-up file, `set -x`'s
+# prompt (PS1 and PROMPT_COMMAND are for interactive shells; a venv's activate sets them)
+EVALUATED = frozenset({"BASH_ENV", "ENV", "PS4"})
 MAX_DEPTH = 16  # nested sh -c, eval and aliases; deeper is a commit in doubt
-GLOB = re.compile(r"(?<!\\)[*?\[]")
-ANSI_C = re.compile(
-    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S
-)
-ANSI_SIMPLE = {
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Commit:
-    """One `git commit` the line would (or, in doubt, could) run."""
-
-    cwd: str  # the directory git runs in: the event's cwd joined with cd / -C, as written
-    amend: bool = False
-    stages: bool = False  # records more than the index holds now (-a, paths, git add before)
-    message: str | None = None  # the message, when the line states it
-    message_file: str | None = None  # -F FILE (relative to cwd), when given
-    unknown: str = ""  # why the message is not known, when it is not
-    cwd_known: bool = True  # False when a cd or -C names a directory by a variable
-    doubt: str = ""  # why this counts as a commit though the line does not say `git commit`
+MAX_NODES = 200_000  # a line with more syntax nodes than this is judged, not walked
 
 
 class Lookup(Protocol):
@@ -265,10 +101,31 @@ class NoLookup:
 
 @dataclass(slots=True)
 class _State:
+    """Where the line is, as far as its text says, and what it has done so far."""
+
     cwd: str
     cwd_known: bool = True
     staged_before: bool = False
-    env: dict[str, str | None] = field(default_factory=dict)  # GIT_* the line exported
+    brought: str = ""  # the first git command that filled the index from elsewhere
+    env: dict[str, str | None] = field(default_factory=dict)  # variables the line set
+    visited: list[str] = field(default_factory=list)  # directories it was in
+    aliases: dict[str, str] = field(default_factory=dict)  # bash aliases it defined
+
+    def fork(self, cwd: str | None = None, known: bool | None = None) -> _State:
+        return _State(
+            self.cwd if cwd is None else cwd,
+            self.cwd_known if known is None else known,
+            self.staged_before,
+            self.brought,
+            dict(self.env),
+            list(self.visited),
+            dict(self.aliases),
+        )
+
+    def absorb(self, other: _State) -> None:
+        """What a nested line (sh -c, an alias) staged or brought counts for this one."""
+        self.staged_before = self.staged_before or other.staged_before
+        self.brought = self.brought or other.brought
 
 
 @cache
@@ -280,64 +137,8 @@ def _parser() -> Parser:
 
 
 def commits(command: str, cwd: str, lookup: Lookup | None = None) -> list[Commit]:
-    """Every `git commit` a shell command line run from cwd would or could run."""
-    return _Walker(lookup or NoLookup(), command).script(command, _State(cwd), 0)
-
-
-# --- words ---
-
-
-def _unescape_word(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.S)
-
-
-def _unescape_dq(text: str) -> str:
-    return re.sub(r"\\([\\$`\"\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
-
-
-def _ansi_c(body: str) -> str:
-    def one(m: re.Match[str]) -> str:
-        code = m.group(1)
-        if code[0] in "xuU":
-            return chr(min(int(code[1:], 16), 0x10FFFF))
-        if code[0].isdigit():
-            return chr(int(code, 8) & 0xFF)
-        if code[0] == "c" and len(code) == 2:
-            return chr(ord(code[1]) & 0x1F)
-        return ANSI_SIMPLE.get(code, code if code in "\\'\"?" else "\\" + code)
-
-    return ANSI_C.sub(one, body)
-
-
-def _heredoc_message(node: Node) -> str | None:
-    """The body of `$(cat <<'EOF' ... EOF)`, the way agents write multi-line messages."""
-    inner = list(node.named_children)
-    if len(inner) != 1 or inner[0].type != "redirected_statement":
-        return None
-    body, redirects = (
-        inner[0].child_by_field_name("body"),
-        inner[0].children_by_field_name("redirect"),
-    )
-    if body is None or body.type != "command" or _text(body).strip() != "cat":
-        return None
-    if len(redirects) != 1 or redirects[0].type != "heredoc_redirect":
-        return None
-    return _heredoc_body(redirects[0])
-
-
-def _heredoc_body(redirect: Node) -> str | None:
-    """A here-document's text, or None when the shell would expand something in it."""
-    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
-    body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
-    if start is None or body is None:
-        return "" if start is not None else None
-    quoted = any(q in _text(start) for q in "'\"\\")
-    if not quoted and any(c.type != "heredoc_content" for c in body.named_children):
-        return None
-    text = _text(body)
-    if any(c.type == "<<-" for c in redirect.children):
-        text = re.sub(r"(?m)^\t+", "", text)
-    return text
+    """Every commit a shell command line run from cwd would or could create."""
+    return _Walker(lookup or NoLookup(), command).script(command, _State(cwd, visited=[cwd]), 0)
 
 
 def _shell_input(args: list[str | None]) -> tuple[str, str | None]:
@@ -365,14 +166,13 @@ def _shell_input(args: list[str | None]) -> tuple[str, str | None]:
     return "stdin", None
 
 
-def _shell_script(text: str) -> bool:
+def _shell_script(script: str) -> bool:
     """A file a shell would run: no `#!` line (the shell runs it itself) or one naming a
-    shell."""
-    if not text.startswith("#!"):
+    shell anywhere (`#!/usr/bin/env -S bash -e`)."""
+    if not script.startswith("#!"):
         return True
-    interpreter = text[2:].partition("\n")[0].split()
-    names = [posixpath.basename(w) for w in interpreter[:2]]
-    return any(n in SHELLS for n in names)
+    words = script[2:].partition("\n")[0].split()
+    return any(posixpath.basename(w) in SHELLS for w in words)
 
 
 def _gaps(source: bytes, start: int, end: int) -> list[tuple[int, bytes]]:
@@ -386,76 +186,47 @@ def _standalone(node: Node) -> bool:
     return node.parent is not None and node.parent.type != "command"
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogateescape")
-
-
-def literal(node: Node) -> str | None:
-    """The word's value after quote removal, or None when only the shell can know it."""
-    kind = node.type
-    if kind == "word":
-        text = _text(node)
-        return None if GLOB.search(text) else _unescape_word(text)
-    if kind == "number":
-        return _text(node)
-    if kind == "raw_string":
-        return _text(node)[1:-1]
-    if kind == "ansi_c_string":
-        return _ansi_c(_text(node)[2:-1])
-    if kind in ("string", "translated_string"):
-        return _string(node)
-    if kind == "concatenation":
-        parts = [literal(c) for c in node.children]
-        if any(p is None for p in parts) or any(_text(c) == "{" for c in node.children):
-            return None  # brace expansion: {commit,x}
-        return "".join(p for p in parts if p is not None)
-    return None
-
-
-def _string(node: Node) -> str | None:
-    parts = [c for c in node.children if c.type not in ('"', '$"')]
-    if len(parts) == 1 and parts[0].type == "command_substitution":
-        message = _heredoc_message(parts[0])
-        return message.rstrip("\n") if message is not None else None
-    out = []
-    for part in parts:
-        if part.type != "string_content":
-            return None
-        out.append(_unescape_dq(_text(part)))
-    return "".join(out)
-
-
-# --- the walk ---
+def _mentions(value: str) -> bool:
+    lowered = value.lower()
+    return "git" in lowered or "commit" in lowered
 
 
 class _Walker:
     def __init__(self, lookup: Lookup, top: str) -> None:
         self.lookup = lookup
-        lowered = top.lower()
-        self.mentions_git = "git" in lowered or "commit" in lowered
-        self.found: list[Commit] = []
+        self.mentions_git = _mentions(top)
 
     def doubt(self, state: _State, why: str) -> list[Commit]:
-        commit = Commit(state.cwd, stages=True, unknown=why, cwd_known=state.cwd_known, doubt=why)
-        return [commit]
+        found = Commit(
+            state.cwd,
+            stages=True,
+            unknown=why,
+            cwd_known=state.cwd_known,
+            doubt=why,
+            also=tuple(dict.fromkeys(state.visited)),
+            brought=state.brought,
+        )
+        return [found]
 
-    def script(self, text: str, state: _State, depth: int) -> list[Commit]:
+    def script(self, line: str, state: _State, depth: int) -> list[Commit]:
         if depth > MAX_DEPTH:
             return self.doubt(state, f"nested more than {MAX_DEPTH} levels deep")
-        source = text.encode("utf-8", "surrogateescape")
-        before = _State(state.cwd, state.cwd_known, state.staged_before, dict(state.env))
+        source = line.encode("utf-8", "surrogateescape")
         tree = _parser().parse(source)
+        if tree.root_node.descendant_count > MAX_NODES:
+            return self.doubt(state, f"the line is too large to read ({MAX_NODES:,}+ nodes)")
+        before = state.fork()
         found, dropped = self.walk(tree.root_node, source, state, depth)
         if dropped and all(word == b"-" for _, word in dropped):
             # tree-sitter-bash drops the `-` of `cmd - <<EOF`; quoted, it is kept
             for i, _ in reversed(dropped):
                 source = source[:i] + b"'-'" + source[i + 1 :]
-            state.cwd, state.cwd_known, state.staged_before = (
-                before.cwd,
-                before.cwd_known,
+            state.cwd, state.cwd_known, state.visited = before.cwd, before.cwd_known, before.visited
+            state.staged_before, state.brought, state.env = (
                 before.staged_before,
+                before.brought,
+                before.env,
             )
-            state.env = before.env
             tree = _parser().parse(source)
             found, dropped = self.walk(tree.root_node, source, state, depth)
         if (tree.root_node.has_error or dropped) and self.mentions_git:
@@ -490,46 +261,55 @@ class _Walker:
             elif node.type == "command":
                 stack.append(("command", node))
             elif node.type == "variable_assignment" and _standalone(node):
-                self.assign(node, state)
+                found += self.assign(node, state, state.env, depth)
             stack += [("visit", c) for c in reversed(node.children)]
         return found, dropped + _gaps(source, covered, len(source))
 
-    def assign(self, node: Node, state: _State) -> None:
-        """`export GIT_DIR=...` and friends change where later commits run."""
+    def assign(
+        self, node: Node, state: _State, env: dict[str, str | None], depth: int
+    ) -> list[Commit]:
+        """A variable the line sets: GIT_* and PATH move later commands; a value holding
+        `$(...)` with git in it, or a variable the shell evaluates later, may commit."""
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
-        key = _text(name) if name is not None else ""
-        if key.startswith("GIT_"):
-            state.env[key] = literal(value) if value is not None else ""
+        key = text(name) if name is not None else ""
+        got = literal(value) if value is not None else ""
+        env[key] = got
+        if key in EVALUATED:
+            return self.doubt(state, f"{key} is set: the shell runs it later")
+        if got is not None and ("$(" in got or "`" in got) and _mentions(got):
+            return self.inner(got, state, depth)
+        return []
 
     def command(self, node: Node, state: _State, depth: int) -> list[Commit]:
         env = dict(state.env)
+        found: list[Commit] = []
         for child in node.children:
             if child.type == "variable_assignment":
-                name = child.child_by_field_name("name")
-                value = child.child_by_field_name("value")
-                key = _text(name) if name is not None else ""
-                if key.startswith("GIT_"):
-                    env[key] = literal(value) if value is not None else ""
+                found += self.assign(child, state, env, depth)
         name = node.child_by_field_name("name")
         if name is None:
-            return []
+            return found
         words = [literal(name.named_children[0]) if name.named_children else None]
         words += [literal(a) for a in node.children_by_field_name("argument")]
-        stdin = self.stdin_of(node)
-        return self.simple(words, state, env, stdin, depth)
+        return found + self.simple(words, state, env, self.stdin_of(node, state), depth)
 
-    def stdin_of(self, node: Node) -> str | None:
-        """What a here-document or here-string feeds this command, when it is known."""
+    def stdin_of(self, node: Node, state: _State) -> str | None:
+        """What a here-document, here-string or `< FILE` feeds this command, when known."""
         parent = node.parent
         if parent is None or parent.type != "redirected_statement":
             return None
         for redirect in parent.children_by_field_name("redirect"):
             if redirect.type == "heredoc_redirect":
-                return _heredoc_body(redirect)
+                return heredoc_body(redirect)
             if redirect.type == "herestring_redirect" and redirect.named_children:
                 value = literal(redirect.named_children[-1])
                 return None if value is None else value + "\n"
+            target = redirect.child_by_field_name("destination")
+            reads = any(c.type == "<" for c in redirect.children)
+            if redirect.type == "file_redirect" and target is not None and reads:
+                path = literal(target)
+                return self.lookup.script(join(state.cwd, path)) if path else None
         return None
 
     def simple(
@@ -540,24 +320,42 @@ class _Walker:
         stdin: str | None,
         depth: int,
     ) -> list[Commit]:
-        local = _State(state.cwd, state.cwd_known, state.staged_before, state.env)
+        words = self.expand_alias(words, state, depth)
+        local = state.fork()
         unwrapped = self.unwrap(words, local, env)  # `env -C DIR` moves this command alone
         if not unwrapped:
             return []
         head, args = unwrapped[0], unwrapped[1:]
         if head is None:
-            why = "the command name is built by the shell"
-            return self.doubt(local, why) if self.mentions_git else []
+            return self.doubt(local, "the command name is built by the shell")
         name = posixpath.basename(head)
         if name in ("cd", "pushd", "popd"):
             self.cd(name, args, state)
             return []
-        if name == "git":
-            found = self.git(args, local, depth, stdin, env)
+        if name == "alias":
+            for definition in args:
+                alias, eq, value = (definition or "").partition("=")
+                if eq:
+                    state.aliases[alias] = value
+            return []
+        if name == "git" or (name.startswith("git-") and len(name) > 4):
+            sub = [] if name == "git" else [name[4:]]
+            found = self.git([*sub, *args], local, depth, stdin, env)
         else:
             found = self.runs_other(head, name, args, local, env, stdin, depth)
-        state.staged_before = state.staged_before or local.staged_before
+        state.absorb(local)
         return found
+
+    def expand_alias(self, words: list[str | None], state: _State, depth: int) -> list[str | None]:
+        """A bash alias the line defined (`alias g=git`), expanded as bash would."""
+        seen: set[str] = set()
+        while words and words[0] in state.aliases and words[0] not in seen:
+            seen.add(words[0] or "")
+            try:
+                words = [*shlex.split(state.aliases[words[0] or ""]), *words[1:]]
+            except ValueError:
+                return [None, *words[1:]]
+        return words
 
     def runs_other(
         self,
@@ -577,15 +375,18 @@ class _Walker:
         if name in INERT:
             return []
         if "/" in head:
-            text = self.lookup.script(_join(state.cwd, head))
-            if text is not None and _shell_script(text):
-                return self.inner(text, state, depth)
+            script = self.lookup.script(join(state.cwd, head))
+            if script is not None and _shell_script(script):
+                return self.inner(script, state, depth)
+        elif "PATH" in env:
+            return self.doubt(state, f"PATH is changed, so {name} may be any program")
         return self.scan(name, args, state, env, depth)
 
     def unwrap(
         self, words: list[str | None], state: _State, env: dict[str, str | None]
     ) -> list[str | None]:
-        """The command behind keywords, `env`, `sudo`, `timeout` and the like."""
+        """The command behind keywords, `env`, `sudo`, `timeout` and the like. `xargs`
+        adds words only the input knows."""
         out = list(words)
         while out and out[0] is not None:
             name = posixpath.basename(out[0])
@@ -593,12 +394,13 @@ class _Walker:
                 out.pop(0)
             elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", out[0], re.S):
                 key, _, value = out.pop(0).partition("=")  # type: ignore[union-attr]
-                if key.startswith("GIT_"):
-                    env[key] = value
+                env[key] = value
             elif name == "env":
                 out = _env_args(out[1:], state, env)
             elif name in WRAPPERS:
                 out = _skip_options(out[1:], WRAPPERS[name])
+                if name == "xargs" and out:
+                    out.append(None)
             elif name in DURATION_FIRST:
                 out = _skip_options(out[1:], TIMEOUT_VALUES)[1:]
             else:
@@ -609,49 +411,46 @@ class _Walker:
         if name == "popd":
             state.cwd_known = False
             return
-        target = next((w for w in args if w not in ("--", "-L", "-P", "-e", "-@")), "~")
+        target = next((w for w in args if w not in ("--", "-L", "-P", "-e", "-@", "-n")), "~")
         if target is None or target == "-":
             state.cwd_known = False
         else:
-            state.cwd = _join(state.cwd, target)
+            state.cwd = join(state.cwd, target)
+            state.visited.append(state.cwd)
 
     def shell(
         self, args: list[str | None], state: _State, stdin: str | None, depth: int
     ) -> list[Commit]:
-        """`sh -c SCRIPT`, `sh FILE`, `sh <<EOF`: the script is read as a line of its own."""
+        """`sh -c SCRIPT`, `sh FILE`, `sh <<EOF`: the script is read as a line of its own;
+        one that cannot be read is in doubt."""
         how, what = _shell_input(args)
         if how == "c" and what is not None:
             return self.inner(what, state, depth)
         if how == "file" and what is not None:
-            text = self.lookup.script(_join(state.cwd, what))
-            if text is not None:
-                return self.inner(text, state, depth)
-            why = f"a shell runs {what}, which could not be read"
-            return self.doubt(state, why) if self.mentions_git else []
+            script = self.lookup.script(join(state.cwd, what))
+            if script is not None:
+                return self.inner(script, state, depth)
+            return self.doubt(state, f"a shell runs {what}, which could not be read")
         if how == "stdin" and stdin is not None:
             return self.inner(stdin, state, depth)
         if how == "stdin":
-            why = "a shell reads its script from standard input"
-            return self.doubt(state, why) if self.mentions_git else []
+            return self.doubt(state, "a shell reads its script from standard input")
         return self.doubt(state, "a shell runs a script built by the shell")
 
     def inner(self, script: str, state: _State, depth: int) -> list[Commit]:
-        inner_state = _State(state.cwd, state.cwd_known, state.staged_before, dict(state.env))
+        inner_state = state.fork()
         found = self.script(script, inner_state, depth + 1)
-        state.staged_before = state.staged_before or inner_state.staged_before or bool(found)
+        state.absorb(inner_state)
+        state.staged_before = state.staged_before or bool(found)
         return found
 
     def eval(self, name: str, args: list[str | None], state: _State, depth: int) -> list[Commit]:
         if name != "eval":
             path = args[0] if args else None
-            text = self.lookup.script(_join(state.cwd, path)) if path is not None else None
-            if text is None:
-                return (
-                    self.doubt(state, f"{name} runs a file that could not be read")
-                    if (self.mentions_git)
-                    else []
-                )
-            return self.script(text, state, depth + 1)
+            script = self.lookup.script(join(state.cwd, path)) if path is not None else None
+            if script is None:
+                return self.doubt(state, f"{name} runs a file that could not be read")
+            return self.script(script, state, depth + 1)
         if any(a is None for a in args):
             return self.doubt(state, "eval runs a line built by the shell")
         return self.script(" ".join(a for a in args if a is not None), state, depth + 1)
@@ -672,10 +471,16 @@ class _Walker:
             if posixpath.basename(arg) == "git":
                 found = self.git(args[i + 1 :], state, depth, env=env)
                 return [replace(c, doubt=c.doubt or f"run by {name}") for c in found]
-            if ("git" in arg or "commit" in arg) and any(ch in arg for ch in " \t\n;&|"):
-                found = self.inner(arg, state, depth)
-                if found:
-                    return [replace(c, doubt=c.doubt or f"run by {name}") for c in found]
+            found = self.embedded(arg, state, depth)
+            if found:
+                return [replace(c, doubt=c.doubt or f"run by {name}") for c in found]
+        return []
+
+    def embedded(self, word: str, state: _State, depth: int) -> list[Commit]:
+        """A word that holds a command line mentioning git (`ssh host "git commit"`, a
+        `-c core.editor=...` value) is read as one."""
+        if _mentions(word) and any(ch in word for ch in " \t\n;&|"):
+            return self.inner(word, state, depth)
         return []
 
     def git(
@@ -689,23 +494,43 @@ class _Walker:
         """One git invocation: its global options, then its subcommand or alias. `state`
         keeps what the line has staged so far; -C and GIT_DIR apply to this call alone."""
         cwd, known, other_index = _where(state, env or {})
-        head = _git_head(args, cwd, known)
-        here = _State(head.cwd, head.known, state.staged_before or other_index, state.env)
+        head = gitcli.head(args, cwd, known)
+        here = state.fork(head.cwd, head.known)
+        here.staged_before = here.staged_before or other_index
         if head.doubt:
             return self.doubt(here, head.doubt)
         if head.sub is None:
             return []
         sub, rest = head.sub, args[head.at + 1 :]
+        for setting in head.settings:  # -c core.editor='git commit ...'
+            if self.embedded(setting, here, depth):
+                return self.doubt(here, f"git -c runs a command: {setting[:60]}")
         if sub == "commit":
-            commit = _commit(rest, head.cwd, head.known, here.staged_before)
+            found = gitcli.commit(rest, head.cwd, head.known, here.staged_before)
+            found = replace(found, also=tuple(dict.fromkeys(here.visited)), brought=here.brought)
             state.staged_before = True
-            return [stdin_message(commit, stdin)]
-        if sub in COMMITTING and not _no_commit(rest):
-            state.staged_before = True
-            return self.doubt(here, f"git {sub} creates commits")
-        if sub in STAGING:
-            state.staged_before = True
-        if sub in BUILTIN:
+            return [gitcli.stdin_message(found, stdin)]
+        return self.other_git(sub, rest, head, here, state, depth)
+
+    def other_git(
+        self,
+        sub: str,
+        rest: list[str | None],
+        head: gitcli.Head,
+        here: _State,
+        state: _State,
+        depth: int,
+    ) -> list[Commit]:
+        """A git subcommand other than commit: one that creates commits is in doubt; one
+        that fills the index from elsewhere marks the commits after it; an alias is read."""
+        brought = gitcli.brings(sub, rest)
+        if gitcli.committing(sub, rest):
+            found = self.doubt(here, f"git {sub} creates commits")
+            state.staged_before, state.brought = True, state.brought or brought
+            return found
+        if sub in gitcli.STAGING:
+            state.staged_before, state.brought = True, state.brought or brought
+        if sub in gitcli.BUILTIN:
             return []
         if head.dynamic_config:
             return self.doubt(here, "git -c sets configuration built by the shell")
@@ -713,9 +538,10 @@ class _Walker:
         if alias is None and head.known:
             alias = self.lookup.aliases(head.cwd).get(sub.lower())
         if alias is None:
-            return []
+            why = f"git {sub} is no git command fidelity knows (an alias it cannot read?)"
+            return self.doubt(here, why)
         found = self.alias(sub, alias, rest, here, depth)
-        state.staged_before = state.staged_before or here.staged_before
+        state.absorb(here)
         return found
 
     def alias(
@@ -738,73 +564,16 @@ class _Walker:
 
 
 def _where(state: _State, env: Mapping[str, str | None]) -> tuple[str, bool, bool]:
-    """Where a git call runs: GIT_WORK_TREE or GIT_DIR (set for it or exported earlier)
-    move it; GIT_INDEX_FILE records another index than the one judged, so the work tree is
-    judged too (the third value)."""
+    """Where a git call runs: GIT_DIR (set for it or exported earlier) moves it; a work tree
+    does not choose the repository. GIT_INDEX_FILE records another index than the one
+    judged, so the work tree is judged too (the third value)."""
     merged = {**state.env, **env}
     cwd, known = state.cwd, state.cwd_known
-    for key in ("GIT_WORK_TREE", "GIT_DIR"):
-        if key in merged:
-            value = merged[key]
-            known = known and value is not None
-            cwd = _git_dir_home(cwd, value or "")
-            break
+    if "GIT_DIR" in merged:
+        value = merged["GIT_DIR"]
+        known = known and value is not None
+        cwd = gitcli.git_dir_home(cwd, value or "")
     return cwd, known, "GIT_INDEX_FILE" in merged
-
-
-def _no_commit(args: list[str | None]) -> bool:
-    """`git merge --abort`, `cherry-pick -n` and the like record nothing."""
-    return any(a in NO_COMMIT for a in args if a is not None)
-
-
-def _git_dir_home(cwd: str, value: str) -> str:
-    path = _join(cwd, value)
-    return posixpath.dirname(path) if posixpath.basename(path) == ".git" else path
-
-
-@dataclass(frozen=True, slots=True)
-class _GitHead:
-    """git's global options read: where it runs, the subcommand and where it stands."""
-
-    cwd: str
-    known: bool
-    sub: str | None = None
-    at: int = 0
-    aliases: Mapping[str, str] = field(default_factory=dict)  # from -c alias.NAME=VALUE
-    dynamic_config: bool = False
-    doubt: str = ""
-
-
-def _git_head(args: list[str | None], cwd: str, known: bool) -> _GitHead:
-    aliases: dict[str, str] = {}
-    dynamic = False
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg is None:
-            return _GitHead(cwd, known, doubt="the git subcommand is built by the shell")
-        if not arg.startswith("-"):
-            return _GitHead(cwd, known, arg, i, aliases, dynamic)
-        option, eq, attached = arg.partition("=")
-        if option not in GIT_VALUE_OPTIONS:
-            i += 1
-            continue
-        value = attached if eq else (args[i + 1] if i + 1 < len(args) else "")
-        i += 1 if eq else 2
-        if option in ("-C", "--work-tree", "--git-dir"):
-            known = known and value is not None
-            cwd = (
-                _join(cwd, value or "")
-                if option != "--git-dir"
-                else _git_dir_home(cwd, value or "")
-            )
-        elif option in ("-c", "--config-env") and value is None:
-            dynamic = True
-        elif option in ("-c", "--config-env"):
-            key, _, setting = (value or "").partition("=")
-            if key.lower().startswith("alias."):
-                aliases[key[6:].lower()] = setting
-    return _GitHead(cwd, known, None, i, aliases, dynamic)
 
 
 def _env_args(
@@ -826,10 +595,10 @@ def _env_args(
             return _split(value, args[i + step :])
         if option in ("-C", "--chdir"):
             state.cwd_known = state.cwd_known and value is not None
-            state.cwd = _join(state.cwd, value or "")
-        elif option.startswith("GIT_") and eq:
+            state.cwd = join(state.cwd, value or "")
+        elif eq and re.fullmatch(r"\w+", option):
             env[option] = attached
-        elif not arg.startswith("-") and not (eq and re.fullmatch(r"\w+", option)):
+        elif not arg.startswith("-"):
             return args[i:]
         i += step if option in ("-C", "--chdir", "-u", "--unset") else 1
     return []
@@ -857,103 +626,3 @@ def _skip_options(args: list[str | None], valued: frozenset[str]) -> list[str | 
         if arg in valued:
             i += 1
     return args[i:]
-
-
-def _join(cwd: str, path: str) -> str:
-    return posixpath.normpath(posixpath.join(cwd, posixpath.expanduser(path)))
-
-
-# --- git commit's options ---
-
-SHORT_NAMES = {
-    *(("-m", "--message"), ("-F", "--file"), ("-C", "--reuse-message")),
-    *(("-c", "--reedit-message"), ("-t", "--template"), ("-a", "--all")),
-    *(("-i", "--include"), ("-o", "--only"), ("-p", "--patch")),
-}
-LONG_OF = dict(SHORT_NAMES)
-STAGES = frozenset(
-    {"--all", "--include", "--only", "--interactive", "--patch", "--pathspec-from-file"}
-)
-ELSEWHERE = (
-    "--reuse-message",
-    "--reedit-message",
-    "--fixup",
-    "--squash",
-    "--trailer",
-    "--template",
-)
-_Options = list[tuple[str, str | None]]
-
-
-def _options(args: list[str | None]) -> tuple[_Options, bool, bool]:
-    """git commit's options as (long name, value), short clusters unpacked; whether a
-    pathspec was given; whether some argument is built by the shell."""
-    options: _Options = []
-    paths = dynamic = False
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg is None:
-            dynamic = True
-        elif arg == "--":
-            return options, paths or i < len(args), dynamic
-        elif not arg.startswith("-") or arg == "-":
-            paths = True
-        elif arg.startswith("--"):
-            name, has_value, value = arg.partition("=")
-            got: str | None = value
-            if name in COMMIT_LONG_VALUES and not has_value:
-                got, i = (args[i] if i < len(args) else ""), i + 1
-            options.append((name, got))
-        else:
-            for j, flag in enumerate(arg[1:], start=1):
-                name = LONG_OF.get(f"-{flag}", f"-{flag}")
-                if flag not in COMMIT_SHORT_VALUES:
-                    options.append((name, ""))
-                    continue
-                got = arg[j + 1 :]
-                if not got:
-                    got, i = (args[i] if i < len(args) else ""), i + 1
-                options.append((name, got))
-                break
-    return options, paths, dynamic
-
-
-def _commit(args: list[str | None], cwd: str, known: bool, staged_before: bool) -> Commit:
-    options, paths, dynamic = _options(args)
-    names = [name for name, _ in options]
-    files = [value for name, value in options if name == "--file"]
-    elsewhere = next((n for n in names if n in ELSEWHERE), None)
-    unknown = f"{elsewhere} builds the message from elsewhere" if elsewhere else ""
-    if dynamic:
-        unknown = "an argument is built by the shell"
-    commit = Commit(
-        cwd=cwd,
-        amend="--amend" in names,
-        stages=paths or staged_before or dynamic or any(n in STAGES for n in names),
-        message_file=files[-1] if files else None,
-        unknown=unknown,
-        cwd_known=known,
-    )
-    if files and files[-1] is None:
-        return replace(commit, message_file=None, unknown="the message file is named by the shell")
-    return _with_message(commit, [value for name, value in options if name == "--message"])
-
-
-def _with_message(commit: Commit, messages: list[str | None]) -> Commit:
-    if commit.unknown or commit.message_file is not None:
-        why = commit.unknown or "the message is in a file"
-        return replace(commit, unknown=why)
-    if not messages:
-        return replace(commit, unknown="no -m: the message is written in an editor or elsewhere")
-    if any(text is None for text in messages):
-        return replace(commit, unknown="the message is built by the shell ($... or `...`)")
-    return replace(commit, message="\n\n".join(t for t in messages if t is not None) + "\n")
-
-
-def stdin_message(commit: Commit, stdin: str | None) -> Commit:
-    """`git commit -F -` with a here-document: the message is the document."""
-    if commit.message_file != "-" or stdin is None:
-        return commit
-    return replace(commit, message_file=None, unknown="", message=stdin)
