@@ -405,6 +405,17 @@ def index_entries(repo: Path, index: Path | None = None) -> dict[str, str]:
     return entries
 
 
+def index_links(repo: Path, index: Path | None = None) -> frozenset[str]:
+    """The paths the index stages as symbolic links (mode 120000)."""
+    listing = git(repo, "ls-files", "--stage", "-z", "--full-name", "--", ":/", index=index)
+    found = set()
+    for entry in listing.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if meta.startswith(b"120000 "):
+            found.add(name.decode(errors="surrogateescape"))
+    return frozenset(found)
+
+
 def cat_blobs(repo: Path, blobs: Sequence[str]) -> list[bytes]:
     """The bytes of each blob id, in order, read by one `git cat-file --batch`."""
     if not blobs:

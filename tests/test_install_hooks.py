@@ -174,6 +174,11 @@ def test_the_agent_script_blocks_when_fidelity_is_gone(repo: Repo, tmp_path: Pat
     code, err = agent_call(script, "git commit -m x", repo.path)
     assert code == 2 and "could not run" in err
     assert agent_call(script, "ls -la", repo.path) == (0, "")
+    spelled = json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}}).replace(
+        "ls", "\\u0067it \\u0063ommit"
+    )  # JSON escapes hide the words from a text search
+    done = subprocess.run([str(script)], input=spelled, capture_output=True, text=True)
+    assert done.returncode == 2, spelled
 
 
 def test_a_settings_file_that_is_not_json_is_never_rewritten(

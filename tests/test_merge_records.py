@@ -28,12 +28,12 @@ def page(rows: list[tuple[str, str]], intro: str = "Figures.", outro: str = "Not
 
 
 def merged(
-    tmp: Path, base: str, ours: str, theirs: str, driver: bool | str = True
+    tmp: Path, base: str, ours: str, theirs: str, driver: bool | str = True, attrs: str = ""
 ) -> tuple[int, str]:
     """Commit base, then ours on main and theirs on a branch; `git merge` the branch, with
     the driver line given (or this fidelity's, or none)."""
     repo = Repo(tmp / "repo")
-    attributes = f"{RECORD} merge=fidelity-records\n"
+    attributes = f"{RECORD} merge=fidelity-records{attrs}\n"
     repo.commit({"pyproject.toml": PYPROJECT, ".gitattributes": attributes, RECORD: base}, "base")
     if driver:
         line = driver if isinstance(driver, str) else DRIVER
@@ -82,6 +82,15 @@ def test_a_driver_line_whose_fidelity_is_gone_leaves_conflict_markers(tmp_path: 
         )
         assert code != 0
         assert "<<<<<<< ours" in text and "| d | 4 |" in text and "| e | 5 |" in text, text
+    code, text = merged(
+        tmp_path / "wide",
+        page(BASE),
+        ours,
+        theirs,
+        git_line("/nonexistent/python"),
+        " conflict-marker-size=12",
+    )
+    assert "<" * 12 + " ours" in text, "git's %L reaches the fallback"
     old = "/nonexistent/python -m fidelity merge-records %O %A %B %P"
     code, text = merged(tmp_path / "old", page(BASE), ours, theirs, old)
     assert code != 0 and "<<<<<<<" not in text and "| e | 5 |" not in text, "the old failure"

@@ -33,7 +33,9 @@ def _load(path: Path) -> dict[str, Any]:
 
 def _groups(data: dict[str, Any], path: Path) -> list[Any]:
     hooks = data.setdefault("hooks", {})
-    groups = hooks.setdefault(EVENT, []) if isinstance(hooks, dict) else None
+    if not isinstance(hooks, dict):
+        raise UsageError(f"{path}: hooks is not a JSON object; fix it, nothing was written")
+    groups = hooks.setdefault(EVENT, [])
     if not isinstance(groups, list):
         raise UsageError(f"{path}: hooks.{EVENT} is not a list; fix it, nothing was written")
     return groups

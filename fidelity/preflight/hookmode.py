@@ -4,8 +4,10 @@ pre-commit runs a hook in one of three modes and passes the mode only indirectly
 (`--from-ref A --to-ref B`, and pre-push) is named in PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF;
 at commit time the files it passes are the staged ones (deletions left out) and it has set
 unstaged changes aside; under `--all-files` or `--files` they are files of the work tree.
-So: a range when one is named; the index when a merge waits for its commit or every file
-passed is staged; else the work tree, with the files passed as the change. A hook run
+So: a range when one is named; a pushed branch's whole last commit when pre-push names no
+range (a first push: pre-commit then passes every file of the work tree, which is not what
+is pushed); the index when a merge waits for its commit or every file passed is staged;
+else the work tree, with the files passed as the change. A hook run
 that pre-commit split into several calls (tens of thousands of files) judges each share.
 """
 
@@ -25,6 +27,9 @@ def pre_commit_request(
     start, end = environ.get("PRE_COMMIT_FROM_REF"), environ.get("PRE_COMMIT_TO_REF")
     if start and end:
         return Request(repo, span=(start, end), message=message)
+    pushed = environ.get("PRE_COMMIT_LOCAL_BRANCH")
+    if pushed:
+        return Request(repo, commit=pushed, everything=True, message=message)
     name = environ.get("GIT_INDEX_FILE")
     index = Path(os.getcwd(), name) if name else None
     staged = {path for _, path in git.staged_changes(repo, _head(repo), index)}

@@ -83,7 +83,7 @@ def agent_script(python: str) -> str:
         '  case $status in 0 | 2) exit "$status" ;; esac\n'
         "fi\n"
         "case $event in\n"
-        "  *git* | *commit*)\n"
+        "  *git* | *commit* | *\\\\u*)  # \\u: a JSON escape could spell either\n"
         '    echo "fidelity agent hook: $python -m fidelity preflight --agent-hook could not '
         "run (exit $status); this call may commit, so it is blocked. Reinstall fidelity and "
         'rerun \\`fidelity install-hooks --agent\\`." >&2\n'

@@ -47,7 +47,10 @@ def _plan_docs(ctx: Context) -> Plan:
         return Plan(f"{markdown[0]}{f' and {len(markdown) - 1} more' if len(markdown) > 1 else ''}")
     if ctx.changes.deleted:
         return Plan(f"{sorted(ctx.changes.deleted)[0]} deleted: links to it are checked")
-    return skip_unchanged("no Markdown file, docs configuration or ratchet changed")
+    links = sorted(p for p in ctx.changes.changed if ctx.tree.is_link(p))
+    if links:
+        return Plan(f"{links[0]} is a symbolic link that changed: links through it are checked")
+    return skip_unchanged("no Markdown file, docs configuration, ratchet or link changed")
 
 
 def _check_docs(ctx: Context) -> GateResult:

@@ -25,8 +25,8 @@ class Request:
     tree, or with `span` the commit `to` of a range `from..to` (pre-commit's `--from-ref`
     and `--to-ref`); the change against `base` (default: the parent the commit would have;
     for a range, its merge base), or the paths in `files` (pre-commit's `--all-files` and
-    `--files`); everything configured with `everything`; a commit message file for the
-    trailers gate."""
+    `--files`); with `commit`, that commit's whole tree; everything configured with
+    `everything`; a commit message file for the trailers gate."""
 
     repo: Path
     staged: bool = False
@@ -37,6 +37,7 @@ class Request:
     message: Path | None = None
     span: tuple[str, str] | None = None
     files: tuple[str, ...] | None = None
+    commit: str | None = None  # judge this commit's whole tree (a branch's first push)
 
 
 def _parent(repo: Path, amend: bool) -> str | None:
@@ -66,6 +67,8 @@ def _ends(request: Request) -> tuple[str, str] | None:
 def _judged(request: Request) -> Iterator[tuple[tree.Tree, tuple[str, str] | None]]:
     span = _ends(request)
     commit = span[1] if span else None
+    if request.commit is not None:
+        commit = git.rev_parse(request.repo, request.commit)
     with tree.judged(request.repo, request.staged, request.index, commit) as judged:
         yield judged, span
 
@@ -95,6 +98,9 @@ def _context(request: Request, judged: tree.Tree, span: tuple[str, str] | None) 
         parent: str | None = span[1]
         bases = gitlog.merge_bases(request.repo, list(span))
         base = bases[0] if bases else span[0]
+    elif request.commit is not None:
+        parent = git.rev_parse(request.repo, request.commit)
+        base = parent
     else:
         parent = _parent(request.repo, request.amend)
         base = git.rev_parse(request.repo, request.base) if request.base else parent

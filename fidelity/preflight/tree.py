@@ -56,6 +56,7 @@ class Tree:
         self._entries: dict[str, str] = git.index_entries(repo, index) if staged else {}
         self._unstaged = git.unstaged_paths(repo, index) if staged else frozenset()
         self._blobs: dict[str, bytes] = {}
+        self._links: frozenset[str] | None = None
         self._folder: Path | None = repo if not self._unstaged else None
 
     @property
@@ -84,6 +85,16 @@ class Tree:
             blobs = git.cat_blobs(self.repo, [self._entries[p] for p in wanted])
             self._blobs.update(zip(wanted, blobs, strict=True))
         return self._blobs[path]
+
+    def is_link(self, path: str) -> bool:
+        """Whether path is a symbolic link in the judged content (retargeting one can break
+        every Markdown link that goes through it)."""
+        if self.staged:
+            if self._links is None:
+                self._links = git.index_links(self.repo, self.index)
+            return path in self._links
+        target = self.repo / path
+        return target.is_symlink()
 
     def exists(self, path: str) -> bool:
         if self.staged:

@@ -26,14 +26,14 @@ def git_line(python: str) -> str:
     interpreter or its fidelity is gone, git's own merge of the file, which leaves conflict
     markers where the sides differ (a driver that cannot start must never leave "ours"
     unmarked: one `git add` would then drop the other side's rows). git substitutes %O, %A,
-    %B and %P and runs the line with sh."""
+    %B, %P and %L (the conflict-marker-size attribute) and runs the line with sh."""
     py = shlex.quote(python)
     return (
         f"if {py} -c 'import fidelity' 2>/dev/null; "
-        f"then exec {py} -m fidelity merge-records %O %A %B %P; fi; "
+        f"then exec {py} -m fidelity merge-records %O %A %B %P --marker-size %L; fi; "
         f'echo fidelity-records: {py} "cannot run fidelity; git\'s own merge used for" %P '
         "\"(rerun 'fidelity install-hooks')\" >&2; "
-        "git merge-file -L ours -L base -L theirs %A %O %B"
+        "git merge-file --marker-size=%L -L ours -L base -L theirs %A %O %B"
     )
 
 

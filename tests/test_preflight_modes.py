@@ -1,0 +1,55 @@
+"""What preflight judges besides the index: a symbolic link retargeted under a Markdown
+link, and a branch's first push (pre-commit's pre-push names no range then). Real
+repositories and the real CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from support import Repo
+
+PYPROJECT = '[tool.fidelity.docs]\npaths = ["README.md"]\n'
+GOOD, BAD = "# Demo\n\nSee [a](a.txt).\n", "# Demo\n\nSee [a](gone.txt).\n"
+
+
+def preflight(repo: Repo, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "fidelity", "-q", "preflight", *args],
+        cwd=repo.path,
+        env={**repo.env(), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_a_retargeted_symbolic_link_runs_the_docs_gate(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("links")
+    repo.commit(
+        {"pyproject.toml": PYPROJECT, "README.md": "# Demo\n\nSee [l](l.txt).\n", "a.txt": "a\n"}
+    )
+    (repo.path / "l.txt").symlink_to("a.txt")
+    repo.commit(message="link")
+    (repo.path / "l.txt").unlink()
+    (repo.path / "l.txt").symlink_to("gone.txt")
+    repo.git("add", "l.txt")
+    code, out = preflight(repo, "--staged")
+    assert code == 1 and "FD401" in out, out
+    assert "l.txt is a symbolic link that changed" in preflight(repo, "--staged", "--list")[1]
+    repo.git("commit", "-qm", "retarget")
+    code, out = preflight(repo, "--from-ref", "HEAD~1", "--to-ref", "HEAD")
+    assert code == 1 and "FD401" in out, out
+
+
+def test_a_first_push_judges_the_pushed_commit_not_the_work_tree(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """pre-commit runs pre-push on a new branch with every work-tree file and no range; the
+    fix left unstaged in the work tree must not hide the broken commit being pushed."""
+    repo: Repo = make_repo("push")
+    repo.commit({"pyproject.toml": PYPROJECT, "README.md": BAD, "a.txt": "a\n"}, "broken")
+    repo.write({"README.md": GOOD})  # fixed on disk, not committed
+    files = ["--pre-commit", "--", "README.md", "a.txt", "pyproject.toml"]
+    assert preflight(repo, *files)[0] == 0, "as --all-files: the work tree is fine"
+    code, out = preflight(repo, *files, env={"PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"})
+    assert code == 1 and "FD401" in out, out
