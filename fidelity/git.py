@@ -439,15 +439,20 @@ def read_tree(repo: Path, sha: str, index: Path) -> None:
     git(repo, "read-tree", f"{sha}^{{tree}}", index=index)
 
 
+def state_file(repo: Path, name: str) -> str:
+    """The text of a file git keeps while an operation waits for its commit (MERGE_HEAD,
+    CHERRY_PICK_HEAD, REVERT_HEAD, SQUASH_MSG), or '' when there is none."""
+    where = answer(attempt(repo, "rev-parse", "--path-format=absolute", "--git-path", name))
+    try:
+        return Path(where).read_text(encoding="utf-8", errors="replace") if where else ""
+    except OSError:
+        return ""
+
+
 def merge_heads(repo: Path) -> list[str]:
     """The commits being merged into HEAD while a merge waits for its commit (MERGE_HEAD),
     or [] when no merge is in progress."""
-    where = answer(attempt(repo, "rev-parse", "--path-format=absolute", "--git-path", "MERGE_HEAD"))
-    try:
-        text = Path(where).read_text(encoding="ascii") if where else ""
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [line.strip() for line in state_file(repo, "MERGE_HEAD").splitlines() if line.strip()]
 
 
 def checkout_index(repo: Path, dest: Path, index: Path | None = None) -> None:

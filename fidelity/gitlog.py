@@ -210,6 +210,28 @@ def merge_bases(repo: Path, shas: Sequence[str]) -> list[str]:
     return (answer(attempt(repo, "merge-base", "--octopus", "--all", *shas)) or "").split()
 
 
+def bases_against(repo: Path, one: str, others: Sequence[str]) -> list[str]:
+    """Every best common ancestor of `one` and the merge of `others`, as git's octopus merge
+    asks it (`merge-base --all ONE OTHERS...`); empty when they share no history."""
+    return (answer(attempt(repo, "merge-base", "--all", one, *others)) or "").split()
+
+
+def renamed_from(
+    repo: Path, rev: str, reference: str | None, path: str, index: Path | None = None
+) -> str | None:
+    """The path at rev of the file that is `path` at reference (None: in the index), when
+    git sees a rename."""
+    sides = [rev, reference] if reference else ["--cached", rev]
+    out = answer(
+        attempt(repo, "diff", "--find-renames", "--name-status", "-z", *sides, index=index)
+    )
+    fields = (out or "").split("\0")
+    for i, status in enumerate(fields):
+        if status.startswith("R") and i + 2 < len(fields) and fields[i + 2] == path:
+            return fields[i + 1]
+    return None
+
+
 def parents(repo: Path, sha: str) -> list[str]:
     """The parents of commit sha, first parent first."""
     line = git(repo, "rev-list", "--parents", "-n", "1", sha, "--").decode().split()

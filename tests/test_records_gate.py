@@ -11,7 +11,7 @@ import sys
 import pytest
 from support import Repo, run_git
 
-from fidelity.recordmerge.audit import Version, audit, duplicates
+from fidelity.recordmerge.audit import Step, Version, audit, duplicates
 
 PYPROJECT = """\
 [[tool.fidelity.records]]
@@ -167,8 +167,8 @@ def text(*rows: str) -> str:
 def test_the_audit_rules(
     base: list[str], ours: list[str], theirs: list[str], merged: list[str], found: list[str]
 ) -> None:
-    parents = [Version("ours", text(*ours)), Version("theirs", text(*theirs))]
-    problems = audit(Version("the base", text(*base)), parents, text(*merged), ["row"])
+    step = Step(Version("theirs", text(*theirs)), (Version("the base", text(*base)),))
+    problems = audit(Version("ours", text(*ours)), [step], text(*merged), ["row"])
     assert len(problems) == len(found), problems
     for problem, needle in zip(problems, found, strict=True):
         assert needle in problem.message
@@ -177,3 +177,125 @@ def test_the_audit_rules(
 def test_duplicates_name_every_line() -> None:
     (problem,) = duplicates(text("a | 1", "b | 2", "a | 3"), ["row"])
     assert problem.line == 5 and "lines 3, 5" in problem.message
+
+
+def merge_in(
+    repo: Repo, *branches: str, no_commit: bool = True
+) -> subprocess.CompletedProcess[str]:
+    argv = ["git", "-c", "core.hooksPath=/dev/null", "merge", "-q", "--no-ff", "--no-edit"]
+    return subprocess.run(
+        [*argv, *(["--no-commit"] if no_commit else []), *branches],
+        cwd=repo.path,
+        env=repo.env(),
+        capture_output=True,
+        text=True,
+    )
+
+
+def rows_table(**rows: str) -> str:
+    return table(*(f"{k} | {v} | x" for k, v in rows.items()))
+
+
+FILLER = {f"f{i}": "f" for i in range(4)}  # rows apart, so git's text merge is clean
+
+
+def test_a_criss_cross_merge_is_judged_against_every_base(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Two merge bases: against one the merge looks like a conflict resolved, against the
+    other it undoes a change. Whichever git lists first, it is caught."""
+    for order in ("b1 first", "b2 first"):
+        repo: Repo = make_repo(f"criss-{order[:2]}")
+        repo.commit(
+            {"pyproject.toml": PYPROJECT, "records/r.md": rows_table(k1="old", **FILLER, k2="x")}
+        )
+        branches = [("b1", "new", "x"), ("b2", "old", "y")]
+        for name, k1, k2 in branches if order == "b1 first" else branches[::-1]:
+            repo.git("checkout", "-q", "-b", name, "main")
+            repo.commit({"records/r.md": rows_table(k1=k1, **FILLER, k2=k2)}, name)
+        repo.git("checkout", "-q", "b1")
+        assert merge_in(repo, "b2", no_commit=False).returncode == 0
+        p1 = repo.git("rev-parse", "HEAD")
+        repo.git("checkout", "-q", "b2")
+        assert merge_in(repo, "b1~0", no_commit=False).returncode == 0
+        p2 = repo.git("rev-parse", "HEAD")
+        repo.git("checkout", "-q", "-b", "final", p1)
+        repo.commit({"records/r.md": rows_table(k1="newer", **FILLER, k2="y")}, "newer")
+        merge_in(repo, p2)
+        repo.write({"records/r.md": rows_table(k1="new", **FILLER, k2="y")})  # undo "newer"
+        repo.git("add", "-A")
+        code, out = preflight(repo, "--staged")
+        assert code == 1 and "undid the change" in out, (order, out)
+
+
+def test_an_octopus_merge_goes_pairwise(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("octopus")
+    repo.commit({"pyproject.toml": PYPROJECT, "records/r.md": rows_table(a="1", **FILLER, k="old")})
+    repo.git("checkout", "-q", "-b", "x")
+    repo.commit({"records/r.md": rows_table(a="1", x1="xx", **FILLER, k="old")}, "x")
+    repo.git("checkout", "-q", "main")
+    repo.commit({"records/r.md": rows_table(a="1", **FILLER, k="new")}, "main: new")
+    repo.git("checkout", "-q", "-b", "y")
+    repo.commit({"records/r.md": rows_table(a="1", **FILLER, k="newer")}, "y: newer")
+    repo.git("checkout", "-q", "main")
+    repo.commit({"o.txt": "o\n"}, "main moves on")
+    assert merge_in(repo, "x", "y").returncode == 0
+    good = rows_table(a="1", x1="xx", **FILLER, k="newer")
+    assert (repo.path / "records/r.md").read_text() == good, "git's octopus result"
+    assert preflight(repo, "--staged")[0] == 0
+    repo.write({"records/r.md": rows_table(a="1", x1="xx", **FILLER, k="old")})
+    repo.git("add", "-A")
+    code, out = preflight(repo, "--staged")
+    assert code == 1 and "row 'k'" in out, out
+
+
+def test_a_record_renamed_on_one_side_keeps_the_other_sides_rows(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo("renamed")
+    repo.commit({"pyproject.toml": PYPROJECT, "records/r.md": rows_table(a="1", b="2", c="3")})
+    repo.git("checkout", "-q", "-b", "move")
+    repo.git("mv", "records/r.md", "records/log.md")
+    repo.commit({"pyproject.toml": PYPROJECT.replace("records/r.md", "records/log.md")}, "move")
+    repo.git("checkout", "-q", "main")
+    repo.commit({"records/r.md": rows_table(a="1", b="2", c="3", d="4")}, "add d")
+    assert merge_in(repo, "move").returncode == 0
+    assert "| d | 4 |" in (repo.path / "records/log.md").read_text(), "git carried d over"
+    assert preflight(repo, "--staged")[0] == 0
+    repo.write({"records/log.md": rows_table(a="1", b="2", c="3")})
+    repo.git("add", "-A")
+    code, out = preflight(repo, "--staged")
+    assert code == 1 and "row 'd'" in out and "the merge lost it" in out, out
+
+
+@pytest.mark.parametrize("how", ["squash", "cherry-pick"])
+def test_a_squash_or_cherry_pick_being_committed_is_judged(make_repo, how: str) -> None:  # type: ignore[no-untyped-def]
+    repo: Repo = make_repo(how)
+    repo.commit({"pyproject.toml": PYPROJECT, "records/r.md": rows_table(a="1", **FILLER, b="2")})
+    repo.git("checkout", "-q", "-b", "side")
+    repo.commit({"records/r.md": rows_table(a="1", s1="s", **FILLER, b="2")}, "side adds s1")
+    repo.git("checkout", "-q", "main")
+    repo.commit({"records/r.md": rows_table(a="1", **FILLER, b="2", m1="m")}, "main adds m1")
+    if how == "squash":
+        git = ["git", "-c", "core.hooksPath=/dev/null", "merge", "--squash", "side"]
+    else:
+        git = ["git", "-c", "core.hooksPath=/dev/null", "cherry-pick", "--no-commit", "side"]
+    done = subprocess.run(git, cwd=repo.path, env=repo.env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    if how == "cherry-pick":  # --no-commit leaves no CHERRY_PICK_HEAD: a conflict would
+        sha = repo.git("rev-parse", "side")
+        (repo.path / ".git" / "CHERRY_PICK_HEAD").write_text(sha + "\n")
+    assert preflight(repo, "--staged")[0] == 0, "both rows kept"
+    repo.write({"records/r.md": rows_table(a="1", s1="s", **FILLER, b="2")})  # m1 dropped
+    repo.git("add", "-A")
+    code, out = preflight(repo, "--staged")
+    assert code == 1 and "row 'm1'" in out and "HEAD added this row, the merge lost it" in out, out
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_several_bases_each_must_hold(order: int) -> None:
+    """A criss-cross step: against base B2 (k1 'old') both sides changed k1, a conflict any
+    resolution passes; against B1 (k1 'new') only ours did, to 'newer', and the merge undid
+    it. Whichever base git lists first, the undoing is found."""
+    b1, b2 = Version("B1", text("k1 | new")), Version("B2", text("k1 | old"))
+    step = Step(Version("theirs", text("k1 | new")), (b1, b2)[::order])
+    problems = audit(Version("ours", text("k1 | newer")), [step], text("k1 | new"), ["row"])
+    assert [p.message for p in problems] == [
+        "row 'k1': the merge undid the change ours made to this row"
+    ]

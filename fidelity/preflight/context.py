@@ -18,11 +18,15 @@ PYPROJECT = "pyproject.toml"
 @dataclass(frozen=True, slots=True)
 class Merge:
     """A merge whose record rows are judged: its parents, and the merge commit (None when
-    the merge is the judged content, waiting to be committed)."""
+    the merge is the judged content, waiting to be committed). `bases` fixes each step's
+    merge bases (a cherry-pick's is its parent); by default git is asked. `labels` name
+    the parents in findings."""
 
     label: str
     parents: tuple[str, ...]
     commit: str | None = None
+    bases: tuple[tuple[str, ...], ...] | None = None
+    labels: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -202,34 +202,60 @@ def _plan_rows(ctx: Context) -> Plan:
 
 
 def _label(merge: Merge, index: int, sha: str) -> str:
-    if merge.commit is None:
-        return f"{'HEAD' if index == 0 else 'MERGE_HEAD'} ({sha[:12]})"
+    if merge.labels is not None:
+        return merge.labels[index]
     return f"parent {index + 1} ({sha[:12]})"
 
 
-def _merge_problems(ctx: Context, merge: Merge, specs: list[Any]) -> list[str]:
-    """What the merge did to each configured record's rows, against its base and parents."""
-    from fidelity.recordmerge.audit import Version, audit
+def _steps_bases(ctx: Context, merge: Merge) -> tuple[tuple[str, ...], ...]:
+    """Each parent after the first merged against its bases with those before it, as git
+    does (an octopus goes pairwise); a cherry-pick's or revert's base is given."""
+    if merge.bases is not None:
+        return merge.bases
+    parents = merge.parents
+    return tuple(
+        tuple(gitlog.bases_against(ctx.repo, parents[i], parents[:i]))
+        for i in range(1, len(parents))
+    )
 
-    bases = gitlog.merge_bases(ctx.repo, list(merge.parents))
-    base = bases[0] if bases else None
+
+def _versions(ctx: Context, merge: Merge, revs: list[str], path: str) -> dict[str, str | None]:
+    """The record's text at each rev; where a rev has no file at path, the file git sees
+    renamed to it (one side moved the record while the other added rows)."""
+    blobs = gitlog.blobs(ctx.repo, [f"{rev}:{path}" for rev in revs])
+    texts = {rev: _text(blob) for rev, blob in zip(revs, blobs, strict=True)}
+    for rev in revs:
+        if texts[rev] is None and rev != merge.commit:
+            old = gitlog.renamed_from(ctx.repo, rev, merge.commit, path, ctx.tree.index)
+            if old is not None:
+                texts[rev] = _text(gitlog.blobs(ctx.repo, [f"{rev}:{old}"])[0])
+    return texts
+
+
+def _merge_problems(ctx: Context, merge: Merge, specs: list[Any]) -> list[str]:
+    """What the merge did to each configured record's rows, against its bases and parents."""
+    from fidelity.recordmerge.audit import Step, Version, audit
+
+    steps_bases = _steps_bases(ctx, merge)
+    revs = list(dict.fromkeys([*merge.parents, *(b for bs in steps_bases for b in bs)]))
+    if merge.commit:
+        revs.append(merge.commit)
     problems = []
     for spec in specs:
-        names = [f"{rev}:{spec.path}" for rev in (base, *merge.parents, merge.commit) if rev]
-        blobs = [
-            b.decode("utf-8", "replace") if b is not None else None
-            for b in gitlog.blobs(ctx.repo, names)
-        ]
-        base_text = blobs.pop(0) if base else None
-        sides = blobs[: len(merge.parents)]
-        merged = blobs[-1] if merge.commit else _text(ctx.tree.read(spec.path))
-        if merged is None and all(s is None for s in sides):
+        texts = _versions(ctx, merge, revs, spec.path)
+        merged = texts[merge.commit] if merge.commit else _text(ctx.tree.read(spec.path))
+        if merged is None and all(texts[p] is None for p in merge.parents):
             continue
-        versions = [
-            Version(_label(merge, i, sha), text)
-            for i, (sha, text) in enumerate(zip(merge.parents, sides, strict=True))
+        first = Version(_label(merge, 0, merge.parents[0]), texts[merge.parents[0]])
+        steps = [
+            Step(
+                Version(_label(merge, i, sha), texts[sha]),
+                tuple(Version(f"base {b[:12]}", texts[b]) for b in steps_bases[i - 1]),
+            )
+            for i, sha in enumerate(merge.parents)
+            if i > 0
         ]
-        for p in audit(Version("the base", base_text), versions, merged or "", [spec.key]):
+        for p in audit(first, steps, merged or "", [spec.key]):
             where = f"{spec.path}:{p.line}" if p.line else spec.path
             problems.append(f"{where}: {merge.label}: {p.message}")
     return problems

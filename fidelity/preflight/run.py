@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,8 +75,9 @@ def _judged(request: Request) -> Iterator[tuple[tree.Tree, tuple[str, str] | Non
 
 
 def _merges(request: Request, span: tuple[str, str] | None) -> tuple[Merge, ...]:
-    """The merges whose record rows the records gate judges: those a range brings, HEAD's
-    under --all, and a merge waiting to be committed."""
+    """The merges whose record rows the rows gate judges: those a range brings, HEAD's
+    under --all, and one waiting to be committed in the judged index or work tree (a
+    merge, a squash merge, a cherry-pick or revert whose conflicts were resolved)."""
     repo = request.repo
     if span is not None:
         graph = gitlog.graph(repo, [span[1]], [span[0]])
@@ -86,10 +88,30 @@ def _merges(request: Request, span: tuple[str, str] | None) -> tuple[Merge, ...]
         parents = gitlog.parents(repo, head)
         if len(parents) > 1:
             found.append(Merge(f"merge {head[:12]} (HEAD)", tuple(parents), head))
-    heads = git.merge_heads(repo)
-    if heads and head is not None and not request.amend:
-        found.append(Merge("the merge being committed", (head, *heads)))
+    if head is not None and not request.amend and request.commit is None:
+        found += _pending(repo, head)
     return tuple(found)
+
+
+def _pending(repo: Path, head: str) -> list[Merge]:
+    """What git is in the middle of, as a merge of HEAD and what it brings in."""
+    heads = git.merge_heads(repo)
+    if heads:
+        labels = ("HEAD", *(f"MERGE_HEAD ({h[:12]})" for h in heads))
+        return [Merge("the merge being committed", (head, *heads), labels=labels)]
+    for name, what in (("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert")):
+        picked = git.state_file(repo, name).strip()
+        parent = git.resolve(repo, f"{picked}^") if picked else None
+        if picked and parent:
+            theirs, base = (picked, parent) if what == "cherry-pick" else (parent, picked)
+            labels = ("HEAD", f"{name} ({picked[:12]})")
+            return [Merge(f"the {what} being committed", (head, theirs), None, ((base,),), labels)]
+    squashed = re.search(r"^commit ([0-9a-f]{40})", git.state_file(repo, "SQUASH_MSG"), re.M)
+    if squashed:
+        tip = squashed.group(1)
+        labels = ("HEAD", f"the squashed branch ({tip[:12]})")
+        return [Merge("the squash merge being committed", (head, tip), labels=labels)]
+    return []
 
 
 def _context(request: Request, judged: tree.Tree, span: tuple[str, str] | None) -> Context:
