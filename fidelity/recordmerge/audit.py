@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checkers.tables import Table, parse_tables
+from checkers.tables import parse_tables
+from fidelity.recordmerge.keyed import key_column
 
 Ident = tuple[str | None, str, int]
 Cells = tuple[str, ...]
@@ -49,20 +50,12 @@ class _Rows:
     lines: dict[str, list[int]]  # key -> every line the key is on
 
 
-def _key_index(table: Table, keys: Sequence[str]) -> tuple[str, int] | None:
-    for key in keys:
-        index = table.column(key)
-        if index is not None:
-            return key, index
-    return None
-
-
 def tables(text: str | None, keys: Sequence[str]) -> dict[Ident, _Rows]:
     """Every table with a key column, by identity; rows without a key are left out."""
     found: dict[Ident, _Rows] = {}
     seen: dict[tuple[str | None, str], int] = {}
     for table in parse_tables(text or ""):
-        column = _key_index(table, keys)
+        column = key_column(table, keys)
         if column is None:
             continue
         name, index = column

@@ -68,7 +68,8 @@ def _strip(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-def _key_column(table: Table, keys: Sequence[str]) -> tuple[str, int] | None:
+def key_column(table: Table, keys: Sequence[str]) -> tuple[str, int] | None:
+    """The first of keys that heads a column of table, and that column's index."""
     for key in keys:
         index = table.column(key)
         if index is not None:
@@ -82,7 +83,7 @@ def keyed_tables(text: str, keys: Sequence[str]) -> list[KeyedTable]:
     found: list[KeyedTable] = []
     seen: Counter[tuple[str | None, str]] = Counter()
     for table in parse_tables(text):
-        column = _key_column(table, keys)
+        column = key_column(table, keys)
         if column is None:
             continue
         key, index = column
@@ -261,7 +262,7 @@ def _all_keys(text: str, keys: Sequence[str]) -> Counter[str]:
     """Every key of every table with a key column (keyed-mergeable or not)."""
     counts: Counter[str] = Counter()
     for table in parse_tables(text):
-        column = _key_column(table, keys)
+        column = key_column(table, keys)
         if column is not None:
             index = column[1]
             counts.update(
