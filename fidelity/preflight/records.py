@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from checkers.errors import ConfigError, NothingToCheck
@@ -53,6 +54,23 @@ def _plan_docs(ctx: Context) -> Plan:
     return skip_unchanged("no Markdown file, docs configuration, ratchet or link changed")
 
 
+def _docs_options(ctx: Context, root: Path) -> Any:
+    """check-docs' own signed cache when the judged content is the work tree itself (pages
+    that did not change are answered from it); a scratch copy of the index is checked whole.
+    No cache (no key, a folder that cannot be made) only costs time."""
+    from checkers.tree import Options
+    from fidelity import __version__, cachekey, workdir
+
+    if root != ctx.repo:
+        return Options(root=root)
+    key, _ = cachekey.load()
+    try:
+        folder = workdir.cache(ctx.repo, "check-docs") if key is not None else None
+    except (OSError, UsageError):
+        folder = None
+    return Options(root=root, cache_dir=folder, cache_key=key if folder else None, salt=__version__)
+
+
 def _check_docs(ctx: Context) -> GateResult:
     """Every configured page, since links and anchors cross pages: a change to one page (or a
     deleted file) can break another."""
@@ -60,7 +78,7 @@ def _check_docs(ctx: Context) -> GateResult:
 
     root = ctx.tree.folder()
     try:
-        result = check_tree([], root, root)
+        result = check_tree([], root, options=_docs_options(ctx, root))
     except ConfigError as exc:
         return GateResult("docs", Status.FAILED, "invalid [tool.fidelity.docs]", (str(exc),))
     except NothingToCheck as exc:
