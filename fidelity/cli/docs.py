@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity import __version__, git, github, workdir
+from fidelity import __version__, git, workdir
 from fidelity.cli import options
 from fidelity.errors import UsageError
 
@@ -128,6 +128,8 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
     options.write(args.sarif, report.sarif_text(result, __version__))
     if not (options.to_stdout(args.json) or options.to_stdout(args.sarif)):
         if args.format == "github":
+            from fidelity import github
+
             notes = [
                 github.Annotation(str(f.code), f.message, f.path, f.line, f.col)
                 for f in result.findings

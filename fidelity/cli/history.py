@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity.cli import annotate, options
+from fidelity.cli import options
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,6 +68,8 @@ def _stale(args: argparse.Namespace, console: Console) -> int:
         )
         code = 0
     code = emit(console, title, report, summary, args.json, args.markdown, code)
+    from fidelity.cli import annotate  # at use: dataclasses, not at start-up
+
     annotate.emit(console, args.json, annotate.stale(report, code))
     return code
 
@@ -104,6 +106,8 @@ def _landed(args: argparse.Namespace, console: Console) -> int:
     report = landed.check(git.toplevel(args.repo), args.ref, args.commit, args.symbol)
     title = f"landed on {args.ref}"
     code = emit(console, title, report, report.summary(), args.json, args.markdown)
+    from fidelity.cli import annotate  # at use: dataclasses, not at start-up
+
     annotate.emit(console, args.json, annotate.summary("landed", report, report.summary()))
     return code
 
@@ -137,5 +141,7 @@ def _trailers(args: argparse.Namespace, console: Console) -> int:
         print_lines(console, [finding.render() for finding in report.findings])
     title = "commit trailers"
     code = emit(console, title, report, report.summary(), args.json, args.markdown)
+    from fidelity.cli import annotate  # at use: dataclasses, not at start-up
+
     annotate.emit(console, args.json, annotate.trailers(report, args.message_file))
     return code

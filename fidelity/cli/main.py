@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from checkers.errors import ConfigError, NothingToCheck
-from fidelity import __version__, github
+from fidelity import __version__
 from fidelity.cli import (
     ab,
     console,
@@ -118,6 +118,8 @@ def _error_console(quiet: bool) -> Console:
 
 def _annotate(command: str, code: int, message: str) -> None:
     """An error that ended a gate before it had a verdict to annotate, as an annotation."""
+    from fidelity import github  # not at start-up: dataclasses and inspect, ~20 ms
+
     if command in ANNOTATED and github.active():
         what = "usage or configuration error" if code == 2 else "cannot be trusted"
         sys.stdout.write(github.error(None, None, f"fidelity {command}: {what}", message) + "\n")
