@@ -14,7 +14,8 @@ from fidelity.preflight import settings, tree
 from fidelity.preflight.context import PYPROJECT, Context, Gate, Merge, Plan
 from fidelity.preflight.message import TRAILERS
 from fidelity.preflight.outcome import GateResult, Report, Status
-from fidelity.preflight.records import DOCS, ROWS, STALE
+from fidelity.preflight.records import DOCS, STALE
+from fidelity.preflight.rows import ROWS
 from fidelity.preflight.tables import CASES, CONTROLS, FAILSET, PREDICTIONS
 
 GATES: tuple[Gate, ...] = (CASES, CONTROLS, PREDICTIONS, FAILSET, DOCS, STALE, ROWS, TRAILERS)

@@ -1,0 +1,140 @@
+"""The rows gate: a merge (or squash, cherry-pick, revert) keeps every keyed record row of
+its parents, judged by `recordmerge.audit`; and no key is on two rows of a touched record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fidelity import gitlog
+from fidelity.errors import UsageError
+from fidelity.preflight.context import Context, Gate, Merge, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.outcome import GateResult, Status
+from fidelity.preflight.records import specs as _specs
+
+
+def _record_paths(ctx: Context) -> list[str] | None:
+    """The configured record paths read leniently (None: the section is not a list of
+    entries with paths; the check validates it)."""
+    section = ctx.tool.get("records")
+    entries = section if isinstance(section, list) else []
+    raw = [e.get("path") for e in entries if isinstance(e, dict)]
+    paths = [p for p in raw if isinstance(p, str)]
+    return paths if paths and len(paths) == len(entries) else None
+
+
+def _plan_rows(ctx: Context) -> Plan:
+    if ctx.tool.get("records") is None:
+        return skip_unconfigured("no [[tool.fidelity.records]]")
+    if ctx.merges:
+        labels = ", ".join(m.label for m in ctx.merges[:3])
+        more = f" and {len(ctx.merges) - 3} more" if len(ctx.merges) > 3 else ""
+        return Plan(f"every row of every parent kept by {labels}{more}")
+    paths = _record_paths(ctx)
+    if paths is None:
+        return Plan("[[tool.fidelity.records]] (to be validated)")
+    touched = paths if ctx.config_touched() else [p for p in paths if ctx.changes.touched(p)]
+    if touched:
+        return Plan(f"{', '.join(touched)}: no key on two rows")
+    return skip_unchanged("no merge to judge and no configured record changed")
+
+
+def _label(merge: Merge, index: int, sha: str) -> str:
+    if merge.labels is not None:
+        return merge.labels[index]
+    return f"parent {index + 1} ({sha[:12]})"
+
+
+def _steps_bases(ctx: Context, merge: Merge) -> tuple[tuple[str, ...], ...]:
+    """Each parent after the first merged against its bases with those before it, as git
+    does (an octopus goes pairwise); a cherry-pick's or revert's base is given."""
+    if merge.bases is not None:
+        return merge.bases
+    parents = merge.parents
+    return tuple(
+        tuple(gitlog.bases_against(ctx.repo, parents[i], parents[:i]))
+        for i in range(1, len(parents))
+    )
+
+
+def _versions(ctx: Context, merge: Merge, revs: list[str], path: str) -> dict[str, str | None]:
+    """The record's text at each rev; where a rev has no file at path, the file git sees
+    renamed to it (one side moved the record while the other added rows)."""
+    blobs = gitlog.blobs(ctx.repo, [f"{rev}:{path}" for rev in revs])
+    texts = {rev: _text(blob) for rev, blob in zip(revs, blobs, strict=True)}
+    for rev in revs:
+        if texts[rev] is None and rev != merge.commit:
+            old = gitlog.renamed_from(ctx.repo, rev, merge.commit, path, ctx.tree.index)
+            if old is not None:
+                texts[rev] = _text(gitlog.blobs(ctx.repo, [f"{rev}:{old}"])[0])
+    return texts
+
+
+def _merge_problems(ctx: Context, merge: Merge, specs: list[Any]) -> list[str]:
+    """What the merge did to each configured record's rows, against its bases and parents."""
+    from fidelity.recordmerge.audit import Step, Version, audit
+
+    steps_bases = _steps_bases(ctx, merge)
+    revs = list(dict.fromkeys([*merge.parents, *(b for bs in steps_bases for b in bs)]))
+    if merge.commit:
+        revs.append(merge.commit)
+    problems = []
+    for spec in specs:
+        texts = _versions(ctx, merge, revs, spec.path)
+        merged = texts[merge.commit] if merge.commit else _text(ctx.tree.read(spec.path))
+        if merged is None and all(texts[p] is None for p in merge.parents):
+            continue
+        first = Version(_label(merge, 0, merge.parents[0]), texts[merge.parents[0]])
+        steps = [
+            Step(
+                Version(_label(merge, i, sha), texts[sha]),
+                tuple(Version(f"base {b[:12]}", texts[b]) for b in steps_bases[i - 1]),
+            )
+            for i, sha in enumerate(merge.parents)
+            if i > 0
+        ]
+        for p in audit(first, steps, merged or "", [spec.key]):
+            where = f"{spec.path}:{p.line}" if p.line else spec.path
+            problems.append(f"{where}: {merge.label}: {p.message}")
+    return problems
+
+
+def _text(data: bytes | None) -> str | None:
+    return data.decode("utf-8", "replace") if data is not None else None
+
+
+def _check_merged_rows(ctx: Context) -> GateResult:
+    from fidelity.recordmerge.audit import duplicates
+
+    try:
+        specs = _specs(ctx)
+    except UsageError as exc:
+        return GateResult("rows", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
+    if ctx.merges and gitlog.is_shallow(ctx.repo):
+        why = "the clone is shallow: a merge's base and parents may be missing"
+        return GateResult("rows", Status.UNTRUSTED, why)
+    problems: list[str] = []
+    for merge in ctx.merges:
+        problems += _merge_problems(ctx, merge, specs)
+    touched = specs if ctx.config_touched() else [s for s in specs if ctx.changes.touched(s.path)]
+    for spec in touched:
+        text = _text(ctx.tree.read(spec.path))
+        for p in duplicates(text or "", [spec.key]):
+            problems.append(f"{spec.path}:{p.line}: {p.message}")
+    problems = list(dict.fromkeys(problems))
+    judged = f"{len(ctx.merges)} merges, " if ctx.merges else ""
+    where = f"{judged}{len(specs)} records"
+    if problems:
+        return GateResult(
+            "rows", Status.FAILED, f"{where}: {len(problems)} problems", tuple(problems)
+        )
+    if not specs:
+        return GateResult("rows", Status.UNTRUSTED, "no record configured to judge")
+    return GateResult("rows", Status.OK, f"{where}: every row kept, no key twice")
+
+
+ROWS = Gate(
+    "rows",
+    "a merge keeps every keyed record row of its parents; no key on two rows",
+    _plan_rows,
+    _check_merged_rows,
+)
