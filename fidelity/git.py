@@ -393,27 +393,22 @@ def unstaged_paths(repo: Path, index: Path | None = None) -> frozenset[str]:
     return frozenset(tracked | set(_untracked(repo)))
 
 
-def index_entries(repo: Path, index: Path | None = None) -> dict[str, str]:
-    """path -> blob id for every file the index stages (stage 0; submodules left out)."""
+def staged_files(repo: Path, index: Path | None = None) -> dict[str, tuple[str, str]]:
+    """path -> (mode, blob id) for every file the index stages (stage 0; submodules left
+    out); mode 120000 is a symbolic link."""
     listing = git(repo, "ls-files", "--stage", "-z", "--full-name", "--", ":/", index=index)
     entries = {}
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
         parts = meta.split()
         if len(parts) == 3 and parts[2] == b"0" and parts[0] != b"160000":
-            entries[name.decode(errors="surrogateescape")] = parts[1].decode()
+            entries[name.decode(errors="surrogateescape")] = (parts[0].decode(), parts[1].decode())
     return entries
 
 
-def index_links(repo: Path, index: Path | None = None) -> frozenset[str]:
-    """The paths the index stages as symbolic links (mode 120000)."""
-    listing = git(repo, "ls-files", "--stage", "-z", "--full-name", "--", ":/", index=index)
-    found = set()
-    for entry in listing.split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        if meta.startswith(b"120000 "):
-            found.add(name.decode(errors="surrogateescape"))
-    return frozenset(found)
+def index_entries(repo: Path, index: Path | None = None) -> dict[str, str]:
+    """path -> blob id for every file the index stages (stage 0; submodules left out)."""
+    return {path: blob for path, (_, blob) in staged_files(repo, index).items()}
 
 
 def cat_blobs(repo: Path, blobs: Sequence[str]) -> list[bytes]:
@@ -439,20 +434,26 @@ def read_tree(repo: Path, sha: str, index: Path) -> None:
     git(repo, "read-tree", f"{sha}^{{tree}}", index=index)
 
 
-def state_file(repo: Path, name: str) -> str:
-    """The text of a file git keeps while an operation waits for its commit (MERGE_HEAD,
-    CHERRY_PICK_HEAD, REVERT_HEAD, SQUASH_MSG), or '' when there is none."""
-    where = answer(attempt(repo, "rev-parse", "--path-format=absolute", "--git-path", name))
-    try:
-        return Path(where).read_text(encoding="utf-8", errors="replace") if where else ""
-    except OSError:
-        return ""
+def state_files(repo: Path, names: Sequence[str]) -> dict[str, str]:
+    """The text of each file git keeps while an operation waits for its commit (MERGE_HEAD,
+    CHERRY_PICK_HEAD, REVERT_HEAD, SQUASH_MSG), '' for one that is not there; one git call
+    finds where all of them live (a linked worktree keeps its own)."""
+    args = [arg for name in names for arg in ("--git-path", name)]
+    where = (answer(attempt(repo, "rev-parse", "--path-format=absolute", *args)) or "").split("\n")
+    texts = {}
+    for name, path in zip(names, where, strict=False):
+        try:
+            texts[name] = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            texts[name] = ""
+    return {name: texts.get(name, "") for name in names}
 
 
 def merge_heads(repo: Path) -> list[str]:
     """The commits being merged into HEAD while a merge waits for its commit (MERGE_HEAD),
     or [] when no merge is in progress."""
-    return [line.strip() for line in state_file(repo, "MERGE_HEAD").splitlines() if line.strip()]
+    text = state_files(repo, ["MERGE_HEAD"])["MERGE_HEAD"]
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def checkout_index(repo: Path, dest: Path, index: Path | None = None) -> None:

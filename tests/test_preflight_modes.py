@@ -53,3 +53,21 @@ def test_a_first_push_judges_the_pushed_commit_not_the_work_tree(make_repo) -> N
     assert preflight(repo, *files)[0] == 0, "as --all-files: the work tree is fine"
     code, out = preflight(repo, *files, env={"PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"})
     assert code == 1 and "FD401" in out, out
+
+
+def test_preflight_keeps_check_docs_cache_and_a_hand_edited_one_changes_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """The docs gate answers unchanged pages from check-docs' signed cache; a cache edited to
+    clear a page's findings is not signed with this machine's key, so the page is judged."""
+    import re
+
+    repo: Repo = make_repo("cached")
+    repo.commit({"pyproject.toml": PYPROJECT, "README.md": BAD, "a.txt": "a\n"}, "broken")
+    code, out = preflight(repo, "--all")
+    assert code == 1 and "FD401" in out, out
+    (cache,) = (repo.path / ".fidelity" / "cache" / "check-docs").iterdir()
+    raw = cache.read_bytes()
+    edited = re.sub(rb'"findings":\[\[.*?\]\]', b'"findings":[]', raw)
+    assert edited != raw, "the page's finding was cached"
+    cache.write_bytes(edited)
+    code, out = preflight(repo, "--all")
+    assert code == 1 and "FD401" in out, out

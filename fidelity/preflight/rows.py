@@ -121,15 +121,20 @@ def _check_merged_rows(ctx: Context) -> GateResult:
         for p in duplicates(text or "", [spec.key]):
             problems.append(f"{spec.path}:{p.line}: {p.message}")
     problems = list(dict.fromkeys(problems))
-    judged = f"{len(ctx.merges)} merges, " if ctx.merges else ""
-    where = f"{judged}{len(specs)} records"
+    judged = f"{_count(len(ctx.merges), 'merge')}, " if ctx.merges else ""
+    where = f"{judged}{_count(len(specs), 'record')}"
     if problems:
         return GateResult(
             "rows", Status.FAILED, f"{where}: {len(problems)} problems", tuple(problems)
         )
     if not specs:
         return GateResult("rows", Status.UNTRUSTED, "no record configured to judge")
-    return GateResult("rows", Status.OK, f"{where}: every row kept, no key twice")
+    held = "every row kept, no key twice" if ctx.merges else "no key on two rows"
+    return GateResult("rows", Status.OK, f"{where}: {held}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 ROWS = Gate(

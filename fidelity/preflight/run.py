@@ -96,18 +96,19 @@ def _merges(request: Request, span: tuple[str, str] | None) -> tuple[Merge, ...]
 
 def _pending(repo: Path, head: str) -> list[Merge]:
     """What git is in the middle of, as a merge of HEAD and what it brings in."""
-    heads = git.merge_heads(repo)
+    state = git.state_files(repo, ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "SQUASH_MSG"])
+    heads = [line.strip() for line in state["MERGE_HEAD"].splitlines() if line.strip()]
     if heads:
         labels = ("HEAD", *(f"MERGE_HEAD ({h[:12]})" for h in heads))
         return [Merge("the merge being committed", (head, *heads), labels=labels)]
     for name, what in (("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert")):
-        picked = git.state_file(repo, name).strip()
+        picked = state[name].strip()
         parent = git.resolve(repo, f"{picked}^") if picked else None
         if picked and parent:
             theirs, base = (picked, parent) if what == "cherry-pick" else (parent, picked)
             labels = ("HEAD", f"{name} ({picked[:12]})")
             return [Merge(f"the {what} being committed", (head, theirs), None, ((base,),), labels)]
-    squashed = re.search(r"^commit ([0-9a-f]{40})", git.state_file(repo, "SQUASH_MSG"), re.M)
+    squashed = re.search(r"^commit ([0-9a-f]{40})", state["SQUASH_MSG"], re.M)
     if squashed:
         tip = squashed.group(1)
         labels = ("HEAD", f"the squashed branch ({tip[:12]})")
@@ -142,7 +143,7 @@ def _context(request: Request, judged: tree.Tree, span: tuple[str, str] | None) 
         settings=settings.from_tool(tool, source),
         parent=parent,
         message=request.message,
-        merges=_merges(request, span),
+        merges=_merges(request, span) if "records" in tool else (),  # only the rows gate reads them
         span=span,
     )
 

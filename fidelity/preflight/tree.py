@@ -53,10 +53,11 @@ class Tree:
         self.index = index
         self._label = label
         self._scratch = scratch
-        self._entries: dict[str, str] = git.index_entries(repo, index) if staged else {}
+        files = git.staged_files(repo, index) if staged else {}
+        self._entries: dict[str, str] = {path: blob for path, (_, blob) in files.items()}
+        self._links = frozenset(path for path, (mode, _) in files.items() if mode == "120000")
         self._unstaged = git.unstaged_paths(repo, index) if staged else frozenset()
         self._blobs: dict[str, bytes] = {}
-        self._links: frozenset[str] | None = None
         self._folder: Path | None = repo if not self._unstaged else None
 
     @property
@@ -90,8 +91,6 @@ class Tree:
         """Whether path is a symbolic link in the judged content (retargeting one can break
         every Markdown link that goes through it)."""
         if self.staged:
-            if self._links is None:
-                self._links = git.index_links(self.repo, self.index)
             return path in self._links
         target = self.repo / path
         return target.is_symlink()
