@@ -16,8 +16,10 @@ PROBE = "import conftest; from hypothesis import settings; d = settings.default;
 PROBE += "print(d.derandomize, d.max_examples)"
 
 
-def loaded_profile(profile: str | None) -> str:
-    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_PROFILE"}
+def loaded_profile(profile: str | None, ci: bool) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("HYPOTHESIS_PROFILE", "CI")}
+    if ci:
+        env["CI"] = "true"  # Hypothesis derandomizes its own defaults on a CI machine
     if profile is not None:
         env["HYPOTHESIS_PROFILE"] = profile
     done = subprocess.run(
@@ -40,9 +42,12 @@ def test_the_readme_test_command_is_cis_word_for_word() -> None:
     assert "HYPOTHESIS_PROFILE" not in ci  # CI runs on the defaults a user gets
 
 
+@pytest.mark.parametrize("ci", [False, True], ids=["desk", "ci-machine"])
 @pytest.mark.parametrize(
     ("profile", "loaded"),
     [(None, "True 150"), ("explore", "False 1500")],
 )
-def test_the_default_profile_is_cis_derandomized_one(profile: str | None, loaded: str) -> None:
-    assert loaded_profile(profile) == loaded
+def test_the_default_profile_is_cis_derandomized_one(
+    profile: str | None, loaded: str, ci: bool
+) -> None:
+    assert loaded_profile(profile, ci) == loaded
