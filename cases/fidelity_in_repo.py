@@ -30,6 +30,7 @@ WHEN = "1767650400 +0000"  # the merges' author and committer date: fixed, so id
 # what differs between two runs of the same code: elapsed times and the run's own folder
 VOLATILE = [
     (re.compile(r"\b\d+(\.\d+)?(e-?\d+)? ?(ms|s)\b"), "<time>"),
+    (re.compile(r' time="[0-9.]+"'), ' time="<time>"'),  # JUnit
     (
         re.compile(r"/[^\s\"']*/fidelity-(baseline|candidate)-\w+(/fidelity-\1-\w+)?"),
         r"<\1 worktree>",
