@@ -349,3 +349,24 @@ def test_the_decision_can_be_answered_as_json(repo: Repo, tmp_path: Path) -> Non
     done = subprocess.run(argv, input=event("ls", repo.path), capture_output=True, timeout=120)
     assert done.returncode == 0
     assert "permissionDecision" not in json.loads(done.stdout)["hookSpecificOutput"]
+
+
+def test_a_gate_that_cannot_judge_blocks_too(tmp_path: Path) -> None:
+    """Exit 3 (untrusted: here `stale` in a shallow clone, which cannot see a row's
+    history) is not a pass: the agent's commit is blocked and told why."""
+    origin = Repo(tmp_path / "origin")
+    records = '[[tool.fidelity.records]]\npath = "bench.md"\nkey = "row"\n'
+    records += 'commit_column = "commit"\nwatch = ["sim.py"]\n'
+    origin.commit({"pyproject.toml": records, "sim.py": "x = 1\n"}, "root")
+    sha = origin.git("rev-parse", "HEAD")
+    table = f"# Bench\n\n| row | commit |\n|---|---|\n| one | {sha} |\n"
+    origin.commit({"bench.md": table, "sim.py": "x = 2\n"}, "measured")
+    clone = tmp_path / "clone"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    argv = ["git", "clone", "-q", "--depth", "1", f"file://{origin.path}", str(clone)]
+    subprocess.run(argv, check=True, env=env)
+    (clone / "bench.md").write_text(table + f"| two | {sha} |\n")
+    subprocess.run(["git", "add", "bench.md"], cwd=clone, check=True, env=env)
+    code, err = hook(event("git commit -m 'two'", clone), tmp_path)
+    assert code == 2, err
+    assert "blocked this commit" in err and "shallow" in err

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import PY, Repo, alive, matrix_toml
+from support import PY, Repo, alive, git_env, matrix_toml
 
 from fidelity import worktree
 
@@ -153,3 +153,27 @@ def test_sigkill_leaves_a_worktree_the_next_run_reports_and_prunes(
     again = _fidelity("run", "--baseline", "HEAD", "--repo", str(sim_repo.path))
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0 and b"removed worktree" not in err, "said once, then gone"
+
+
+def test_the_users_git_hooks_never_run(sim_repo: Repo, tmp_path: Path) -> None:
+    """`git worktree add` and `checkout` fire post-checkout; a user's hook (a formatter, an
+    LFS pull, anything) must not run inside fidelity's worktrees or see their paths."""
+    mark = tmp_path / "hook-ran"
+    hook = f"#!/bin/sh\necho \"$0 $*\" >> '{mark}'\n"
+    own = tmp_path / "hooks"
+    for folder in (sim_repo.path / ".git" / "hooks", own):
+        folder.mkdir(exist_ok=True)
+        for name in ("post-checkout", "reference-transaction", "post-index-change"):
+            (folder / name).write_text(hook)
+            (folder / name).chmod(0o755)
+    sha = sim_repo.git("rev-parse", "HEAD")
+    for configured in (False, True):
+        if configured:
+            sim_repo.git("config", "core.hooksPath", str(own))
+        with worktree.detached(sim_repo.path, sha, "hooks") as checkout:
+            assert (checkout.path / "prog.py").is_file()
+        assert checkout.removed
+        assert not mark.exists(), mark.read_text()
+    live = ["git", "checkout", "-q", "--detach", sha]  # the hook is live: git itself runs it
+    subprocess.run(live, cwd=sim_repo.path, env=git_env(tmp_path), check=True)
+    assert mark.exists()
