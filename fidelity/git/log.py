@@ -1,6 +1,6 @@
-"""git history queries for `stale`, `landed` and `trailers`: ancestry, logs, trailers,
-patch ids, the commit graph. Each answers in one walk or one batch, never one process per
-commit, and runs through `fidelity.git`'s hardened runner.
+"""git history queries for `stale`, `landed`, `trailers` and preflight's record gates:
+ancestry, logs, trailers, patch ids, the commit graph. Each answers in one walk or one
+batch, never one process per commit, and runs through `fidelity.git.command`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fidelity import proc
-from fidelity.git import GitError, answer, attempt, git, succeeds
+from fidelity.git.command import GitError, answer, attempt, git, succeeds
 
 
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
@@ -84,6 +84,8 @@ def commit_message(repo: Path, sha: str) -> bytes:
 
 
 _FIELD, _TRAILER, _KV = "\x1f", "\x1e", "\x1d"
+
+
 _SEPARATORS = (_FIELD, _TRAILER, _KV)
 
 
@@ -150,29 +152,6 @@ def messages(repo: Path, shas: Sequence[str]) -> dict[str, str]:
         sha, _, message = record.partition("\n")
         if sha.strip():
             found[sha.strip()] = message
-    return found
-
-
-def object_ids(repo: Path, names: Sequence[str]) -> list[str | None]:
-    """The object id each name (`rev^{commit}`, `rev:path`) resolves to, or None, answered
-    by one `git cat-file --batch-check` for all of them."""
-    usable = [n for n in names if n and "\n" not in n and not n.startswith("-")]
-    if not usable:
-        return [None] * len(names)
-    out = git(
-        repo,
-        "cat-file",
-        "--batch-check=%(objectname)",
-        stdin="".join(f"{n}\n" for n in usable).encode(),
-    )
-    answers = iter(out.decode(errors="replace").splitlines())
-    found: list[str | None] = []
-    for name in names:
-        if name in usable:
-            line = next(answers, "")
-            found.append(line if line and " " not in line else None)
-        else:
-            found.append(None)
     return found
 
 
@@ -433,24 +412,4 @@ def symbol_changes(repo: Path, ref: str, needles: Sequence[str]) -> list[tuple[s
         head, _, body = record.partition(b"\n")
         sha, _, subject = head.decode(errors="replace").partition("\x1f")
         found.append((sha, subject, body))
-    return found
-
-
-def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
-    """The contents of `rev:path` names from one `git cat-file --batch`; None when missing."""
-    if not names:
-        return []
-    out = git(repo, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in names).encode())
-    found: list[bytes | None] = []
-    pos = 0
-    for _ in names:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or not header[2].isdigit() or header[1] == b"missing":
-            found.append(None)  # "<name> missing" (a name may hold spaces)
-            continue
-        size = int(header[2])
-        found.append(out[pos : pos + size])
-        pos += size + 1
     return found
