@@ -33,7 +33,16 @@ def log_commits(
 ) -> list[tuple[str, str]]:
     """(sha, subject) of the commits `git log revs -- paths` lists, newest first."""
     flags = ["--no-merges"] if no_merges else []
-    out = git(repo, "log", "-z", "--format=%H%x1f%s", *flags, *revs, "--", *paths)
+    out = git(repo, "log", "-z", f"--format={_SUBJECTS}", *flags, *revs, "--", *paths)
+    return _subjects(out)
+
+
+_SUBJECTS = "%H%x1f%s"
+
+
+def _subjects(out: bytes) -> list[tuple[str, str]]:
+    """(sha, subject) of each record of `git log -z --format=%H%x1f%s`, in order: the one
+    reader of that format (`log_commits` and `touching` ask for it)."""
     found = []
     for record in out.decode(errors="replace").split("\0"):
         if record.strip():
@@ -84,9 +93,6 @@ def commit_message(repo: Path, sha: str) -> bytes:
 
 
 _FIELD, _TRAILER, _KV = "\x1f", "\x1e", "\x1d"
-
-
-_SEPARATORS = (_FIELD, _TRAILER, _KV)
 
 
 def _split_record(record: str) -> tuple[str, str, list[tuple[str, str]]] | None:
@@ -242,18 +248,13 @@ def touching(
         "-z",
         "--no-merges",
         "--full-history",
-        "--format=%H%x1f%s",
+        f"--format={_SUBJECTS}",
         tip,
         *(f"^{e}" for e in exclude),
         "--",
         *paths,
     )
-    found = []
-    for record in out.decode(errors="replace").split("\0"):
-        if record:
-            sha, _, subject = record.partition("\x1f")
-            found.append((sha, subject))
-    return found
+    return _subjects(out)
 
 
 def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
@@ -266,17 +267,25 @@ def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, fro
         "--no-merges",
         "--no-renames",
         "--name-only",
-        "--format=%x01%H",
+        f"--format={_PATHS}",
         tip,
         *(f"^{e}" for e in exclude),
         "--",
     )
+    return _paths(out)
+
+
+_PATHS = "%x01%H"
+
+
+def _paths(out: bytes) -> dict[str, frozenset[str]]:
+    """sha -> paths of each record of `git log -z --name-only --format=%x01%H`: the one reader
+    of that format (`changed_paths` and `commit_paths` ask for it)."""
     found = {}
     for chunk in out.decode(errors="surrogateescape").split("\x01"):
-        if not chunk:
-            continue
         sha, _, rest = chunk.partition("\0")
-        found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
+        if sha:
+            found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
     return found
 
 
@@ -293,16 +302,12 @@ def commit_paths(repo: Path, shas: Sequence[str]) -> dict[str, frozenset[str]]:
         "--name-only",
         "--first-parent",
         "-m",
-        "--format=%x01%H",
+        f"--format={_PATHS}",
         "--stdin",
         stdin="".join(f"{sha}\n" for sha in shas).encode(),
     )
-    found: dict[str, frozenset[str]] = {sha: frozenset() for sha in shas}
-    for chunk in out.decode(errors="surrogateescape").split("\x01"):
-        sha, _, rest = chunk.partition("\0")
-        if sha in found:
-            found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
-    return found
+    listed = _paths(out)
+    return {sha: listed.get(sha, frozenset()) for sha in shas}
 
 
 def _patch_ids(repo: Path, diff: bytes) -> dict[str, str]:
