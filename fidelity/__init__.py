@@ -1,3 +1,29 @@
-"""fidelity: turn the claims a change makes into evidence that can fail."""
+"""fidelity: turn the claims a change makes into evidence that can fail.
+
+The layers, top to bottom; a layer imports only from the layers below it, and the packages
+of one layer never import each other (`[tool.importlinter]` in pyproject.toml, checked by
+tests/test_imports.py). Each package's own docstring maps its modules.
+
+    entry           __main__.py -> cli/
+                         |
+    front           demo/   preflight/
+                         |
+    capabilities    matrix/   controls/   history/   ab/   recordmerge/
+                         |
+    worktrees       worktree.py
+                         |
+    infrastructure  git/   config.py   schema.py   workdir.py   cachekey.py
+                    placeholders.py   report_junit.py   markdown.py   github.py
+                         |
+    base            proc.py   errors.py   text.py
+                         |
+    rules           checkers (a package of its own that imports nothing of fidelity)
+
+Outside the layers: plugins/ holds the pytest plugins fidelity loads into the test runs
+it starts (controls/ imports their shared test-id rules, `fidelity_testids`, from there);
+schemas/ holds the JSON Schemas fidelity ships.
+
+Only proc.py starts processes and only git/ starts git (tests/test_spawns.py).
+"""
 
 __version__ = "0.1.0"

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import git
+from fidelity.git import command, worktrees
 
 # `git worktree prune` deletes an empty .git/worktrees while a concurrent `worktree add`
 # is creating its entry there; serialising add and remove within the process avoids it.
@@ -99,20 +99,20 @@ def owner_alive(owner: Owner) -> bool | None:
 
 def _listed(repo: Path, dest: Path) -> bool:
     resolved = dest.resolve()
-    return any(e.path.resolve() == resolved for e in git.worktree_entries(repo))
+    return any(e.path.resolve() == resolved for e in worktrees.worktree_entries(repo))
 
 
 def _remove_locked(repo: Path, dest: Path) -> bool:
     """Remove one worktree (locked or not) and its record; call with _admin held."""
-    git.worktree_remove(repo, dest)
+    worktrees.worktree_remove(repo, dest)
     if dest.exists():
         shutil.rmtree(dest, ignore_errors=True)
     try:
         if _listed(repo, dest):
-            git.worktree_unlock(repo, dest)  # prune keeps a locked record
-            git.git(repo, "worktree", "prune", check=False)
+            worktrees.worktree_unlock(repo, dest)  # prune keeps a locked record
+            command.git(repo, "worktree", "prune", check=False)
         return not dest.exists() and not _listed(repo, dest)
-    except git.GitError:
+    except command.GitError:
         return False
 
 
@@ -121,7 +121,7 @@ def add(repo: Path, dest: Path, sha: str) -> None:
     for a worktree kept on purpose across runs (the matrix's set-up worktrees), which
     `prune_stale` therefore never touches."""
     with _admin:
-        git.worktree_add(repo, dest, sha)
+        worktrees.worktree_add(repo, dest, sha)
 
 
 def remove(repo: Path, dest: Path) -> bool:
@@ -159,7 +159,7 @@ def detached(repo: Path, sha: str, role: str) -> Iterator[Checkout]:
     try:
         with _admin:
             _open.add(checkout.path)
-            git.worktree_add_locked(repo, checkout.path, sha, me().reason())
+            worktrees.worktree_add_locked(repo, checkout.path, sha, me().reason())
         yield checkout
     finally:
         with _admin:
@@ -230,7 +230,7 @@ def prune_stale(repo: Path) -> tuple[Stale, ...]:
     fidelity did not lock is left exactly as it is.
     """
     found = []
-    for entry in git.worktree_entries(repo):
+    for entry in worktrees.worktree_entries(repo):
         owner = Owner.parse(entry.locked)
         if owner is None or owner_alive(owner) is not False:
             continue

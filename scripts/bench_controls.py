@@ -22,10 +22,10 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from fidelity import git
 from fidelity.controls import gate as controls
 from fidelity.controls.table import parse
 from fidelity.demo import show as demo
+from fidelity.git import command
 
 
 def demo_repo(where: Path) -> Path:
@@ -33,8 +33,10 @@ def demo_repo(where: Path) -> Path:
     if not (where / "tests").exists():
         src = resources.files("fidelity.demo").joinpath("files", "tests")
         shutil.copytree(str(src), where / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-        git.git(where, "add", "-A")
-        git.git(where, "-c", "user.name=b", "-c", "user.email=b@b.invalid", "commit", "-qm", "t")
+        command.git(where, "add", "-A")
+        command.git(
+            where, "-c", "user.name=b", "-c", "user.email=b@b.invalid", "commit", "-qm", "t"
+        )
     return where
 
 

@@ -2,4 +2,20 @@
 
 Modules here parse arguments, call a capability with plain values and render its result;
 they hold no logic of their own and import heavy modules only inside their handlers.
+
+- `main`: the entry point: parse, call a command's handler, turn errors into exit codes
+- `options`: options shared by several commands, and the one writer of reports
+- `console`: the terminal: one rich console per run, plain under `-q`
+- `plain`: the console of `-q`, apart so that importing the CLI does not import rich
+- `report`: renders and writes reports that are a table, a summary line and JSON
+- `annotate`: GitHub annotations for a gate that did not hold, under GitHub Actions only
+- `stale_worktrees`: removes the worktrees killed runs left, before a command makes its own
+- `matrix`: `fidelity run|compare|verify|cases|merge`
+- `controls`: `fidelity controls ...` and `fidelity failset record|diff`
+- `history`: `fidelity stale|landed|trailers`
+- `preflight`: `fidelity preflight` and `fidelity install-hooks`
+- `docs`: `fidelity check-docs`
+- `records`: `fidelity merge-records`, the git merge driver for keyed record tables
+- `ab`: `fidelity ab`
+- `demo`: `fidelity demo`
 """

@@ -147,12 +147,12 @@ def _err(quiet: bool) -> Console:
 
 
 def _suggest(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.controls import authoring, gate
     from fidelity.controls.table import Control, Edit
     from fidelity.errors import UsageError
+    from fidelity.git import worktrees
 
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls, missing_ok=args.control_id is None)
     if args.control_id:
@@ -172,10 +172,10 @@ def _suggest(args: argparse.Namespace, console: Console) -> int:
 
 
 def _from_fix(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.controls import authoring, gate
+    from fidelity.git import worktrees
 
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     table = gate.load(repo, args.controls, missing_ok=True)
     found = authoring.from_fix(repo, table, args.range)
     if found.text:
@@ -185,11 +185,11 @@ def _from_fix(args: argparse.Namespace, console: Console) -> int:
 
 
 def _validate(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.controls import authoring, gate
+    from fidelity.git import worktrees
 
     options.check_writable(args.json, args.markdown)
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls)
     found = authoring.validate(repo, table, args.rev, with_uncommitted=args.with_uncommitted)
@@ -252,12 +252,13 @@ def _register_failset(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git, report_junit
+    from fidelity import report_junit
     from fidelity.cli.console import progress
     from fidelity.controls import gate, render
+    from fidelity.git import worktrees
 
     options.check_writable(args.json, args.markdown, args.junit)
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls)
     with progress(console, args.quiet, "running controls") as advance:
@@ -285,11 +286,11 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.cli import report
     from fidelity.controls import gate
+    from fidelity.git import worktrees
 
-    table = gate.load(git.toplevel(args.repo), args.controls)
+    table = gate.load(worktrees.toplevel(args.repo), args.controls)
     rows = []
     for c in table.controls:
         expect = f"survives: {c.residue}" if c.survives else f"{c.match}: {', '.join(c.caught_by)}"
@@ -300,12 +301,12 @@ def _list(args: argparse.Namespace, console: Console) -> int:
 
 
 def _negative(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.cli.report import emit
     from fidelity.controls import gate, negative
+    from fidelity.git import worktrees
 
     options.check_writable(args.json, args.markdown)
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls, missing_ok=True)
     report = negative.run(repo, table, args.source_from, args.tests_from, args.paths)

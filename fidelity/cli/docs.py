@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity import __version__, git, workdir
+from fidelity import __version__, workdir
 from fidelity.cli import options
 from fidelity.errors import UsageError
+from fidelity.git import worktrees
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -116,7 +117,7 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
         root=args.root,
         config_file=args.config,
         ratchets=mode,
-        ignored=git.ignored_paths,
+        ignored=worktrees.ignored_paths,
         cache_dir=cache_dir,
         cache_key=cache_key,
         salt=__version__,

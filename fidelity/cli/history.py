@@ -46,8 +46,8 @@ def _register_stale(sub: Any) -> None:
 
 
 def _stale(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.cli.report import emit
+    from fidelity.git import worktrees
     from fidelity.history import stale
 
     options.check_writable(args.json, args.markdown)
@@ -57,7 +57,7 @@ def _stale(args: argparse.Namespace, console: Console) -> int:
         "watch": tuple(args.watch) if args.watch else None,
         "stale_after": args.stale_after,
     }
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     report = stale.check_configured(repo, args.ref, args.records, overrides)
     title = f"stale rows against {args.ref}"
     summary, code = report.summary(), None
@@ -98,12 +98,12 @@ def _register_landed(sub: Any) -> None:
 
 
 def _landed(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.cli.report import emit
+    from fidelity.git import worktrees
     from fidelity.history import landed
 
     options.check_writable(args.json, args.markdown)
-    report = landed.check(git.toplevel(args.repo), args.ref, args.commit, args.symbol)
+    report = landed.check(worktrees.toplevel(args.repo), args.ref, args.commit, args.symbol)
     title = f"landed on {args.ref}"
     code = emit(console, title, report, report.summary(), args.json, args.markdown)
     from fidelity.cli import annotate  # at use: dataclasses, not at start-up
@@ -131,12 +131,12 @@ def _register_trailers(sub: Any) -> None:
 
 
 def _trailers(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.cli.report import emit, print_lines
+    from fidelity.git import worktrees
     from fidelity.history import trailers
 
     options.check_writable(args.json, args.markdown)
-    report = trailers.check(git.toplevel(args.repo), args.message_file, args.range)
+    report = trailers.check(worktrees.toplevel(args.repo), args.message_file, args.range)
     if not options.to_stdout(args.json):
         print_lines(console, [finding.render() for finding in report.findings])
     title = "commit trailers"

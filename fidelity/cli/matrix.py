@@ -149,15 +149,15 @@ def _cases_path(given: str | None, repo: Path) -> str:
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.cli import stale_worktrees
     from fidelity.cli.console import progress
+    from fidelity.git import worktrees
     from fidelity.matrix import gate, shards
 
     options.check_writable(args.json, args.markdown, args.junit)
     shard = shards.resolve(args.shard, os.environ)  # `auto`: the job engine's variables
 
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     cases = _cases_path(args.cases, repo)
     with progress(console, args.quiet, "running cases") as advance:
@@ -231,12 +231,12 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cases_validate(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
+    from fidelity.git import worktrees
     from fidelity.matrix import table
 
     path = args.file
     if path is None:
-        repo = git.toplevel(args.repo)
+        repo = worktrees.toplevel(args.repo)
         path = repo / _cases_path(None, repo)
     matrix = table.read(path)
     console.print(f"{path}: valid, {len(matrix.cases)} cases", markup=False, highlight=False)
@@ -244,13 +244,13 @@ def _cases_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cases_list(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
     from fidelity.cli import report
+    from fidelity.git import worktrees
     from fidelity.matrix import table
 
     path = args.file
     if path is None:
-        repo = git.toplevel(args.repo)
+        repo = worktrees.toplevel(args.repo)
         path = repo / _cases_path(args.cases, repo)
     matrix = table.read(path)
     rows = []

@@ -160,13 +160,13 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
         return agent.main(sys.stdin.buffer, sys.stderr.write, out)
     import json
 
-    from fidelity import git
     from fidelity.cli import annotate
+    from fidelity.git import worktrees
     from fidelity.preflight import render
     from fidelity.preflight.run import plan, run
 
     options.check_writable(args.json)
-    request = _request(args, git.toplevel(args.repo))
+    request = _request(args, worktrees.toplevel(args.repo))
     if args.list:
         for line in render.plan_lines(plan(request)):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -216,10 +216,10 @@ def _register_install(sub: Any) -> None:
 
 
 def _install(args: argparse.Namespace, console: Console) -> int:
-    from fidelity import git
+    from fidelity.git import worktrees
     from fidelity.preflight import hooks
 
-    repo = git.toplevel(args.repo)
+    repo = worktrees.toplevel(args.repo)
     settings = args.agent_settings
     if settings is not None and not settings.is_absolute():
         settings = Path.cwd() / settings

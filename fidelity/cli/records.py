@@ -54,8 +54,8 @@ def register(sub: Any) -> None:
 def _merge_records(args: argparse.Namespace, console: Console) -> int:
     import sys
 
-    from fidelity import git
     from fidelity.errors import UsageError
+    from fidelity.git import worktrees
     from fidelity.recordmerge import driver
 
     if args.print_driver:
@@ -67,7 +67,7 @@ def _merge_records(args: argparse.Namespace, console: Console) -> int:
             "`--print-driver` prints the line to configure"
         )
     try:
-        repo = git.toplevel(Path.cwd())
+        repo = worktrees.toplevel(Path.cwd())
     except UsageError:
         repo = Path.cwd()
     outcome = driver.run(

@@ -2,4 +2,21 @@
 
 `table`, `junit`, `verdict` and `failset` are the pure core; `edit`, `runner`, `gate` and
 `negative` run test commands in their own worktrees; `render` says the verdicts.
+
+- `table`: control tables (TOML), validated against the shipped schema
+- `anchors`: table mistakes found before anything runs (anchors, expected test ids)
+- `junit`: JUnit XML read into test outcomes, several files merged into one run
+- `verdict`: the pure core: what a test run of a tree says, and each control's verdict
+- `selection`: which tests a control's edit can change (coverage-selected controls)
+- `treenames`: the top-level packages and modules of a tree, for the import guard
+- `diffsel`: `--in-diff BASE`: the controls a change since BASE can affect
+- `edit`: a control's edits applied to its own worktree
+- `runner`: how a control's test command is run: argv, environment, why a run said nothing
+- `warm`: the client of a warm pytest, one per lane, forked per control
+- `lane`: one worktree per worker, reused control after control, and the pool of lanes
+- `gate`: `fidelity controls run`: table checks, the unmodified tree, every control, no-op
+- `negative`: `fidelity controls negative`: a fix's tests must fail on the code they fix
+- `authoring`: `suggest`, `from-fix` and `validate`: controls that write themselves
+- `failset`: the failing-set gate: the set of failing tests against a recorded baseline
+- `render`: controls reports through an injected Console, and as JSON, Markdown, JUnit
 """

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from fidelity import git
 from fidelity.controls.edit import replace_once
 from fidelity.controls.table import Control, ControlTable
 from fidelity.errors import UsageError
+from fidelity.git import objects, patches
 from fidelity.plugins import fidelity_testids as testids
 
 
@@ -27,13 +27,13 @@ def _edit_problems(repo: Path, sha: str, control: Control, scratch: Path) -> lis
         if edit.patch is not None:
             if edit.file in texts:
                 continue  # applies on top of an earlier edit: checked when it runs
-            why = git.patch_applies(repo, sha, edit.patch.encode(), scratch)
+            why = patches.patch_applies(repo, sha, edit.patch.encode(), scratch)
             if why:
                 why = "; ".join(x.strip() for x in why.splitlines() if x.strip())
                 found.append(f"{label}: the patch does not apply at {sha[:10]}: {why}")
             continue
         if edit.file not in texts:
-            data = git.show_file(repo, sha, edit.file)
+            data = objects.show_file(repo, sha, edit.file)
             if data is None:
                 found.append(f"{label}: no such file at {sha[:10]}")
                 continue

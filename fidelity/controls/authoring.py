@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity import git
 from fidelity.controls import anchors, gate
 from fidelity.controls.lane import Job, Lane, Lanes
 from fidelity.controls.table import Control, ControlTable, Edit
 from fidelity.controls.verdict import RunStatus, TreeRun
 from fidelity.errors import UsageError
+from fidelity.git import objects, patches
 
 NO_TEST = "no test fails for this edit: say why that is acceptable, or write the test"
 NO_FIX_TEST = "the fix added or changed no test: write one that fails without this hunk"
@@ -252,17 +252,17 @@ def from_fix(repo: Path, table: ControlTable, spec: str) -> FixProposal:
     base_rev, sep, fix_rev = spec.partition("..")
     if not sep or not base_rev or not fix_rev or fix_rev.startswith("."):
         raise UsageError(f"from-fix takes a range BASE..FIX (two dots), not {spec!r}")
-    base, fix = git.rev_parse(repo, base_rev), git.rev_parse(repo, fix_rev)
-    changed = git.changed_files(repo, base, fix)
+    base, fix = objects.rev_parse(repo, base_rev), objects.rev_parse(repo, fix_rev)
+    changed = patches.changed_files(repo, base, fix)
     sources = [f for f in changed if not is_test_path(f)]
     test_files = [f for f in changed if is_test_path(f) and f.endswith(".py")]
     tests: list[str] = []
-    added = _added_lines(git.diff_text(repo, base, fix, test_files)) if test_files else {}
+    added = _added_lines(patches.diff_text(repo, base, fix, test_files)) if test_files else {}
     for path, lines in sorted(added.items()):
-        data = git.show_file(repo, fix, path)
+        data = objects.show_file(repo, fix, path)
         if data is not None:
             tests += _tests_touching(path, data.decode("utf-8", errors="replace"), lines)
-    hunks = split_hunks(git.diff_text(repo, fix, base, sources)) if sources else []
+    hunks = split_hunks(patches.diff_text(repo, fix, base, sources)) if sources else []
     controls = []
     for i, hunk in enumerate(hunks, 1):
         controls.append(

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fidelity import git
 from fidelity.controls.table import Control, ControlTable, parse
 from fidelity.errors import UsageError
+from fidelity.git import objects, patches
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ def _table_changes(
         rel = Path(table.source).resolve().relative_to(repo.resolve()).as_posix()
     except ValueError:
         return {}, ""
-    old_bytes = git.show_file(repo, base, rel)
+    old_bytes = objects.show_file(repo, base, rel)
     if old_bytes is None:
         return {}, f"the control table {rel} is new since {base[:10]}"
     try:
@@ -61,8 +61,8 @@ def _table_changes(
 def select(
     repo: Path, table: ControlTable, sha: str, base_rev: str, controls: Sequence[Control]
 ) -> Picked:
-    base = git.rev_parse(repo, base_rev)
-    changed = set(git.changed_files(repo, base, sha))
+    base = objects.rev_parse(repo, base_rev)
+    changed = set(patches.changed_files(repo, base, sha))
     entry_why, all_why = _table_changes(repo, table, base, controls)
     if all_why:
         return Picked(tuple(controls), {c.id: all_why for c in controls}, notes=(all_why,))

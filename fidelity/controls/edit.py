@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from fidelity import git
 from fidelity.controls.table import Edit
+from fidelity.git import patches
 
 
 def replace_once(text: str, find: str, replace: str) -> tuple[str, str]:
@@ -26,7 +26,7 @@ def _inside(root: Path, name: str) -> Path | None:
 
 def _apply_one(root: Path, edit: Edit) -> str:
     if edit.patch is not None:
-        why = git.apply_patch(root, edit.patch.encode())
+        why = patches.apply_patch(root, edit.patch.encode())
         return f"patch for {edit.file} does not apply: {why}" if why else ""
     target = _inside(root, edit.file)
     if target is None or not target.is_file():

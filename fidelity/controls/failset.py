@@ -70,13 +70,13 @@ def _file_entry(path: Path) -> dict[str, str]:
 
 
 def _revision(repo: Path) -> dict[str, Any]:
-    from fidelity import git
+    from fidelity.git import objects, worktrees
 
     try:
-        top = git.toplevel(repo)
+        top = worktrees.toplevel(repo)
     except UsageError:
         return {"revision": None, "dirty": None}
-    return {"revision": git.resolve(top, "HEAD"), "dirty": bool(git.dirty_paths(top))}
+    return {"revision": objects.resolve(top, "HEAD"), "dirty": bool(worktrees.dirty_paths(top))}
 
 
 def record(runs: Sequence[Sequence[Path]], command: str, repo: Path) -> FailSet:

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity import config, git, workdir
+from fidelity import config, workdir
 from fidelity.controls import anchors, diffsel, render, treenames
 from fidelity.controls.lane import Job, Lane, Lanes
 from fidelity.controls.runner import check_command, is_pytest
@@ -41,6 +41,7 @@ from fidelity.controls.verdict import (
 )
 from fidelity.controls.warm import pytest_args
 from fidelity.errors import UsageError
+from fidelity.git import objects, stage, worktrees
 
 Progress = Callable[[str, str, str], None]
 UNCOMMITTED = "uncommitted"
@@ -75,13 +76,13 @@ def load(repo: Path, given: str | None = None, *, missing_ok: bool = False) -> C
 @contextmanager
 def tree_under_test(repo: Path, rev: str, with_uncommitted: bool) -> Iterator[str]:
     """The sha to check out: rev, or a throwaway commit of the work tree on top of it."""
-    sha = git.rev_parse(repo, rev)
+    sha = objects.rev_parse(repo, rev)
     if not with_uncommitted:
         yield sha
         return
     scratch = Path(tempfile.mkdtemp(prefix="fidelity-index-"))
     try:
-        yield git.snapshot_uncommitted(repo, sha, scratch)
+        yield stage.snapshot_uncommitted(repo, sha, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -127,7 +128,7 @@ def table_notes(repo: Path, table: ControlTable, with_uncommitted: bool) -> tupl
         rel = Path(table.source).resolve().relative_to(repo.resolve()).as_posix()
     except ValueError:
         return ()
-    if with_uncommitted or not git.dirty_paths(repo, [rel]):
+    if with_uncommitted or not worktrees.dirty_paths(repo, [rel]):
         return ()
     return (
         f"{rel} has uncommitted changes: the table as it is in your work tree was judged "
@@ -222,7 +223,7 @@ def originals(repo: Path, sha: str, controls: Sequence[Control]) -> dict[str, st
     for c in controls:
         for name in edited_files(c):
             if name not in found:
-                data = git.show_file(repo, sha, name)
+                data = objects.show_file(repo, sha, name)
                 found[name] = data.decode("utf-8", errors="replace") if data is not None else None
     return found
 
@@ -347,7 +348,7 @@ def check_edits(
 def tree_names(repo: Path, sha: str) -> tuple[str, ...]:
     """The import guard's default names: the tree's own top-level packages and modules."""
     return treenames.top_level(
-        git.tree_files(repo, sha), git.show_file(repo, sha, "pyproject.toml")
+        objects.tree_files(repo, sha), objects.show_file(repo, sha, "pyproject.toml")
     )
 
 

@@ -24,13 +24,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from fidelity import git, proc, worktree
+from fidelity import proc, worktree
 from fidelity.controls import edit as controls_edit
 from fidelity.controls import junit as junit_read
 from fidelity.controls import runner, warm
 from fidelity.controls.selection import Selection, parse_patch
 from fidelity.controls.table import Control, ControlTable
 from fidelity.controls.verdict import RunStatus, TreeRun, classify
+from fidelity.git import worktrees
 from fidelity.placeholders import fill
 
 # set on Ctrl-C: a worker that has not started its test command yet does not start it
@@ -136,9 +137,9 @@ class Lane:
             else:
                 path.write_bytes(data)
             _forget_bytecode(path)
-        left = git.leftovers(root)
+        left = worktrees.leftovers(root)
         if left:
-            tracked = git.reset_worktree(root)
+            tracked = worktrees.reset_worktree(root)
             if tracked:  # a test rewrote a tracked file: its bytecode cannot be trusted
                 for cache in root.rglob("__pycache__"):
                     shutil.rmtree(cache, ignore_errors=True)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fidelity import git
 from fidelity.controls import treenames
 from fidelity.controls.gate import log_dir
 from fidelity.controls.lane import parallel, run_tree
 from fidelity.controls.table import ControlTable
 from fidelity.controls.verdict import RunStatus, TreeRun, Verdict
+from fidelity.git import objects, patches, stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,20 +88,20 @@ def run(
     repo: Path, table: ControlTable, source_from: str, tests_from: str, paths: Sequence[str]
 ) -> NegativeReport:
     """Run NEW and NEW-with-OLD's-source side by side, each in its own worktree."""
-    old, new = git.rev_parse(repo, source_from), git.rev_parse(repo, tests_from)
+    old, new = objects.rev_parse(repo, source_from), objects.rev_parse(repo, tests_from)
     noop = table.noop()
     scratch = Path(tempfile.mkdtemp(prefix="fidelity-negative-"))
     try:
-        mixed_sha = git.overlay_commit(repo, new, old, paths, scratch)
+        mixed_sha = stage.overlay_commit(repo, new, old, paths, scratch)
         prefixes = [p.strip("/") for p in paths]
         touched = frozenset(
             f
-            for f in git.changed_files(repo, old, new)
+            for f in patches.changed_files(repo, old, new)
             if not any(f == p or f.startswith(p + "/") for p in prefixes)
         )
         logs = log_dir(repo, new)
         tree = treenames.top_level(
-            git.tree_files(repo, new), git.show_file(repo, new, "pyproject.toml")
+            objects.tree_files(repo, new), objects.show_file(repo, new, "pyproject.toml")
         )
         tasks = [
             functools.partial(run_tree, repo, sha, noop, table, logs / f"_{name}.log", tree)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fidelity import git
 from fidelity.controls import gate as controls
 from fidelity.controls import render as controls_render
 from fidelity.errors import UsageError
+from fidelity.git import command, objects
 from fidelity.matrix import gate, render
 from fidelity.matrix.outcome import Outcome
 
@@ -38,9 +38,9 @@ def _copy(src: Traversable, dest: Path) -> None:
 
 def _commit(repo: Path, variant: Traversable, message: str) -> str:
     (repo / "tinysim" / "scheduler.py").write_bytes(variant.read_bytes())
-    git.git(repo, "add", "-A")
-    git.git(repo, *_IDENTITY, "commit", "-q", "--no-verify", "-m", message)
-    return git.rev_parse(repo, "HEAD")
+    command.git(repo, "add", "-A")
+    command.git(repo, *_IDENTITY, "commit", "-q", "--no-verify", "-m", message)
+    return objects.rev_parse(repo, "HEAD")
 
 
 def materialise(dest: Path) -> dict[str, str]:
@@ -49,7 +49,7 @@ def materialise(dest: Path) -> dict[str, str]:
         raise UsageError(f"demo directory {dest} is not empty; pass an empty or new --dir")
     files = resources.files("fidelity.demo").joinpath("files")
     dest.mkdir(parents=True, exist_ok=True)
-    git.git(dest, "init", "-q", "-b", "main")
+    command.git(dest, "init", "-q", "-b", "main")
     for name in ("tinysim", "cases", "tests"):
         _copy(files.joinpath(name), dest / name)
     (dest / "README.md").write_bytes(files.joinpath("README.md").read_bytes())

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fidelity import git, gitlog
 from fidelity.errors import UsageError
+from fidelity.git import log, objects
 from fidelity.history import landing
 
 
@@ -223,9 +223,9 @@ def check_symbols(repo: Path, ref_sha: str, symbols: Sequence[str]) -> tuple[Sym
     if not symbols:
         return ()
     patterns = {sym: identifier(sym) for sym in symbols}
-    commits = gitlog.symbol_changes(repo, ref_sha, list(symbols))
-    candidates = sorted({p for sym in symbols for p in gitlog.grep_files(repo, ref_sha, sym)})
-    contents = gitlog.blobs(repo, [f"{ref_sha}:{p}" for p in candidates])
+    commits = log.symbol_changes(repo, ref_sha, list(symbols))
+    candidates = sorted({p for sym in symbols for p in log.grep_files(repo, ref_sha, sym)})
+    contents = objects.blobs(repo, [f"{ref_sha}:{p}" for p in candidates])
     claims = []
     for sym, pattern in patterns.items():
         changes = []
@@ -245,14 +245,12 @@ def check_symbols(repo: Path, ref_sha: str, symbols: Sequence[str]) -> tuple[Sym
 
 def check_commits(repo: Path, ref_sha: str, revs: Sequence[str]) -> tuple[CommitClaim, ...]:
     """Every commit claim against ref_sha, answered together (see `landing`)."""
-    shas = {rev: git.resolve(repo, rev) for rev in revs}
+    shas = {rev: objects.resolve(repo, rev) for rev in revs}
     known = [sha for sha in shas.values() if sha]
     landings = landing.find(repo, ref_sha, known)
     mentioned = {x for lnd in landings.values() for x in (lnd.sha, lnd.via, lnd.reverted_by) if x}
     subjects = (
-        dict(gitlog.log_commits(repo, ["--no-walk=unsorted", *sorted(mentioned)]))
-        if mentioned
-        else {}
+        dict(log.log_commits(repo, ["--no-walk=unsorted", *sorted(mentioned)])) if mentioned else {}
     )
     claims = []
     for rev, sha in shas.items():
@@ -284,7 +282,7 @@ def check(repo: Path, ref: str, commits: Sequence[str], symbols: Sequence[str]) 
     for sym in symbols:
         if not sym.strip() or "\n" in sym:
             raise UsageError(f"--symbol {sym!r}: name an identifier, e.g. --symbol parse_args")
-    ref_sha = git.rev_parse(repo, ref)
+    ref_sha = objects.rev_parse(repo, ref)
     landing.refuse_shallow(repo)
     return LandedReport(
         ref,

@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import gitlog
 from fidelity.errors import UntrustedError
+from fidelity.git import log
 
 
 class Status(enum.StrEnum):
@@ -49,7 +49,7 @@ class Landing:
 
 def refuse_shallow(repo: Path) -> None:
     """UntrustedError in a shallow clone: ancestry and history would be partial."""
-    if gitlog.is_shallow(repo):
+    if log.is_shallow(repo):
         raise UntrustedError(
             "the repository is a shallow clone: history before its cut is missing, so "
             "ancestry, landings, reverts and counts would be partial. Fetch full history "
@@ -72,8 +72,8 @@ class Walk:
         cls, repo: Path, ref: str, shas: Sequence[str], bases: Sequence[str] | None = None
     ) -> Walk:
         tips = list(dict.fromkeys([ref, *shas]))
-        found = tuple(gitlog.merge_bases(repo, tips) if bases is None else bases)
-        edges = gitlog.graph(repo, tips, found)
+        found = tuple(log.merge_bases(repo, tips) if bases is None else bases)
+        edges = log.graph(repo, tips, found)
         inside = {sha for sha, _ in edges}
         parents = {sha: tuple(p for p in ps if p in inside) for sha, ps in edges}
         return cls(ref, tuple(sha for sha, _ in edges), parents, found)
@@ -144,12 +144,12 @@ def find(
     claims = list(dict.fromkeys(shas))
     if not claims:
         return {}
-    bases = walk.bases if walk else tuple(gitlog.merge_bases(repo, [ref_sha, *claims]))
+    bases = walk.bases if walk else tuple(log.merge_bases(repo, [ref_sha, *claims]))
     with ThreadPoolExecutor(max_workers=4) as pool:  # independent reads of one history
         walking = pool.submit(Walk.of, repo, ref_sha, claims, bases) if walk is None else None
-        listing = pool.submit(gitlog.changed_paths, repo, ref_sha, bases)
-        naming = pool.submit(gitlog.revert_messages, repo, ref_sha, bases)
-        own_paths = gitlog.commit_paths(repo, claims)
+        listing = pool.submit(log.changed_paths, repo, ref_sha, bases)
+        naming = pool.submit(log.revert_messages, repo, ref_sha, bases)
+        own_paths = log.commit_paths(repo, claims)
         walked = walking.result() if walking else walk
         changed, reverts = listing.result(), naming.result()
     assert walked is not None
@@ -162,7 +162,7 @@ def find(
         for c in claims
         if c not in ancestors and (base := walk.merge_base(c, on_ref, position)) is not None
     ]
-    fwd_branch, rev_branch, branch_paths = gitlog.pair_diffs(repo, branch)
+    fwd_branch, rev_branch, branch_paths = log.pair_diffs(repo, branch)
     wanted = {c: {own_paths[c], branch_paths.get(c, frozenset())} - {frozenset()} for c in claims}
     by_shape: dict[frozenset[str], list[str]] = {}
     for sha, paths in changed.items():
@@ -183,9 +183,9 @@ def find(
     }
     needed = sorted({v for vs in candidates.values() for v in vs})
     looked = [c for c in claims if candidates[c]]
-    pids = gitlog.commit_patch_ids(repo, needed)
-    own = gitlog.commit_patch_ids(repo, looked)
-    undo = gitlog.commit_patch_ids(repo, looked, reverse=True)
+    pids = log.commit_patch_ids(repo, needed)
+    own = log.commit_patch_ids(repo, looked)
+    undo = log.commit_patch_ids(repo, looked, reverse=True)
     found = {}
     for c in claims:
         pairs = ((fwd_branch.get(c), True), (own.get(c), False))  # the own patch wins a tie

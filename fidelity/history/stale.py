@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from checkers.tables import Table, parse_tables
-from fidelity import config, git, gitlog, schema
+from fidelity import config, schema
 from fidelity.errors import UsageError
+from fidelity.git import log, objects
 from fidelity.history import landing
 
 DEFAULT_STALE_AFTER = 20
@@ -250,13 +251,13 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     named = [r.commit for r, _ in rows if r.commit and SHA.fullmatch(r.commit)]
     names = sorted(set(named))
     resolved = dict(
-        zip(names, gitlog.object_ids(repo, [f"{n}^{{commit}}" for n in names]), strict=True)
+        zip(names, objects.object_ids(repo, [f"{n}^{{commit}}" for n in names]), strict=True)
     )
     shas = sorted({sha for sha in resolved.values() if sha})
-    bases = tuple(gitlog.merge_bases(repo, [ref_sha, *shas]))
+    bases = tuple(log.merge_bases(repo, [ref_sha, *shas]))
     watches = sorted({r.watch for r, _ in rows})
     with ThreadPoolExecutor(max_workers=2) as pool:  # the listings run while landing is found
-        listed = {w: pool.submit(gitlog.touching, repo, ref_sha, bases, w) for w in watches}
+        listed = {w: pool.submit(log.touching, repo, ref_sha, bases, w) for w in watches}
         walk = landing.Walk.of(repo, ref_sha, shas, bases)
         landings = landing.find(repo, ref_sha, shas, walk)
         touching = {w: future.result() for w, future in listed.items()}
@@ -328,7 +329,7 @@ def read_record(repo: Path, path: str) -> str:
 
 def check(repo: Path, ref: str, specs: Sequence[RecordSpec]) -> StaleReport:
     """Every row of every record against ref; UntrustedError in a shallow clone."""
-    ref_sha = git.rev_parse(repo, ref)
+    ref_sha = objects.rev_parse(repo, ref)
     landing.refuse_shallow(repo)
     rows = []
     for spec in specs:

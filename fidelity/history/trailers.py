@@ -25,8 +25,9 @@ from checkers.trailers import (
     clean,
     rules_from_config,
 )
-from fidelity import config, git, gitlog
+from fidelity import config
 from fidelity.errors import UsageError
+from fidelity.git import log, objects
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +68,10 @@ def ask(
     (values resolved and paths looked up at once; ancestry checked per distinct pair)."""
     if not rules.verify:
         return [Answers(rev, rev) for rev, _ in messages]
-    head = git.resolve(repo, "HEAD") if any(rev is None for rev, _ in messages) else None
+    head = objects.resolve(repo, "HEAD") if any(rev is None for rev, _ in messages) else None
     wanted = sorted({v for _, t in messages for v in _values(t, rules, Verify.ANCESTOR)})
     commits = dict(
-        zip(wanted, gitlog.object_ids(repo, [f"{v}^{{commit}}" for v in wanted]), strict=True)
+        zip(wanted, objects.object_ids(repo, [f"{v}^{{commit}}" for v in wanted]), strict=True)
     )
     lookups = []
     for rev, trailers in messages:
@@ -83,7 +84,7 @@ def ask(
         pairs = {
             (sha, tip)
             for v in _values(trailers, rules, Verify.ANCESTOR)
-            if (sha := commits.get(v)) and tip and gitlog.is_ancestor(repo, sha, tip)
+            if (sha := commits.get(v)) and tip and log.is_ancestor(repo, sha, tip)
         }
         paths = frozenset(v for r, v in found_paths if r == rev)
         answers.append(Answers(rev, tip, commits, frozenset(pairs), paths))
@@ -95,11 +96,11 @@ def _paths(repo: Path, lookups: Sequence[tuple[str | None, str]]) -> set[tuple[s
     found: set[tuple[str | None, str]] = set()
     in_trees = [(rev, value) for rev, value in lookups if rev is not None]
     names = [f"{rev}:{value.strip('/')}" for rev, value in in_trees]
-    for pair, oid in zip(in_trees, gitlog.object_ids(repo, names), strict=True):
+    for pair, oid in zip(in_trees, objects.object_ids(repo, names), strict=True):
         if oid is not None and value_ok(pair[1]):
             found.add(pair)
     for rev, value in lookups:
-        if rev is None and value_ok(value) and gitlog.path_in_tree(repo, None, value):
+        if rev is None and value_ok(value) and log.path_in_tree(repo, None, value):
             found.add((rev, value))
     return found
 
@@ -121,7 +122,7 @@ def check_file(repo: Path, path: Path, rules: Rules) -> TrailerReport:
         raw = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read message file {path}: {exc.strerror}") from None
-    trailers = gitlog.parse_trailers(repo, raw)
+    trailers = log.parse_trailers(repo, raw)
     text = raw.decode(errors="replace")
     checked = _checked(str(path), text, trailers)
     (answers,) = ask(repo, [(None, trailers)], rules)
@@ -133,13 +134,13 @@ def _range(repo: Path, spec: str) -> tuple[str, str]:
     base, sep, tip = spec.partition("..")
     if not sep or tip.startswith("."):
         raise UsageError(f"--range {spec!r}: give it as A..B (two revisions), e.g. main..HEAD")
-    return git.rev_parse(repo, base or "HEAD"), git.rev_parse(repo, tip or "HEAD")
+    return objects.rev_parse(repo, base or "HEAD"), objects.rev_parse(repo, tip or "HEAD")
 
 
 def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
     """Every non-merge commit in `A..B`, and the size rule over the range's diff."""
     base_sha, tip_sha = _range(repo, spec)
-    commits = gitlog.log_trailers(repo, [f"{base_sha}..{tip_sha}"])
+    commits = log.log_trailers(repo, [f"{base_sha}..{tip_sha}"])
     return _judge_range(repo, spec, (base_sha, tip_sha), commits, rules)
 
 
@@ -154,13 +155,13 @@ def _judge_range(
     full and judged, so that each finding is located on its line."""
     answers = ask(repo, [(sha, trailers) for sha, _, trailers in commits], rules)
     flagged = [sha for sha, _, trailers in commits if not clean(trailers, rules)]
-    texts = gitlog.messages(repo, flagged)
+    texts = log.messages(repo, flagged)
     checked = [Checked(sha[:12], subject, tuple(trailers)) for sha, subject, trailers in commits]
     findings: list[Finding] = []
     for (sha, _, trailers), probe in zip(commits, answers, strict=True):
         if sha in texts:
             findings += check_message(sha[:12], texts[sha], trailers, rules, probe)
-    size = gitlog.diff_size(repo, *ends) if rules.sized and checked else None
+    size = log.diff_size(repo, *ends) if rules.sized and checked else None
     if size is not None:
         findings += check_size(spec, *size, rules)
     return TrailerReport(tuple(checked), tuple(findings), size, spec)
@@ -192,7 +193,7 @@ def check(repo: Path, message_file: Path | None, spec: str | None) -> TrailerRep
         raise UsageError("name a --message-file or a --range A..B")
     ends = _range(repo, spec)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        reading = pool.submit(gitlog.log_trailers, repo, [f"{ends[0]}..{ends[1]}"])
+        reading = pool.submit(log.log_trailers, repo, [f"{ends[0]}..{ends[1]}"])
         found = rules(repo)
         commits = reading.result()
     return _judge_range(repo, spec, ends, commits, found)

@@ -1,7 +1,36 @@
 """The case matrix: both sides of a change run under one table, then compared case by case.
 
-Read from the bottom up: `table` (case tables), `evidence` and the comparators (`diffs`,
-`csvcmp`, `valuecmp`), `compare`, `findings`, `predict` and `outcome` (the pure verdict);
-`runner`, `rundir`, `harness`, `gate` and `rejudge` (the shell that produces and re-reads
-evidence); `words`, `render` and `reports` (how a verdict is said).
+Read from the bottom up: the pure core first, then the shell that produces and re-reads
+evidence, then how a verdict is said.
+
+- `table`: case tables: TOML matrices validated against the shipped schema, frozen values
+- `outputs`: declared outputs: which files a case writes and the name each is compared under
+- `ignores`: the JSON comparator's `ignore` entries (paths and bare keys)
+- `evidence`: what one side of a run produced, as frozen values that round-trip run.json
+- `sources`: an output to compare, as a file in the run directory or as bytes
+- `diffs`: what a value-aware comparison finds: differences, tolerances, one explanation
+- `csvcmp`: CSV/TSV outputs compared by value, rows aligned on key columns
+- `valuecmp`: value-aware explanations of outputs whose bytes differ (CSV/TSV, JSON, text)
+- `compare`: the comparison: pure functions from two sides' evidence to one verdict per case
+- `widening`: has the harness loosened a comparison since the baseline's own table
+- `findings`: provenance findings: every reason the comparison could not be trusted
+- `predict`: predictions: the move set stated before measuring, so the result can falsify it
+- `outcome`: a matrix verdict as a value, and the one rule that makes it an exit code
+- `shards`: a deterministic share of the cases for one CI job, balanced by past durations
+- `harness`: where the case table and the prediction of a run are read from
+- `files`: the files a case left in its output and cache folders, links never followed
+- `importguard`: where each checked module resolves, with the side's own interpreter
+- `setups`: a side's set-up worktree, kept and reused while its commit and setup match
+- `repo_state`: what a run must leave as it found it in the user's repository, and changes
+- `runner`: runs one side in its own worktree: setup, import guard, every case
+- `ledger`: what a run has done so far, kept as it happens, so a run can be resumed
+- `rundir`: the run directory: run.json beside per-side, per-case evidence
+- `gate`: `fidelity run`: both sides under one harness table, compared, written
+- `recheck`: a run directory's evidence files hashed again against run.json
+- `rejudge`: `fidelity compare` and `fidelity verify`: a stored run judged again
+- `merge`: `fidelity merge`: shards of one run, combined and judged as one
+- `explain`: moved outputs explained from the files kept in the run directory
+- `words`: the words of a verdict, shared by the terminal and the Markdown report
+- `render`: terminal rendering of a matrix outcome through an injected rich Console
+- `reports`: reports for CI: Markdown (PR comment, step summary), JUnit, JSON
 """

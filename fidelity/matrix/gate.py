@@ -12,9 +12,10 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from fidelity import git, proc, repo_state
+from fidelity import proc
 from fidelity.errors import UsageError
-from fidelity.matrix import ledger, predict, rundir, shards
+from fidelity.git import objects, worktrees
+from fidelity.matrix import ledger, predict, repo_state, rundir, shards
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import explanations
@@ -53,7 +54,7 @@ def run(
     and it is refused when the harness's table or a side's commit is not the one it began
     with.
     """
-    repo = git.toplevel(repo)
+    repo = worktrees.toplevel(repo)
     before = repo_state.snapshot(repo)
     began = ledger.read_plan(resume) if resume is not None else None
     if began is not None:
@@ -69,8 +70,8 @@ def run(
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
     matrix, selection = choose(full, select, shard, durations)
     plans = [
-        SidePlan("baseline", baseline, git.rev_parse(repo, baseline)),
-        SidePlan("candidate", candidate, git.rev_parse(repo, candidate)),
+        SidePlan("baseline", baseline, objects.rev_parse(repo, baseline)),
+        SidePlan("candidate", candidate, objects.rev_parse(repo, candidate)),
     ]
     if began is not None and resume is not None:
         run_dir, started = resume.absolute(), began["started"]

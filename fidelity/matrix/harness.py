@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from fidelity import git, schema
+from fidelity import schema
 from fidelity.errors import UsageError
+from fidelity.git import objects, worktrees
 from fidelity.matrix import predict
 from fidelity.matrix import table as casetable
 from fidelity.matrix.findings import Harness
@@ -38,8 +39,8 @@ def harness_file(repo: Path, rel: str, harness_rev: str | None, sha: str) -> tup
         if not path.is_file():
             raise UsageError(f"no file at {path}; check the path, or pass --cases/--expect")
         data = path.read_bytes()
-        return data, git.show_file(repo, sha, rel) == data
-    committed = git.show_file(repo, sha, rel)
+        return data, objects.show_file(repo, sha, rel) == data
+    committed = objects.show_file(repo, sha, rel)
     if committed is None:
         raise UsageError(f"the harness revision {harness_rev} has no file {rel}")
     return committed, True
@@ -47,9 +48,9 @@ def harness_file(repo: Path, rel: str, harness_rev: str | None, sha: str) -> tup
 
 def read_harness(repo: Path, rel: str, harness_rev: str | None) -> tuple[Harness, Matrix]:
     """Read the case table once: from the checkout (default) or from a committed revision."""
-    sha = git.rev_parse(repo, harness_rev or "HEAD")
+    sha = objects.rev_parse(repo, harness_rev or "HEAD")
     data, committed = harness_file(repo, rel, harness_rev, sha)
-    dirty_paths = tuple(git.dirty_paths(repo)) if harness_rev is None else ()
+    dirty_paths = tuple(worktrees.dirty_paths(repo)) if harness_rev is None else ()
     rev = harness_rev or WORKTREE
     matrix = casetable.parse(data, f"{rel}@{harness_rev or 'checkout'}")
     harness = Harness(rev, sha, bool(dirty_paths), dirty_paths, rel, matrix.sha256, not committed)
@@ -63,7 +64,7 @@ def read_prediction(
     rel = table_path(repo, expect)
     data, committed = harness_file(repo, rel, harness_rev, harness.sha)
     tags = {c.id: c.tags for c in matrix.cases}
-    return predict.load(data, rel, tags, git.hash_object(data), committed)
+    return predict.load(data, rel, tags, objects.hash_object(data), committed)
 
 
 def table_lines(root: Path, harness: Harness) -> dict[str, int] | None:

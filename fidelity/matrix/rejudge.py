@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fidelity import git
 from fidelity.errors import UsageError
+from fidelity.git import objects
 from fidelity.matrix import predict, recheck, rundir
 from fidelity.matrix.compare import Comparison, compare
 from fidelity.matrix.explain import explanations
@@ -119,7 +119,7 @@ def verify(run_dir: Path, expect: Path | None) -> Outcome:
         raise UsageError(f"no prediction file at {expect}")
     data = expect.read_bytes()
     tags = {c["id"]: tuple(c.get("tags", ())) for c in outcome.manifest["matrix"]["cases"]}
-    given = predict.load(data, str(expect), tags, git.hash_object(data), committed=False)
+    given = predict.load(data, str(expect), tags, objects.hash_object(data), committed=False)
     extra: list[Finding] = []
     if recorded is None:
         why = f"the run recorded no prediction; {expect} was stated after measuring"

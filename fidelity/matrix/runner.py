@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fidelity import git, proc, repo_state
-from fidelity.matrix import importguard, ledger, setups
+from fidelity import proc
+from fidelity.git import objects, stage, worktrees
+from fidelity.matrix import importguard, ledger, repo_state, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.files import hash_tree as hash_tree
@@ -204,7 +205,7 @@ def own_table(
 ) -> tuple[Matrix | None, str]:
     """The side's own case table, or None with a note saying why it cannot be used; the
     harness's, already parsed, when the side's blob is the same."""
-    data = git.show_file(repo, sha, table_path)
+    data = objects.show_file(repo, sha, table_path)
     if data is None:
         return None, f"no {table_path} at this revision"
     if harness is not None and hashlib.sha256(data).hexdigest() == harness.sha256:
@@ -329,8 +330,8 @@ def _set_up(
     wt = place.path
     if place.reused:
         return [], (SetupStep(f"(reused {wt}: same commit and setup)", "ok", 0, 0.0),)
-    git.refresh_index(wt)
-    dirty = git.dirty_paths(wt)
+    worktrees.refresh_index(wt)
+    dirty = worktrees.dirty_paths(wt)
     with budget or contextlib.nullcontext():
         setup = run_setup(matrix, places, side_dir)
     if place.why_not and place.keep:
@@ -380,12 +381,12 @@ def run_sides(
 def tree_state(wt: Path) -> dict[str, str]:
     """HEAD, the staged entries and every changed tracked file (status, size, mtime) of a
     side's worktree; untracked files are a case's own business (logs, caches)."""
-    git.refresh_index(wt)
+    worktrees.refresh_index(wt)
     state = {
-        "HEAD": git.head_state(wt).split(" ", 1)[0][:12],
-        "index": repo_state.digest(git.index_listing(wt)),
+        "HEAD": worktrees.head_state(wt).split(" ", 1)[0][:12],
+        "index": repo_state.digest(stage.index_listing(wt)),
     }
-    for code, path in git.status_entries(wt, untracked=False):
+    for code, path in worktrees.status_entries(wt, untracked=False):
         state[f"file {path}"] = f"{code.strip()} {repo_state.stat_of(wt, path)}"
     return state
 

@@ -21,7 +21,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import git, repo_state, workdir, worktree
+from fidelity import workdir, worktree
+from fidelity.git import worktrees
+from fidelity.matrix import repo_state
 from fidelity.matrix.table import Matrix
 
 
@@ -59,16 +61,18 @@ def _manifest(path: Path) -> Path:
 
 def _untracked(wt: Path) -> dict[str, str]:
     return {
-        path: repo_state.stat_of(wt, path) for code, path in git.status_entries(wt) if code == "??"
+        path: repo_state.stat_of(wt, path)
+        for code, path in worktrees.status_entries(wt)
+        if code == "??"
     }
 
 
 def _clean(wt: Path, sha: str) -> str:
     """Why a kept worktree is not as its setup left it (after removing what cases added)."""
-    if git.head_state(wt).split(" ", 1)[0] != sha:
+    if worktrees.head_state(wt).split(" ", 1)[0] != sha:
         return "its HEAD moved"
-    git.refresh_index(wt)
-    if git.status_entries(wt, untracked=False):
+    worktrees.refresh_index(wt)
+    if worktrees.status_entries(wt, untracked=False):
         return "tracked files were changed or staged"
     try:
         recorded = json.loads(_manifest(wt).read_text())

@@ -137,10 +137,10 @@ class Machine:
         self._aliases: dict[str, Mapping[str, str]] = {}
 
     def aliases(self, cwd: str) -> Mapping[str, str]:
-        from fidelity import git
+        from fidelity.git import gitdir
 
         if cwd not in self._aliases:
-            self._aliases[cwd] = git.aliases(Path(cwd)) if Path(cwd).is_dir() else {}
+            self._aliases[cwd] = gitdir.aliases(Path(cwd)) if Path(cwd).is_dir() else {}
         return self._aliases[cwd]
 
     def script(self, path: str) -> str | None:
@@ -210,14 +210,14 @@ def _nearest(path: str) -> Path | None:
 def repositories(commit: shell.Commit) -> list[Path]:
     """Every repository the commit could land in: where the line's `cd`s lead, and every
     directory it was in before (a `cd` can fail, or not run), symbolic links resolved."""
-    from fidelity import git
+    from fidelity.git import worktrees
 
     found: dict[Path, None] = {}
     for path in dict.fromkeys([commit.cwd, *commit.also]):
         where = _nearest(path)
         for form in dict.fromkeys([where, where.resolve()] if where else []):
             try:
-                found[git.toplevel(form)] = None
+                found[worktrees.toplevel(form)] = None
             except UsageError:
                 continue
     return list(found)

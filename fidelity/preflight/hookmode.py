@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from fidelity import git
+from fidelity.git import gitdir, objects, stage
 from fidelity.preflight.run import Request
 
 
@@ -32,14 +32,14 @@ def pre_commit_request(
         return Request(repo, commit=pushed, everything=True, message=message)
     name = environ.get("GIT_INDEX_FILE")
     index = Path(os.getcwd(), name) if name else None
-    staged = {path for _, path in git.staged_changes(repo, _head(repo), index)}
-    if git.merge_heads(repo) or set(_relative(repo, files)) <= staged:
+    staged = {path for _, path in stage.staged_changes(repo, _head(repo), index)}
+    if gitdir.merge_heads(repo) or set(_relative(repo, files)) <= staged:
         return Request(repo, staged=True, index=index, message=message)
     return Request(repo, files=tuple(_relative(repo, files)), message=message)
 
 
 def _head(repo: Path) -> str:
-    return git.resolve(repo, "HEAD") or git.EMPTY_TREE
+    return objects.resolve(repo, "HEAD") or stage.EMPTY_TREE
 
 
 def _relative(repo: Path, files: Sequence[str]) -> list[str]:

@@ -17,8 +17,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import config, git
+from fidelity import config
 from fidelity.errors import UsageError
+from fidelity.git import gitdir
 
 MARKER = "# fidelity install-hooks: managed file; rerun `fidelity install-hooks` to update it"
 DRIVER = "fidelity-records"
@@ -94,7 +95,7 @@ def agent_script(python: str) -> str:
 
 
 def agent_script_path(repo: Path) -> Path:
-    return git.common_dir(repo) / "fidelity-agent-hook"
+    return gitdir.common_dir(repo) / "fidelity-agent-hook"
 
 
 DEFAULT_AGENT_SETTINGS = Path(".claude") / "settings.local.json"
@@ -119,11 +120,11 @@ def install(repo: Path, python: str = sys.executable, agent: Path | None = None)
     """Write the hooks and the merge driver, and with `agent` (a settings file) the agent's
     hook; UsageError, before writing anything, when a foreign hook or driver is in the way
     or the settings file is not what it should be."""
-    folder = git.hooks_dir(repo)
+    folder = gitdir.hooks_dir(repo)
     wanted = scripts(repo, python)
     blocked = [name for name, text in wanted.items() if text and _foreign(folder / name)]
     driver_key = f"merge.{DRIVER}.driver"
-    current = git.config_local(repo, driver_key)
+    current = gitdir.config_local(repo, driver_key)
     if current is not None and "fidelity merge-records" not in current:
         blocked.append(f"{driver_key} = {current}")
     if blocked:
@@ -165,15 +166,15 @@ def uninstall(repo: Path, agent: Path | None = None) -> list[Installed]:
     .gitattributes is left alone: it is committed, and git ignores an unknown driver."""
     from fidelity.preflight import agentsettings
 
-    folder = git.hooks_dir(repo)
+    folder = gitdir.hooks_dir(repo)
     done = []
     for name in ("pre-commit", "pre-merge-commit", "commit-msg"):
         done.append(_remove(folder / name))
     driver_key = f"merge.{DRIVER}.driver"
-    current = git.config_local(repo, driver_key)
-    where = str(git.common_dir(repo) / "config")
+    current = gitdir.config_local(repo, driver_key)
+    where = str(gitdir.common_dir(repo) / "config")
     if current is not None and "fidelity merge-records" in current:
-        git.unset_config_section(repo, f"merge.{DRIVER}")
+        gitdir.unset_config_section(repo, f"merge.{DRIVER}")
         done.append(Installed(driver_key, where, Action.REMOVED))
     elif current is not None:
         done.append(Installed(driver_key, where, Action.SKIPPED, "not fidelity's; left"))
@@ -209,11 +210,11 @@ def _write(path: Path, text: str | None) -> Installed:
 
 def _driver(repo: Path, python: str, key: str, current: str | None) -> Installed:
     command = driver_command(python)
-    where = f"{git.common_dir(repo) / 'config'}"
+    where = f"{gitdir.common_dir(repo) / 'config'}"
     if current == command:
         return Installed(key, where, Action.UNCHANGED)
-    git.set_config_local(repo, f"merge.{DRIVER}.name", DRIVER_NAME)
-    git.set_config_local(repo, key, command)
+    gitdir.set_config_local(repo, f"merge.{DRIVER}.name", DRIVER_NAME)
+    gitdir.set_config_local(repo, key, command)
     attributes = repo / ".gitattributes"
     text = attributes.read_text(encoding="utf-8", errors="replace") if attributes.is_file() else ""
     why = (

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from checkers.errors import ConfigError, NothingToCheck
-from fidelity import gitlog
 from fidelity.errors import UsageError
+from fidelity.git import log
 from fidelity.preflight.context import (
     Context,
     Gate,
@@ -154,7 +154,7 @@ def _check_stale(ctx: Context) -> GateResult:
         specs = _touched_specs(ctx)
     except UsageError as exc:
         return GateResult("stale", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
-    if gitlog.is_shallow(ctx.repo):
+    if log.is_shallow(ctx.repo):
         why = "the clone is shallow: commits since a row's measurement would be undercounted"
         return GateResult("stale", Status.UNTRUSTED, why)
     rows, problems = [], []

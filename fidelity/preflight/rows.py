@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fidelity import gitlog
 from fidelity.errors import UsageError
+from fidelity.git import log, objects
 from fidelity.preflight.context import Context, Gate, Merge, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
 from fidelity.preflight.records import specs as _specs
@@ -51,21 +51,20 @@ def _steps_bases(ctx: Context, merge: Merge) -> tuple[tuple[str, ...], ...]:
         return merge.bases
     parents = merge.parents
     return tuple(
-        tuple(gitlog.bases_against(ctx.repo, parents[i], parents[:i]))
-        for i in range(1, len(parents))
+        tuple(log.bases_against(ctx.repo, parents[i], parents[:i])) for i in range(1, len(parents))
     )
 
 
 def _versions(ctx: Context, merge: Merge, revs: list[str], path: str) -> dict[str, str | None]:
     """The record's text at each rev; where a rev has no file at path, the file git sees
     renamed to it (one side moved the record while the other added rows)."""
-    blobs = gitlog.blobs(ctx.repo, [f"{rev}:{path}" for rev in revs])
+    blobs = objects.blobs(ctx.repo, [f"{rev}:{path}" for rev in revs])
     texts = {rev: _text(blob) for rev, blob in zip(revs, blobs, strict=True)}
     for rev in revs:
         if texts[rev] is None and rev != merge.commit:
-            old = gitlog.renamed_from(ctx.repo, rev, merge.commit, path, ctx.tree.index)
+            old = log.renamed_from(ctx.repo, rev, merge.commit, path, ctx.tree.index)
             if old is not None:
-                texts[rev] = _text(gitlog.blobs(ctx.repo, [f"{rev}:{old}"])[0])
+                texts[rev] = _text(objects.blobs(ctx.repo, [f"{rev}:{old}"])[0])
     return texts
 
 
@@ -109,7 +108,7 @@ def _check_merged_rows(ctx: Context) -> GateResult:
         specs = _specs(ctx)
     except UsageError as exc:
         return GateResult("rows", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
-    if ctx.merges and gitlog.is_shallow(ctx.repo):
+    if ctx.merges and log.is_shallow(ctx.repo):
         why = "the clone is shallow: a merge's base and parents may be missing"
         return GateResult("rows", Status.UNTRUSTED, why)
     problems: list[str] = []

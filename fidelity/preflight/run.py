@@ -8,8 +8,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import config, git, gitlog
+from fidelity import config
 from fidelity.errors import UsageError
+from fidelity.git import gitdir, log, objects
 from fidelity.preflight import settings, tree
 from fidelity.preflight.context import PYPROJECT, Context, Gate, Merge, Plan
 from fidelity.preflight.message import TRAILERS
@@ -44,9 +45,9 @@ class Request:
 
 def _parent(repo: Path, amend: bool) -> str | None:
     """The commit the judged content would sit on: HEAD, or HEAD's parent for --amend."""
-    head = git.resolve(repo, "HEAD")
+    head = objects.resolve(repo, "HEAD")
     if amend and head is not None:
-        return git.resolve(repo, f"{head}^")
+        return objects.resolve(repo, f"{head}^")
     return head
 
 
@@ -55,8 +56,8 @@ def _ends(request: Request) -> tuple[str, str] | None:
         return None
     try:
         return (
-            git.rev_parse(request.repo, request.span[0]),
-            git.rev_parse(request.repo, request.span[1]),
+            objects.rev_parse(request.repo, request.span[0]),
+            objects.rev_parse(request.repo, request.span[1]),
         )
     except UsageError as exc:
         raise UsageError(
@@ -70,7 +71,7 @@ def _judged(request: Request) -> Iterator[tuple[tree.Tree, tuple[str, str] | Non
     span = _ends(request)
     commit = span[1] if span else None
     if request.commit is not None:
-        commit = git.rev_parse(request.repo, request.commit)
+        commit = objects.rev_parse(request.repo, request.commit)
     with tree.judged(request.repo, request.staged, request.index, commit) as judged:
         yield judged, span
 
@@ -81,12 +82,12 @@ def _merges(request: Request, span: tuple[str, str] | None) -> tuple[Merge, ...]
     merge, a squash merge, a cherry-pick or revert whose conflicts were resolved)."""
     repo = request.repo
     if span is not None:
-        graph = gitlog.graph(repo, [span[1]], [span[0]])
+        graph = log.graph(repo, [span[1]], [span[0]])
         return tuple(Merge(f"merge {sha[:12]}", tuple(ps), sha) for sha, ps in graph if len(ps) > 1)
     found = []
-    head = git.resolve(repo, "HEAD")
+    head = objects.resolve(repo, "HEAD")
     if request.everything and head is not None:
-        parents = gitlog.parents(repo, head)
+        parents = log.parents(repo, head)
         if len(parents) > 1:
             found.append(Merge(f"merge {head[:12]} (HEAD)", tuple(parents), head))
     if head is not None and not request.amend and request.commit is None:
@@ -96,14 +97,16 @@ def _merges(request: Request, span: tuple[str, str] | None) -> tuple[Merge, ...]
 
 def _pending(repo: Path, head: str) -> list[Merge]:
     """What git is in the middle of, as a merge of HEAD and what it brings in."""
-    state = git.state_files(repo, ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "SQUASH_MSG"])
+    state = gitdir.state_files(
+        repo, ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "SQUASH_MSG"]
+    )
     heads = [line.strip() for line in state["MERGE_HEAD"].splitlines() if line.strip()]
     if heads:
         labels = ("HEAD", *(f"MERGE_HEAD ({h[:12]})" for h in heads))
         return [Merge("the merge being committed", (head, *heads), labels=labels)]
     for name, what in (("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert")):
         picked = state[name].strip()
-        parent = git.resolve(repo, f"{picked}^") if picked else None
+        parent = objects.resolve(repo, f"{picked}^") if picked else None
         if picked and parent:
             theirs, base = (picked, parent) if what == "cherry-pick" else (parent, picked)
             labels = ("HEAD", f"{name} ({picked[:12]})")
@@ -120,14 +123,14 @@ def _context(request: Request, judged: tree.Tree, span: tuple[str, str] | None) 
     base: str | None
     if span is not None:
         parent: str | None = span[1]
-        bases = gitlog.merge_bases(request.repo, list(span))
+        bases = log.merge_bases(request.repo, list(span))
         base = bases[0] if bases else span[0]
     elif request.commit is not None:
-        parent = git.rev_parse(request.repo, request.commit)
+        parent = objects.rev_parse(request.repo, request.commit)
         base = parent
     else:
         parent = _parent(request.repo, request.amend)
-        base = git.rev_parse(request.repo, request.base) if request.base else parent
+        base = objects.rev_parse(request.repo, request.base) if request.base else parent
     if request.files is not None:
         changes = tree.given(request.repo, request.files)
     else:

@@ -11,8 +11,9 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from fidelity import config, git
+from fidelity import config
 from fidelity.errors import UsageError
+from fidelity.git import patches, stage
 from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
 from fidelity.preflight.settings import DEFAULT_FAILSET
@@ -106,7 +107,7 @@ def _anchor_problems(ctx: Context, control: Any) -> Iterator[str]:
     texts: dict[str, str] = {}
     for edit in control.edits:
         if edit.patch is not None:
-            why = git.apply_check(ctx.tree.folder(), edit.patch.encode())
+            why = patches.apply_check(ctx.tree.folder(), edit.patch.encode())
             if why:
                 yield f"control {control.id!r}: patch for {edit.file} does not apply: {why}"
             continue
@@ -176,8 +177,8 @@ def _prediction_files(ctx: Context) -> list[str]:
 
 def _all_paths(ctx: Context) -> list[str]:
     if ctx.tree.staged:
-        return sorted(git.index_entries(ctx.repo, ctx.tree.index))
-    return sorted(set(git.index_entries(ctx.repo)) | git.unstaged_paths(ctx.repo))
+        return sorted(stage.index_entries(ctx.repo, ctx.tree.index))
+    return sorted(set(stage.index_entries(ctx.repo)) | stage.unstaged_paths(ctx.repo))
 
 
 def _plan_predictions(ctx: Context) -> Plan:

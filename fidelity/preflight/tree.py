@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import git
+from fidelity.git import objects, stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +53,10 @@ class Tree:
         self.index = index
         self._label = label
         self._scratch = scratch
-        files = git.staged_files(repo, index) if staged else {}
+        files = stage.staged_files(repo, index) if staged else {}
         self._entries: dict[str, str] = {path: blob for path, (_, blob) in files.items()}
         self._links = frozenset(path for path, (mode, _) in files.items() if mode == "120000")
-        self._unstaged = git.unstaged_paths(repo, index) if staged else frozenset()
+        self._unstaged = stage.unstaged_paths(repo, index) if staged else frozenset()
         self._blobs: dict[str, bytes] = {}
         self._folder: Path | None = repo if not self._unstaged else None
 
@@ -83,7 +83,7 @@ class Tree:
     def _blob(self, path: str) -> bytes:
         if path not in self._blobs:
             wanted = [p for p in self._unstaged if p in self._entries and p not in self._blobs]
-            blobs = git.cat_blobs(self.repo, [self._entries[p] for p in wanted])
+            blobs = objects.cat_blobs(self.repo, [self._entries[p] for p in wanted])
             self._blobs.update(zip(wanted, blobs, strict=True))
         return self._blobs[path]
 
@@ -106,7 +106,7 @@ class Tree:
         if self._folder is None:
             dest = self._scratch / "index"
             dest.mkdir()
-            git.checkout_index(self.repo, dest, self.index)
+            stage.checkout_index(self.repo, dest, self.index)
             self._folder = dest
         return self._folder
 
@@ -122,11 +122,11 @@ def given(repo: Path, paths: Sequence[str]) -> Changes:
 def changes(repo: Path, tree: Tree, base: str | None, everything: bool) -> Changes:
     """What the judged content changes against base (default HEAD; the empty tree when the
     repository has no commit yet)."""
-    against = base or git.resolve(repo, "HEAD") or git.EMPTY_TREE
+    against = base or objects.resolve(repo, "HEAD") or stage.EMPTY_TREE
     if tree.staged:
-        pairs = git.staged_changes(repo, against, tree.index)
+        pairs = stage.staged_changes(repo, against, tree.index)
     else:
-        pairs = git.worktree_changes(repo, against)
+        pairs = stage.worktree_changes(repo, against)
     deleted = frozenset(p for status, p in pairs if status == "D")
     changed = frozenset(p for status, p in pairs if status != "D")
     return Changes(changed, deleted, everything)
@@ -143,5 +143,5 @@ def judged(
             yield Tree(repo, staged, index, Path(scratch))
             return
         own = Path(scratch, "commit.index")
-        git.read_tree(repo, commit, own)
+        stage.read_tree(repo, commit, own)
         yield Tree(repo, True, own, Path(scratch), f"commit {commit[:12]}")

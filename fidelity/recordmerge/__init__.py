@@ -1,1 +1,6 @@
-"""Keyed record tables merged by key: the `fidelity merge-records` git merge driver."""
+"""Keyed record tables merged by key: the `fidelity merge-records` git merge driver.
+
+- `keyed`: the pure three-way merge of keyed Markdown tables by key
+- `driver`: the git merge driver itself (`fidelity merge-records %O %A %B %P`)
+- `audit`: did a merge, made by anyone, keep every keyed record row (pure)
+"""

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from fidelity import config, git, schema
+from fidelity import config, schema
 from fidelity.errors import UsageError
+from fidelity.git import patches
 from fidelity.recordmerge.keyed import Markers, merge
 
 
@@ -68,7 +69,7 @@ def _git_merge(
             files.append(Path(tmp, name))
             files[-1].write_bytes(data)
         base, ours, theirs = files
-        return git.merge_file(repo, ours, base, theirs, labels, marker)
+        return patches.merge_file(repo, ours, base, theirs, labels, marker)
 
 
 def run(

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity import git
+from fidelity.git import gitdir, stage, worktrees
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +58,13 @@ def _admin_files(common: Path) -> dict[str, str]:
 
 def snapshot(repo: Path) -> RepoState:
     """The state of the user's checkout and repository, cheaply (no file is hashed)."""
-    entries = git.status_entries(repo)
+    entries = worktrees.status_entries(repo)
     return RepoState(
-        head=git.head_state(repo),
-        index=digest(git.index_listing(repo)),
+        head=worktrees.head_state(repo),
+        index=digest(stage.index_listing(repo)),
         files={path: f"{code}:{stat_of(repo, path)}" for code, path in entries},
-        refs=git.refs(repo),
-        admin=_admin_files(git.common_dir(repo)),
+        refs=gitdir.refs(repo),
+        admin=_admin_files(gitdir.common_dir(repo)),
     )
 
 

@@ -1,6 +1,6 @@
-"""git history queries for `stale`, `landed` and `trailers`: ancestry, logs, trailers,
-patch ids, the commit graph. Each answers in one walk or one batch, never one process per
-commit, and runs through `fidelity.git`'s hardened runner.
+"""git history queries for `stale`, `landed`, `trailers` and preflight's record gates:
+ancestry, logs, trailers, patch ids, the commit graph. Each answers in one walk or one
+batch, never one process per commit, and runs through `fidelity.git.command`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fidelity import proc
-from fidelity.git import GitError, answer, attempt, git, succeeds
+from fidelity.git.command import GitError, answer, attempt, git, succeeds
 
 
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
@@ -33,7 +33,16 @@ def log_commits(
 ) -> list[tuple[str, str]]:
     """(sha, subject) of the commits `git log revs -- paths` lists, newest first."""
     flags = ["--no-merges"] if no_merges else []
-    out = git(repo, "log", "-z", "--format=%H%x1f%s", *flags, *revs, "--", *paths)
+    out = git(repo, "log", "-z", f"--format={_SUBJECTS}", *flags, *revs, "--", *paths)
+    return _subjects(out)
+
+
+_SUBJECTS = "%H%x1f%s"
+
+
+def _subjects(out: bytes) -> list[tuple[str, str]]:
+    """(sha, subject) of each record of `git log -z --format=%H%x1f%s`, in order: the one
+    reader of that format (`log_commits` and `touching` ask for it)."""
     found = []
     for record in out.decode(errors="replace").split("\0"):
         if record.strip():
@@ -84,7 +93,6 @@ def commit_message(repo: Path, sha: str) -> bytes:
 
 
 _FIELD, _TRAILER, _KV = "\x1f", "\x1e", "\x1d"
-_SEPARATORS = (_FIELD, _TRAILER, _KV)
 
 
 def _split_record(record: str) -> tuple[str, str, list[tuple[str, str]]] | None:
@@ -150,29 +158,6 @@ def messages(repo: Path, shas: Sequence[str]) -> dict[str, str]:
         sha, _, message = record.partition("\n")
         if sha.strip():
             found[sha.strip()] = message
-    return found
-
-
-def object_ids(repo: Path, names: Sequence[str]) -> list[str | None]:
-    """The object id each name (`rev^{commit}`, `rev:path`) resolves to, or None, answered
-    by one `git cat-file --batch-check` for all of them."""
-    usable = [n for n in names if n and "\n" not in n and not n.startswith("-")]
-    if not usable:
-        return [None] * len(names)
-    out = git(
-        repo,
-        "cat-file",
-        "--batch-check=%(objectname)",
-        stdin="".join(f"{n}\n" for n in usable).encode(),
-    )
-    answers = iter(out.decode(errors="replace").splitlines())
-    found: list[str | None] = []
-    for name in names:
-        if name in usable:
-            line = next(answers, "")
-            found.append(line if line and " " not in line else None)
-        else:
-            found.append(None)
     return found
 
 
@@ -263,18 +248,13 @@ def touching(
         "-z",
         "--no-merges",
         "--full-history",
-        "--format=%H%x1f%s",
+        f"--format={_SUBJECTS}",
         tip,
         *(f"^{e}" for e in exclude),
         "--",
         *paths,
     )
-    found = []
-    for record in out.decode(errors="replace").split("\0"):
-        if record:
-            sha, _, subject = record.partition("\x1f")
-            found.append((sha, subject))
-    return found
+    return _subjects(out)
 
 
 def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
@@ -287,17 +267,25 @@ def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, fro
         "--no-merges",
         "--no-renames",
         "--name-only",
-        "--format=%x01%H",
+        f"--format={_PATHS}",
         tip,
         *(f"^{e}" for e in exclude),
         "--",
     )
+    return _paths(out)
+
+
+_PATHS = "%x01%H"
+
+
+def _paths(out: bytes) -> dict[str, frozenset[str]]:
+    """sha -> paths of each record of `git log -z --name-only --format=%x01%H`: the one reader
+    of that format (`changed_paths` and `commit_paths` ask for it)."""
     found = {}
     for chunk in out.decode(errors="surrogateescape").split("\x01"):
-        if not chunk:
-            continue
         sha, _, rest = chunk.partition("\0")
-        found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
+        if sha:
+            found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
     return found
 
 
@@ -314,16 +302,12 @@ def commit_paths(repo: Path, shas: Sequence[str]) -> dict[str, frozenset[str]]:
         "--name-only",
         "--first-parent",
         "-m",
-        "--format=%x01%H",
+        f"--format={_PATHS}",
         "--stdin",
         stdin="".join(f"{sha}\n" for sha in shas).encode(),
     )
-    found: dict[str, frozenset[str]] = {sha: frozenset() for sha in shas}
-    for chunk in out.decode(errors="surrogateescape").split("\x01"):
-        sha, _, rest = chunk.partition("\0")
-        if sha in found:
-            found[sha] = frozenset(p for p in rest.lstrip("\n").split("\0") if p)
-    return found
+    listed = _paths(out)
+    return {sha: listed.get(sha, frozenset()) for sha in shas}
 
 
 def _patch_ids(repo: Path, diff: bytes) -> dict[str, str]:
@@ -433,24 +417,4 @@ def symbol_changes(repo: Path, ref: str, needles: Sequence[str]) -> list[tuple[s
         head, _, body = record.partition(b"\n")
         sha, _, subject = head.decode(errors="replace").partition("\x1f")
         found.append((sha, subject, body))
-    return found
-
-
-def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
-    """The contents of `rev:path` names from one `git cat-file --batch`; None when missing."""
-    if not names:
-        return []
-    out = git(repo, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in names).encode())
-    found: list[bytes | None] = []
-    pos = 0
-    for _ in names:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or not header[2].isdigit() or header[1] == b"missing":
-            found.append(None)  # "<name> missing" (a name may hold spaces)
-            continue
-        size = int(header[2])
-        found.append(out[pos : pos + size])
-        pos += size + 1
     return found

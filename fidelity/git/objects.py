@@ -1,0 +1,116 @@
+"""Revisions and the objects they name: the commit a revision is, a file's bytes or blob id
+at a commit, a tree's paths, and many objects read by one `git cat-file --batch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from fidelity.errors import UsageError
+from fidelity.git.command import GitError, answer, attempt, git, succeeds
+
+
+def rev_parse(repo: Path, rev: str) -> str:
+    """The full commit sha for rev; UsageError naming the revision when it is unknown."""
+    if rev.startswith("-"):
+        raise UsageError(f"revision {rev!r} looks like an option; name a commit or branch")
+    sha = resolve(repo, rev)
+    if sha is None:
+        raise UsageError(
+            f"unknown revision {rev!r} in {repo}. Check the name with `git log --oneline`, "
+            "or fetch it first."
+        )
+    return sha
+
+
+def show_file(repo: Path, sha: str, path: str) -> bytes | None:
+    """The bytes of path at commit sha, or None when the commit has no such file."""
+    if not succeeds(repo, "cat-file", "-e", f"{sha}:{path}"):
+        return None
+    return git(repo, "cat-file", "blob", f"{sha}:{path}")
+
+
+def blob_id(repo: Path, sha: str, path: str) -> str | None:
+    """The git blob id of path at sha, or None when absent."""
+    return answer(attempt(repo, "rev-parse", "--verify", "--quiet", f"{sha}:{path}"))
+
+
+def hash_object(data: bytes) -> str:
+    """The blob id git would give these bytes (without writing them)."""
+    return git(".", "hash-object", "--stdin", stdin=data).decode().strip()
+
+
+def resolve(repo: Path, rev: str) -> str | None:
+    """The full commit sha for rev, or None when it names no commit (never raises for it)."""
+    if not rev or rev.startswith("-"):
+        return None
+    return answer(
+        attempt(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    )
+
+
+def tree_files(repo: Path, sha: str) -> list[str]:
+    """Every file path in the tree of commit sha."""
+    out = git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha)
+    return [p.decode(errors="surrogateescape") for p in out.split(b"\0") if p]
+
+
+def cat_blobs(repo: Path, blobs: Sequence[str]) -> list[bytes]:
+    """The bytes of each blob id, in order, read by one `git cat-file --batch`."""
+    if not blobs:
+        return []
+    out = git(repo, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in blobs).encode())
+    contents, pos = [], 0
+    for blob in blobs:
+        header_end = out.index(b"\n", pos)
+        sha, kind, *size = out[pos:header_end].decode().split()
+        if sha != blob or kind != "blob" or len(size) != 1:
+            raise GitError(f"git cat-file --batch answered {sha} {kind} for blob {blob}")
+        start = header_end + 1
+        contents.append(out[start : start + int(size[0])])
+        pos = start + int(size[0]) + 1
+    return contents
+
+
+def object_ids(repo: Path, names: Sequence[str]) -> list[str | None]:
+    """The object id each name (`rev^{commit}`, `rev:path`) resolves to, or None, answered
+    by one `git cat-file --batch-check` for all of them."""
+    usable = [n for n in names if n and "\n" not in n and not n.startswith("-")]
+    if not usable:
+        return [None] * len(names)
+    out = git(
+        repo,
+        "cat-file",
+        "--batch-check=%(objectname)",
+        stdin="".join(f"{n}\n" for n in usable).encode(),
+    )
+    answers = iter(out.decode(errors="replace").splitlines())
+    found: list[str | None] = []
+    for name in names:
+        if name in usable:
+            line = next(answers, "")
+            found.append(line if line and " " not in line else None)
+        else:
+            found.append(None)
+    return found
+
+
+def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
+    """The contents of `rev:path` names from one `git cat-file --batch`; None when missing."""
+    if not names:
+        return []
+    out = git(repo, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in names).encode())
+    found: list[bytes | None] = []
+    pos = 0
+    for _ in names:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or not header[2].isdigit() or header[1] == b"missing":
+            found.append(None)  # "<name> missing" (a name may hold spaces)
+            continue
+        size = int(header[2])
+        found.append(out[pos : pos + size])
+        pos += size + 1
+    return found

@@ -1,0 +1,193 @@
+"""Work trees: the top of the one that holds a path, what is changed or untracked in it and
+where its HEAD is; the detached, locked worktrees fidelity adds, lists, resets and removes
+(the lifecycle that always removes them is `fidelity.worktree`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fidelity import proc
+from fidelity.errors import UsageError
+from fidelity.git.command import GitError, attempt, git, succeeds
+
+
+def toplevel(path: Path | str) -> Path:
+    """The top of the work tree that holds path; UsageError outside a repository."""
+    try:
+        out = git(path, "rev-parse", "--show-toplevel")
+    except GitError as exc:
+        raise UsageError(
+            f"{path} is not inside a git repository. Run fidelity from your repository's "
+            "work tree, or pass --repo."
+        ) from exc
+    return Path(out.decode().strip())
+
+
+def dirty_paths(worktree: Path | str, paths: Sequence[str] = ()) -> list[str]:
+    """Modified, staged, deleted or untracked paths (ignored files excluded), sorted."""
+    out = git(
+        worktree,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--ignore-submodules=none",
+        "--",
+        *paths,
+    )
+    entries = out.split(b"\0")
+    found: list[str] = []
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if not entry:
+            continue
+        code, name = entry[:2], entry[3:].decode(errors="surrogateescape")
+        found.append(name)
+        if code[:1] in (b"R", b"C"):
+            i += 1  # the rename source follows as its own NUL-terminated field
+    return sorted(found)
+
+
+def status_entries(worktree: Path | str, untracked: bool = True) -> list[tuple[str, str]]:
+    """(two-letter status, path) for every changed path; untracked too unless told not."""
+    out = git(
+        worktree,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        f"--untracked-files={'all' if untracked else 'no'}",
+        "--ignore-submodules=none",
+    )
+    entries = out.split(b"\0")
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if not entry:
+            continue
+        found.append((entry[:2].decode(), entry[3:].decode(errors="surrogateescape")))
+        if entry[:1] in (b"R", b"C"):
+            i += 1
+    return found
+
+
+def head_state(repo: Path | str) -> str:
+    """HEAD's commit and, when on a branch, the branch: `<sha> refs/heads/main`."""
+    sha = git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).decode().strip()
+    branch = git(repo, "symbolic-ref", "--quiet", "HEAD", check=False).decode().strip()
+    return f"{sha or '(no commit)'} {branch or '(detached)'}"
+
+
+def refresh_index(worktree: Path) -> None:
+    """Re-hash every file of one of our own worktrees, so that status trusts no stat cache."""
+    git(worktree, "update-index", "-q", "--really-refresh", check=False)
+
+
+def worktree_add(repo: Path, dest: Path, sha: str) -> None:
+    git(repo, "worktree", "add", "--detach", str(dest), sha)
+
+
+def worktree_remove(repo: Path, dest: Path) -> bool:
+    """Remove the worktree and prune its record; True when nothing is left behind."""
+    removed = succeeds(repo, "worktree", "remove", "--force", "--force", str(dest))
+    succeeds(repo, "worktree", "prune")
+    return removed and not dest.exists()
+
+
+def worktree_add_locked(repo: Path, dest: Path, sha: str, reason: str) -> None:
+    """Add a detached worktree locked with reason, so that `git worktree prune` (ours or
+    another process's) keeps it, and a later run can read who made it."""
+    git(repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(dest), sha)
+
+
+def worktree_unlock(repo: Path, dest: Path) -> bool:
+    """Unlock a worktree (so that prune may drop its record); True when git agreed."""
+    return succeeds(repo, "worktree", "unlock", str(dest))
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeEntry:
+    """One record of `git worktree list --porcelain`; `locked` is the reason, None if unlocked."""
+
+    path: Path
+    head: str = ""
+    locked: str | None = None
+    prunable: bool = False
+
+
+def worktree_entries(repo: Path) -> list[WorktreeEntry]:
+    """Every worktree git knows of, the main one first, with lock reasons and HEADs."""
+    out = git(repo, "worktree", "list", "--porcelain", "-z")
+    entries: list[WorktreeEntry] = []
+    fields: dict[str, str] = {}
+    for raw in [*out.split(b"\0"), b""]:
+        if raw:
+            key, _, value = raw.decode(errors="surrogateescape").partition(" ")
+            fields[key] = value
+            continue
+        if "worktree" in fields:
+            entries.append(
+                WorktreeEntry(
+                    Path(fields["worktree"]),
+                    fields.get("HEAD", ""),
+                    fields.get("locked"),
+                    "prunable" in fields,
+                )
+            )
+        fields = {}
+    return entries
+
+
+def worktree_list(repo: Path) -> list[Path]:
+    out = git(repo, "worktree", "list", "--porcelain", "-z")
+    return [
+        Path(field[len(b"worktree ") :].decode())
+        for field in out.split(b"\0")
+        if field.startswith(b"worktree ")
+    ]
+
+
+def ignored_paths(root: Path) -> list[str] | None:
+    """Untracked paths git ignores under root (folders end in ``/``), relative to root;
+    None when root is not inside a git work tree."""
+    result = attempt(
+        root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+    )
+    if result.status is not proc.ProcStatus.OK:
+        return None
+    return [p.decode("utf-8", errors="surrogateescape") for p in result.stdout.split(b"\0") if p]
+
+
+def leftovers(worktree: Path) -> list[str]:
+    """What a run left in one of our own worktrees: changed tracked files, untracked and
+    ignored files; `__pycache__` folders aside (their staleness is handled by mtimes)."""
+    out = git(
+        worktree,
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--ignored=matching",
+        "--ignore-submodules=none",
+    )
+    found = []
+    for entry in out.split(b"\0"):
+        name = entry[3:].decode(errors="surrogateescape")
+        if len(entry) > 3 and entry[:1] in b"MADRCU?! " and "__pycache__" not in name.split("/"):
+            found.append(entry[:2].decode() + " " + name)
+    return found
+
+
+def reset_worktree(worktree: Path) -> bool:
+    """Put one of our own worktrees back to its commit: tracked files reset, every untracked
+    and ignored file removed except `__pycache__`. True when a tracked file had changed."""
+    changed = bool(git(worktree, "status", "--porcelain", "-z", "--untracked-files=no").strip())
+    git(worktree, "reset", "-q", "--hard")
+    git(worktree, "clean", "-f", "-f", "-d", "-x", "-q", "-e", "__pycache__")
+    return changed
