@@ -134,7 +134,7 @@ def type_of(schema: Schema, node: Schema, named: frozenset[str]) -> str:
         return " or ".join(type_of(schema, alt, named) for alt in alternatives) or "any"
     kind = node["type"]
     if isinstance(kind, list):
-        return " or ".join(kind)
+        return " or ".join({"object": "table", "array": "list"}.get(k, k) for k in kind)
     if kind in ("array", "object"):
         return container(schema, node, named)
     return kind + bound(node)
