@@ -124,6 +124,6 @@ def test_pytest_gets_junit_family_and_the_guard(tmp_path) -> None:  # type: igno
         *("python", "-m", "pytest", "-q", "-o", "junit_family=xunit1", "-p", "no:cacheprovider"),
         *("-p", "fidelity_pytest_guard", "-p", "fidelity_pytest_controls"),
         f"--junitxml={tmp_path / 'j.xml'}",
-    ], "exactly what the README says fidelity appends"
+    ], "exactly what docs/controls.md says fidelity appends"
     other = controls_run.argv_for(["run", "--out={junit}"], tmp_path / "j.xml", tmp_path)
     assert other == ["run", f"--out={tmp_path / 'j.xml'}"]

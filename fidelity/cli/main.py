@@ -29,7 +29,7 @@ from fidelity.cli import (
     preflight,
     records,
 )
-from fidelity.errors import FidelityError
+from fidelity.errors import INTERRUPTED, SIGNALLED, Exit, FidelityError, exit_summary
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,8 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fidelity",
         description="Turn the claims a change makes into evidence that can fail.",
-        epilog="Exit codes: 0 the gate holds; 1 the evidence says no; "
-        "2 usage or configuration error; 3 the evidence cannot be trusted. "
+        epilog=f"{exit_summary()} "
         "Under GitHub Actions (GITHUB_ACTIONS=true), run, merge, compare, verify, stale, "
         "landed and trailers also print ::error annotations when their gate does not hold.",
     )
@@ -104,9 +103,9 @@ def _exit_code(exc: BaseException) -> int | None:
     if isinstance(exc, FidelityError):
         return exc.exit_code
     if isinstance(exc, ConfigError):
-        return 2
+        return Exit.USAGE
     if isinstance(exc, NothingToCheck):
-        return 3
+        return Exit.UNTRUSTED
     return None
 
 
@@ -162,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 markup=False,
                 soft_wrap=True,
             )
-        return 128 + exc.signum if isinstance(exc, Terminated) else 130
+        return SIGNALLED + exc.signum if isinstance(exc, Terminated) else INTERRUPTED
     except Exception as exc:
         known = _exit_code(exc)
         if known is not None:
@@ -175,8 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print_exception()
         advice = "The evidence cannot be trusted; please report it with the command line."
         err.print(f"fidelity {args.command}: internal error (above). {advice}")
-        _annotate(args.command, 3, f"internal error ({type(exc).__name__}: {exc}). {advice}")
-        return 3
+        _annotate(
+            args.command, Exit.UNTRUSTED, f"internal error ({type(exc).__name__}: {exc}). {advice}"
+        )
+        return Exit.UNTRUSTED
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
