@@ -10,6 +10,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import Repo
@@ -69,10 +70,13 @@ def test_rows_added_on_both_sides_are_both_kept(tmp_path: Path) -> None:
     assert rows_of(text) == [*BASE, ("d", "4"), ("e", "5")]
 
 
-def test_a_driver_line_whose_fidelity_is_gone_leaves_conflict_markers(tmp_path: Path) -> None:
+def test_a_driver_line_whose_fidelity_is_gone_leaves_conflict_markers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The line `--print-driver` prints falls back to git's own merge, markers and all, when
     its interpreter is gone or has no fidelity; the bare `fidelity merge-records` line did
     not: git reported a conflict and left ours unmarked, so one `git add` lost theirs."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # or the bare venv finds a fidelity there
     ours, theirs = page([*BASE, ("d", "4")]), page([*BASE, ("e", "5")])
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
