@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fidelity import git, proc, repo_state
+from fidelity.errors import TableError
 from fidelity.matrix import importguard, ledger, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
@@ -211,7 +212,7 @@ def own_table(
         return harness, ""
     try:
         return casetable.parse(data, f"{sha[:12]}:{table_path}"), ""
-    except casetable.CaseTableError as exc:
+    except TableError as exc:
         return None, f"its own {table_path} is invalid ({len(exc.problems)} problems)"
 
 
