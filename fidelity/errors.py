@@ -6,6 +6,7 @@ words, and scripts/gen_reference.py writes docs/reference/exit-codes.md from all
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -71,6 +72,17 @@ class UsageError(FidelityError):
     """Bad arguments, invalid configuration or case table, unknown revision: exit 2."""
 
     exit_code = Exit.USAGE
+
+
+class TableError(UsageError):
+    """An invalid case or control table (`kind`); the message lists every problem, each
+    located."""
+
+    def __init__(self, kind: str, source: str, problems: Sequence[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"invalid {kind} table {source}:\n{lines}")
 
 
 class UntrustedError(FidelityError):

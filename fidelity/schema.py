@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jsonschema
 
 from checkers import schema as shared
 from checkers.schema import json_path
+from fidelity.errors import TableError
 
-__all__ = ["entry_label", "entry_lines", "errors", "json_path", "load", "load_toml"]
+__all__ = ["entry_label", "entry_lines", "errors", "json_path", "load", "load_toml", "strings"]
 
 
 def load(name: str) -> dict[str, Any]:
@@ -30,6 +31,18 @@ def entry_lines(text: str) -> dict[str, int]:
         if m:
             found.setdefault(m.group(1), number)
     return found
+
+
+def strings(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """(path, string) of every string in a parsed table's value, path starting at `path`."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from strings(v, (*path, i))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from strings(v, (*path, k))
 
 
 def entry_label(raw: Mapping[str, Any], path: Sequence[str | int], key: str) -> str:
@@ -60,26 +73,29 @@ Locate = Callable[[Mapping[str, Any], Sequence[str | int], str], str]
 
 def load_toml(
     data: bytes,
-    name: str,
-    fail: Callable[[list[str]], Exception],
+    source: str,
+    *,
+    schema: str,
+    kind: str,
     locate: Locate,
     semantic: Callable[[Mapping[str, Any]], list[str]],
 ) -> dict[str, Any]:
-    """Parse a TOML table and check it against schema `name`, then by `semantic`.
+    """Parse the `kind` table (case, control) in `source` and check it against its schema,
+    then by `semantic`.
 
-    Every schema problem is raised at once through `fail`, each located by `locate` (file,
+    Every schema problem is raised at once as a TableError, each located by `locate` (file,
     entry id, JSON path); the semantic checks, which rely on the shape being right, run once
     the schema holds, and also report all they find at once.
     """
     try:
         raw = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise fail([f"not UTF-8: {exc}"]) from exc
+        raise TableError(kind, source, [f"not UTF-8: {exc}"]) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise fail([f"invalid TOML: {exc}"]) from exc
-    problems = [locate(raw, path, msg) for path, msg in errors(name, raw)]
+        raise TableError(kind, source, [f"invalid TOML: {exc}"]) from exc
+    problems = [locate(raw, path, msg) for path, msg in errors(schema, raw)]
     if not problems:
         problems = semantic(raw)
     if problems:
-        raise fail(problems)
+        raise TableError(kind, source, problems)
     return raw

@@ -488,15 +488,19 @@ MEANING = {
 # expressions; adjust these words when it changes.
 GRAMMAR = """\
 A placeholder is `{name}` in lower case. `{{name}}` is a literal `{name}` (the braces are
-kept, the placeholder is not filled), and `${name}` is a shell variable, left to the shell.
-An unknown `{name}` in a case table (a typo such as `{outt}`) is an error naming the file,
-the case and the JSON path; a table that uses `{venv}` without `venv = true` gets the same
-error. In a `shell = true` string every filled-in value is shell-quoted, so a path with a
+kept, the placeholder is not filled), and `${name}` is a shell variable, never filled. Both
+validation and filling read a value with this one grammar (fidelity/placeholders.py), so
+what is checked is exactly what is filled. `${out}` and the like, a placeholder's name
+behind `$`, is an error: write `{out}` for fidelity's folder, or `${{out}}` (or `$out`) for
+the shell's variable. An unknown `{name}` (a typo such as `{outt}`) is an error naming the
+file, the case and the JSON path; a table that uses `{venv}` without `venv = true` gets the
+same error. In a `shell = true` string every filled-in value is shell-quoted, so a path with a
 space or `$(...)` in it stays one word and never runs."""
 CONTROLS_PLACES = """\
 In a control table, `command` and `setup` may use `{python}`, `{worktree}` (the control's
-tree) and `{junit}` (where a command that is not pytest must write its JUnit XML), and `env`
-values `{worktree}`; another `{name}` there is passed on as written."""
+tree) and `{junit}` (where a command that is not pytest must write its JUnit XML); `setup`
+and `env` may use `{python}` and `{worktree}`. Any other `{name}` there, and `${name}` of
+one of them, is an error, as in a case table."""
 
 
 def placeholder_page() -> str:

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from fidelity.cli.main import main
+from fidelity.errors import TableError
 from fidelity.matrix.outputs import Output
-from fidelity.matrix.table import CaseTableError, glob_problem, parse
+from fidelity.matrix.table import glob_problem, parse
 
 GOOD = b"""
 [matrix]
@@ -31,7 +32,7 @@ rtol = 0.0
 
 
 def problems(text: str) -> list[str]:
-    with pytest.raises(CaseTableError) as info:
+    with pytest.raises(TableError) as info:
         parse(text.encode(), "cases/x.toml")
     assert "cases/x.toml" in str(info.value)
     return info.value.problems

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fidelity.controls import runner as controls_run
-from fidelity.controls.table import NOOP_ID, ControlTableError, Edit, Match, parse
-from fidelity.errors import UsageError
+from fidelity.controls.table import NOOP_ID, Edit, Match, parse
+from fidelity.errors import TableError, UsageError
 
 GOOD = b"""
 [controls]
@@ -30,7 +30,7 @@ timeout_s = 5
 
 
 def problems(text: str) -> list[str]:
-    with pytest.raises(ControlTableError) as info:
+    with pytest.raises(TableError) as info:
         parse(text.encode(), "cases/controls.toml")
     assert str(info.value).startswith("invalid control table cases/controls.toml:")
     return info.value.problems
@@ -107,6 +107,8 @@ def test_commands_the_runner_cannot_read_are_usage_errors() -> None:
     controls_run.check_command(["make", "test", "JUNIT={junit}"], [], "t")
     with pytest.raises(UsageError, match="is not pytest; put {junit}"):
         controls_run.check_command(["make", "test"], [], "t")
+    with pytest.raises(UsageError, match="is not pytest; put {junit}"):  # a literal {junit}
+        controls_run.check_command(["make", "test", "JUNIT={{junit}}"], [], "t")
     with pytest.raises(UsageError, match="-x stops at the first failure"):
         controls_run.check_command(["pytest", "-x"], [], "t")
     for stop in ("-qx", "-xq", "--sw", "--stepwise", "--maxfail=2", "--exitfirst"):

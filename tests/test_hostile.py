@@ -14,8 +14,9 @@ import pytest
 from support import PY, Repo, matrix_toml
 
 from fidelity.cli.main import main
+from fidelity.errors import TableError
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.table import CaseTableError, parse
+from fidelity.matrix.table import parse
 
 
 def table_with(extra_case_keys: str = "", extra_matrix: str = "") -> bytes:
@@ -39,7 +40,7 @@ def table_with(extra_case_keys: str = "", extra_matrix: str = "") -> bytes:
 def test_values_that_would_disable_a_check_are_located_errors(
     case_keys: str, matrix_keys: str, said: str
 ) -> None:
-    with pytest.raises(CaseTableError) as info:
+    with pytest.raises(TableError) as info:
         parse(table_with(case_keys, matrix_keys), "t.toml")
     assert said in str(info.value)
 

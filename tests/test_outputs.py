@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from support import Repo
 
+from fidelity.errors import TableError
 from fidelity.matrix import gate
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outputs import Output, collect
-from fidelity.matrix.table import CaseTableError, parse
+from fidelity.matrix.table import parse
 
 
 def tree(root: Path, files: dict[str, str]) -> Path:
@@ -70,7 +71,7 @@ CASE = '[[case]]\nid = "c"\nargv = ["x", "{{out}}"]\noutputs = {outputs}\n{extra
     ],
 )
 def test_output_and_ignore_mistakes_are_located(outputs: str, extra: str, said: str) -> None:
-    with pytest.raises(CaseTableError) as info:
+    with pytest.raises(TableError) as info:
         parse(CASE.format(outputs=outputs, extra=extra).encode(), "t.toml")
     assert said in str(info.value)
 

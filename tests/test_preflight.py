@@ -273,3 +273,11 @@ def test_json_report(repo: Repo, tmp_path: Path) -> None:
     gates = {g["gate"]: g for g in data["gates"]}
     assert gates["controls"]["status"] == "failed" and gates["controls"]["details"]
     assert data["judged"] == "the index"
+
+
+def test_the_schema_names_every_gate_of_the_table() -> None:
+    from fidelity import schema
+    from fidelity.preflight.gates import GATES
+
+    enum = schema.load("preflight")["properties"]["gates"]["items"]["enum"]
+    assert enum == [gate.name for gate in GATES]

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from support import Repo
 
+from fidelity.errors import TableError
 from fidelity.matrix import gate
-from fidelity.matrix.table import CaseTableError, parse
+from fidelity.matrix.table import parse
 
 WHERE = (
     "import shutil, sys; open(sys.argv[1] + '/where.txt', 'w').write("
@@ -34,7 +35,7 @@ def test_a_side_venv_is_its_python_and_first_on_path(make_repo) -> None:  # type
 
 def test_venv_placeholder_needs_venv() -> None:
     text = '[[case]]\nid = "a"\nargv = ["{venv}/bin/x"]\noutputs = ["o"]\n'
-    with pytest.raises(CaseTableError, match="unknown placeholder {venv}"):
+    with pytest.raises(TableError, match="unknown placeholder {venv}"):
         parse(text.encode(), "t")
     assert parse(("[matrix]\nvenv = true\n" + text).encode(), "t").venv
 

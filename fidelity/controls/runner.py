@@ -25,7 +25,7 @@ from pathlib import Path
 from fidelity import proc
 from fidelity.controls.table import ControlTable
 from fidelity.errors import UsageError
-from fidelity.placeholders import fill
+from fidelity.placeholders import fill, names
 
 GUARD_PACKAGES_ENV = "FIDELITY_GUARD_PACKAGES"
 GUARD_TREE_ENV = "FIDELITY_GUARD_TREE"
@@ -79,7 +79,7 @@ def check_command(command: Sequence[str], import_check: Sequence[str], where: st
         )
     if is_pytest(command):
         return
-    if not any("{junit}" in a for a in command):
+    if not names_junit(command):
         raise UsageError(
             f"{where}: command {' '.join(command)!r} is not pytest; put {{junit}} where it "
             "writes its JUnit XML report"
@@ -88,13 +88,18 @@ def check_command(command: Sequence[str], import_check: Sequence[str], where: st
         raise UsageError(f"{where}: import_check needs a pytest command (the guard is a plugin)")
 
 
+def names_junit(command: Sequence[str]) -> bool:
+    """Whether the command names `{junit}` itself (`{{junit}}` and `${junit}` do not)."""
+    return any("junit" in names(a) for a in command)
+
+
 def argv_for(command: Sequence[str], junit: Path, root: Path) -> list[str]:
     places = {"junit": str(junit), "worktree": str(root)}
     argv = [fill(a, places) for a in command]
     if not is_pytest(command):
         return argv
     argv += [*APPENDED, "-p", GUARD_PLUGIN, "-p", CONTROLS_PLUGIN]
-    if not any("{junit}" in a for a in command):
+    if not names_junit(command):
         argv.append(f"--junitxml={junit}")
     return argv
 

@@ -1,6 +1,6 @@
 """Control tables: TOML files of named one-edit trees, validated against the shipped schema.
 
-Errors follow the case table's pattern (`casetable`): every problem is listed, located by
+Errors are the case table's (`TableError`): every problem is listed, located by
 file, control id and JSON path, and the whole table is refused (exit 2).
 """
 
@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fidelity import schema
-from fidelity.errors import UsageError
+from fidelity import placeholders, schema
 
 DEFAULT_COMMAND = ("python", "-m", "pytest", "-q")
 NOOP_ID = "(no-op)"
@@ -76,16 +75,6 @@ class ControlTable:
         )
 
 
-class ControlTableError(UsageError):
-    """An invalid control table; the message lists every problem, each located."""
-
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
-        self.source = source
-        self.problems = list(problems)
-        lines = "\n".join(f"  {p}" for p in problems)
-        super().__init__(f"invalid control table {source}:\n{lines}")
-
-
 _ONE_OF = {
     "edit": "give either find + replace, or patch (not both)",
     "control": "give either caught_by (with an optional match), or survives = true with a residue",
@@ -99,8 +88,32 @@ def _locate(raw: Mapping[str, Any], path: Sequence[str | int], msg: str) -> str:
     return f"{schema.entry_label(raw, path, 'control')}at {schema.json_path(path)}: {msg}"
 
 
+COMMAND = frozenset({"junit", "worktree", "python"})  # placeholders a command may name
+TREE = frozenset({"worktree", "python"})  # those of setup and env
+
+
+def _placeholder_problems(raw: Mapping[str, Any]) -> list[str]:
+    head = raw.get("controls", {})
+    places: list[tuple[tuple[str | int, ...], Any, frozenset[str]]] = [
+        (("controls", key), head[key], COMMAND if key == "command" else TREE)
+        for key in ("command", "setup", "env")
+        if key in head
+    ]
+    places += [
+        (("control", i, "command"), control["command"], COMMAND)
+        for i, control in enumerate(raw.get("control", ()))
+        if "command" in control
+    ]
+    return [
+        _locate(raw, path, problem)
+        for where, value, allowed in places
+        for path, text in schema.strings(value, where)
+        for problem in placeholders.problems(text, allowed)
+    ]
+
+
 def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
-    problems: list[str] = []
+    problems = _placeholder_problems(raw)
     seen: dict[str, int] = {}
     for i, control in enumerate(raw.get("control", ())):
         if control["id"] in seen:
@@ -113,13 +126,9 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
 
 
 def parse(data: bytes, source: str) -> ControlTable:
-    """Parse and validate a control table; ControlTableError lists every problem found."""
+    """Parse and validate a control table; TableError lists every problem found."""
     raw = schema.load_toml(
-        data,
-        "controls",
-        lambda problems: ControlTableError(source, problems),
-        _locate,
-        _semantic_problems,
+        data, source, schema="controls", kind="control", locate=_locate, semantic=_semantic_problems
     )
     table = _build(raw, source, hashlib.sha256(data).hexdigest())
     return replace(table, lines=schema.entry_lines(data.decode("utf-8", errors="replace")))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fidelity import proc
+from fidelity.errors import TableError
 from fidelity.git import objects, stage, worktrees
 from fidelity.matrix import importguard, ledger, repo_state, setups
 from fidelity.matrix import table as casetable
@@ -212,7 +213,7 @@ def own_table(
         return harness, ""
     try:
         return casetable.parse(data, f"{sha[:12]}:{table_path}"), ""
-    except casetable.CaseTableError as exc:
+    except TableError as exc:
         return None, f"its own {table_path} is invalid ({len(exc.problems)} problems)"
 
 

@@ -70,24 +70,10 @@ class Matrix:
         raise KeyError(case_id)
 
 
-class CaseTableError(UsageError):
-    """An invalid case table; the message lists every problem, each located."""
-
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
-        self.source = source
-        self.problems = list(problems)
-        lines = "\n".join(f"  {p}" for p in problems)
-        super().__init__(f"invalid case table {source}:\n{lines}")
-
-
 def parse(data: bytes, source: str) -> Matrix:
-    """Parse and validate a case table; CaseTableError lists every problem found."""
+    """Parse and validate a case table; TableError lists every problem found."""
     raw = schema.load_toml(
-        data,
-        "matrix",
-        lambda problems: CaseTableError(source, problems),
-        _locate,
-        _semantic_problems,
+        data, source, schema="matrix", kind="case", locate=_locate, semantic=_semantic_problems
     )
     return _build(raw, source, hashlib.sha256(data).hexdigest())
 
@@ -126,19 +112,6 @@ def _numbers(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[str | in
             yield from _numbers(v, (*path, i))
 
 
-def _strings(
-    value: Any, path: tuple[str | int, ...]
-) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _strings(v, (*path, i))
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(v, (*path, k))
-
-
 def _placeholder_problems(raw: Mapping[str, Any]) -> list[str]:
     head = raw.get("matrix", {})
     without = frozenset() if head.get("venv") else frozenset({"venv"})  # {venv} needs venv
@@ -155,12 +128,8 @@ def _placeholder_problems(raw: Mapping[str, Any]) -> list[str]:
         ]
     problems = []
     for where, value, allowed in places:
-        for path, text in _strings(value, where):
-            for name in placeholders.unknown(text, allowed):
-                known = ", ".join(f"{{{n}}}" for n in sorted(allowed))
-                problems.append(
-                    _locate(raw, path, f"unknown placeholder {name}; known here: {known}")
-                )
+        for path, text in schema.strings(value, where):
+            problems += [_locate(raw, path, p) for p in placeholders.problems(text, allowed)]
     return problems
 
 

@@ -6,6 +6,7 @@ hooks that `fidelity install-hooks` writes.
 
 - `run`: plans and runs every gate over the judged content; the one entry CLI and hooks call
 - `context`: what every gate is handed, and how a gate is declared
+- `gates`: every gate as one row: its name, what it judges, when it applies, its check
 - `settings`: `[tool.fidelity.preflight]`, validated by the shipped schema
 - `tree`: the content being judged, and how it differs from the commit it would sit on
 - `hookmode`: what a hook of the pre-commit framework is asked to judge
@@ -19,6 +20,8 @@ hooks that `fidelity install-hooks` writes.
 - `agent`: the coding-agent hook: a pre-tool-use event in, allow (0) or block (2) out
 - `agentsettings`: the coding agent's settings entry that runs the agent hook
 - `shell`: which commits a shell command line could create, where, with what message (pure)
+- `shellwalk`: the tree-sitter walk over a command line: order, variables, stdin, nesting (pure)
+- `shellgit`: one git invocation in a command line: where, commits or stages, aliases (pure)
 - `shellwords`: the value of a shell word as bash would pass it (pure)
 - `gitcli`: git's command line read for the agent hook: subcommand, cwd, commit (pure)
 """

@@ -76,9 +76,10 @@ def skip_unchanged(why: str) -> Plan:
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    """A gate: its name, what it judges, when it applies, and the check itself."""
+    """A gate, one row of `gates.GATES`: its name, what it judges, when it applies (a Plan
+    whose `skip` says why not), and the check itself, run only when it applies."""
 
     name: str
     what: str
-    plan: Callable[[Context], Plan]
+    applies: Callable[[Context], Plan]
     check: Callable[[Context], GateResult]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from checkers.errors import ConfigError
 from fidelity.errors import UsageError
-from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.context import Context, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
 
 
-def _plan_trailers(ctx: Context) -> Plan:
+def plan_trailers(ctx: Context) -> Plan:
     if not isinstance(ctx.tool.get("trailers"), dict):
         return skip_unconfigured("no [tool.fidelity.trailers]")
     if ctx.message is None:
@@ -16,7 +16,7 @@ def _plan_trailers(ctx: Context) -> Plan:
     return Plan(str(ctx.message))
 
 
-def _check_trailers(ctx: Context) -> GateResult:
+def check_trailers(ctx: Context) -> GateResult:
     from checkers.trailers import rules_from_config
     from fidelity.history.trailers import check_file
 
@@ -37,6 +37,3 @@ def _check_trailers(ctx: Context) -> GateResult:
         details = tuple(f.render() for f in report.findings)
         return GateResult("trailers", Status.FAILED, f"{len(details)} findings", details)
     return GateResult("trailers", Status.OK, f"{ctx.message.name}: the message keeps the rules")
-
-
-TRAILERS = Gate("trailers", "the commit message's trailers", _plan_trailers, _check_trailers)

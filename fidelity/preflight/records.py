@@ -11,13 +11,7 @@ from typing import Any
 from checkers.errors import ConfigError, NothingToCheck
 from fidelity.errors import UsageError
 from fidelity.git import log
-from fidelity.preflight.context import (
-    Context,
-    Gate,
-    Plan,
-    skip_unchanged,
-    skip_unconfigured,
-)
+from fidelity.preflight.context import Context, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
 
 MARKDOWN = (".md", ".markdown")
@@ -34,7 +28,7 @@ def _docs(ctx: Context) -> dict[str, Any] | None:
     return section if isinstance(section, dict) else None
 
 
-def _plan_docs(ctx: Context) -> Plan:
+def plan_docs(ctx: Context) -> Plan:
     section = _docs(ctx)
     if section is None:
         return skip_unconfigured("no [tool.fidelity.docs]")
@@ -70,7 +64,7 @@ def _docs_options(ctx: Context, root: Path) -> Any:
     return Options(root=root, cache_dir=folder, cache_key=key if folder else None, salt=__version__)
 
 
-def _check_docs(ctx: Context) -> GateResult:
+def check_docs(ctx: Context) -> GateResult:
     """Every configured page, since links and anchors cross pages: a change to one page (or a
     deleted file) can break another."""
     from checkers.tree import check_tree
@@ -91,15 +85,10 @@ def _check_docs(ctx: Context) -> GateResult:
     return GateResult("docs", Status.OK, f"{pages} pages, no findings")
 
 
-DOCS = Gate(
-    "docs", "Markdown checkers and ratchets over the configured pages", _plan_docs, _check_docs
-)
-
-
 # --- stale ---
 
 
-def specs(ctx: Context) -> list[Any]:
+def record_specs(ctx: Context) -> list[Any]:
     """The configured records as stale specs (validated; UsageError when invalid)."""
     from fidelity.history import stale
 
@@ -107,25 +96,40 @@ def specs(ctx: Context) -> list[Any]:
     return stale.specs_from_config(section, "pyproject.toml") if section is not None else []
 
 
-def _touched_specs(ctx: Context) -> list[Any]:
-    configured = specs(ctx)
+def record_paths(ctx: Context) -> list[str] | None:
+    """The configured record paths read leniently (None: the section is not a list of
+    entries with paths; the check validates it). Planning the stale and rows gates does not
+    pay for validating the section."""
+    section = ctx.tool.get("records")
+    entries = section if isinstance(section, list) else []
+    raw = [e.get("path") for e in entries if isinstance(e, dict)]
+    paths = [p for p in raw if isinstance(p, str)]
+    return paths if paths and len(paths) == len(entries) else None
+
+
+def touched_records(ctx: Context, paths: list[str]) -> list[str]:
+    """The records the change touches: all of them when the configuration changed."""
+    return paths if ctx.config_touched() else [p for p in paths if ctx.changes.touched(p)]
+
+
+def invalid_records(gate: str, exc: UsageError) -> GateResult:
+    return GateResult(gate, Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
+
+
+def touched_specs(ctx: Context, configured: list[Any]) -> list[Any]:
+    """The record specs whose records the change touches (all: the configuration changed)."""
     if ctx.config_touched():
         return configured
     return [s for s in configured if ctx.changes.touched(s.path)]
 
 
-def _plan_stale(ctx: Context) -> Plan:
-    """Decided from the entries' paths read leniently, so that a change touching no record
-    does not pay for validating the section (the check validates it)."""
-    section = ctx.tool.get("records")
-    if section is None:
+def plan_stale(ctx: Context) -> Plan:
+    if ctx.tool.get("records") is None:
         return skip_unconfigured("no [[tool.fidelity.records]]")
-    entries = section if isinstance(section, list) else []
-    raw = [e.get("path") for e in entries if isinstance(e, dict)]
-    paths = [p for p in raw if isinstance(p, str)]
-    if len(paths) != len(entries) or not paths:
+    paths = record_paths(ctx)
+    if paths is None:
         return Plan("[[tool.fidelity.records]] (to be validated)")
-    touched = paths if ctx.config_touched() else [p for p in paths if ctx.changes.touched(p)]
+    touched = touched_records(ctx, paths)
     if touched:
         return Plan(", ".join(touched))
     return skip_unchanged("no configured record changed")
@@ -147,13 +151,13 @@ def _check_rows(ctx: Context, rows: list[tuple[Any, Any]]) -> list[Any]:
     return [replace(answers[(r.commit, r.watch, s.stale_after)], row=r) for r, s in rows]
 
 
-def _check_stale(ctx: Context) -> GateResult:
+def check_stale(ctx: Context) -> GateResult:
     from fidelity.history import stale
 
     try:
-        specs = _touched_specs(ctx)
+        specs = touched_specs(ctx, record_specs(ctx))
     except UsageError as exc:
-        return GateResult("stale", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
+        return invalid_records("stale", exc)
     if log.is_shallow(ctx.repo):
         why = "the clone is shallow: commits since a row's measurement would be undercounted"
         return GateResult("stale", Status.UNTRUSTED, why)
@@ -183,8 +187,3 @@ def _check_stale(ctx: Context) -> GateResult:
         return GateResult("stale", Status.UNTRUSTED, why)
     against = (ctx.parent or "")[:12] or "no commit"
     return GateResult("stale", Status.OK, f"{where}: {len(checks)} rows fresh against {against}")
-
-
-STALE = Gate(
-    "stale", "rows of the touched keyed records are landed and fresh", _plan_stale, _check_stale
-)

@@ -7,32 +7,28 @@ from typing import Any
 
 from fidelity.errors import UsageError
 from fidelity.git import log, objects
-from fidelity.preflight.context import Context, Gate, Merge, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.context import Context, Merge, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
-from fidelity.preflight.records import specs as _specs
+from fidelity.preflight.records import (
+    invalid_records,
+    record_paths,
+    record_specs,
+    touched_records,
+    touched_specs,
+)
 
 
-def _record_paths(ctx: Context) -> list[str] | None:
-    """The configured record paths read leniently (None: the section is not a list of
-    entries with paths; the check validates it)."""
-    section = ctx.tool.get("records")
-    entries = section if isinstance(section, list) else []
-    raw = [e.get("path") for e in entries if isinstance(e, dict)]
-    paths = [p for p in raw if isinstance(p, str)]
-    return paths if paths and len(paths) == len(entries) else None
-
-
-def _plan_rows(ctx: Context) -> Plan:
+def plan_rows(ctx: Context) -> Plan:
     if ctx.tool.get("records") is None:
         return skip_unconfigured("no [[tool.fidelity.records]]")
     if ctx.merges:
         labels = ", ".join(m.label for m in ctx.merges[:3])
         more = f" and {len(ctx.merges) - 3} more" if len(ctx.merges) > 3 else ""
         return Plan(f"every row of every parent kept by {labels}{more}")
-    paths = _record_paths(ctx)
+    paths = record_paths(ctx)
     if paths is None:
         return Plan("[[tool.fidelity.records]] (to be validated)")
-    touched = paths if ctx.config_touched() else [p for p in paths if ctx.changes.touched(p)]
+    touched = touched_records(ctx, paths)
     if touched:
         return Plan(f"{', '.join(touched)}: no key on two rows")
     return skip_unchanged("no merge to judge and no configured record changed")
@@ -101,21 +97,20 @@ def _text(data: bytes | None) -> str | None:
     return data.decode("utf-8", "replace") if data is not None else None
 
 
-def _check_merged_rows(ctx: Context) -> GateResult:
+def check_rows(ctx: Context) -> GateResult:
     from fidelity.recordmerge.audit import duplicates
 
     try:
-        specs = _specs(ctx)
+        specs = record_specs(ctx)
     except UsageError as exc:
-        return GateResult("rows", Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
+        return invalid_records("rows", exc)
     if ctx.merges and log.is_shallow(ctx.repo):
         why = "the clone is shallow: a merge's base and parents may be missing"
         return GateResult("rows", Status.UNTRUSTED, why)
     problems: list[str] = []
     for merge in ctx.merges:
         problems += _merge_problems(ctx, merge, specs)
-    touched = specs if ctx.config_touched() else [s for s in specs if ctx.changes.touched(s.path)]
-    for spec in touched:
+    for spec in touched_specs(ctx, specs):
         text = _text(ctx.tree.read(spec.path))
         for p in duplicates(text or "", [spec.key]):
             problems.append(f"{spec.path}:{p.line}: {p.message}")
@@ -134,11 +129,3 @@ def _check_merged_rows(ctx: Context) -> GateResult:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-ROWS = Gate(
-    "rows",
-    "a merge keeps every keyed record row of its parents; no key on two rows",
-    _plan_rows,
-    _check_merged_rows,
-)

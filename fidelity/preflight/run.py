@@ -13,13 +13,8 @@ from fidelity.errors import UsageError
 from fidelity.git import gitdir, log, objects
 from fidelity.preflight import settings, tree
 from fidelity.preflight.context import PYPROJECT, Context, Gate, Merge, Plan
-from fidelity.preflight.message import TRAILERS
+from fidelity.preflight.gates import GATES
 from fidelity.preflight.outcome import GateResult, Report, Status
-from fidelity.preflight.records import DOCS, STALE
-from fidelity.preflight.rows import ROWS
-from fidelity.preflight.tables import CASES, CONTROLS, FAILSET, PREDICTIONS
-
-GATES: tuple[Gate, ...] = (CASES, CONTROLS, PREDICTIONS, FAILSET, DOCS, STALE, ROWS, TRAILERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +150,7 @@ def _plans(ctx: Context) -> list[tuple[Gate, Plan]]:
     wanted = ctx.settings.gates
     plans = []
     for gate in GATES:
-        plan = gate.plan(ctx)
+        plan = gate.applies(ctx)
         if wanted is not None and gate.name not in wanted:
             plan = Plan("not in [tool.fidelity.preflight] gates", Status.NOT_CONFIGURED)
         elif wanted is not None and plan.skip is Status.NOT_CONFIGURED:

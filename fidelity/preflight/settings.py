@@ -9,7 +9,6 @@ from typing import Any
 
 from fidelity.errors import UsageError
 
-GATE_NAMES = ("cases", "controls", "predictions", "failset", "docs", "stale", "rows", "trailers")
 DEFAULT_FAILSET = "records/failset.json"
 
 

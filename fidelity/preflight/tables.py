@@ -8,13 +8,14 @@ import fnmatch
 import json
 import posixpath
 import tomllib
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from fidelity import config
 from fidelity.errors import UsageError
 from fidelity.git import patches, stage
-from fidelity.preflight.context import Context, Gate, Plan, skip_unchanged, skip_unconfigured
+from fidelity.preflight.context import Context, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
 from fidelity.preflight.settings import DEFAULT_FAILSET
 
@@ -31,44 +32,72 @@ def _missing(ctx: Context, gate: str, path: str) -> GateResult:
     )
 
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class TableFile:
+    """A table at a `[tool.fidelity]` path setting, judged by gate `gate`: the case table
+    (gate cases) and the control table (gate controls)."""
+
+    gate: str
+    key: str  # the path setting of [tool.fidelity]
+    default: str
+    noun: str
+
+    def path(self, ctx: Context) -> str:
+        return ctx.path_setting(self.key, self.default)
+
+    def present(self, ctx: Context) -> bool:
+        """Configured, or at its default path in the judged content."""
+        return self.key in ctx.tool or ctx.tree.exists(self.path(ctx))
+
+    def plan(self, ctx: Context) -> Plan | None:
+        """Off when it is not present; runs when it or the configuration changed; None when
+        neither decides."""
+        path = self.path(ctx)
+        if not self.present(ctx):
+            return skip_unconfigured(f"no {self.noun} ({path})")
+        if ctx.changes.touched(path) or ctx.config_touched():
+            return Plan(f"{path} changed")
+        return None
+
+    def parse(self, ctx: Context, reader: Callable[[bytes, str], T]) -> T | GateResult:
+        """The table parsed from the judged content, or the gate's failure saying why not."""
+        path = self.path(ctx)
+        data = ctx.tree.read(path)
+        if data is None:
+            return _missing(ctx, self.gate, path)
+        try:
+            return reader(data, path)
+        except UsageError as exc:
+            return GateResult(
+                self.gate, Status.FAILED, f"{path}: invalid {self.noun}", _problems(exc)
+            )
+
+
+CASE_TABLE = TableFile("cases", "cases", config.DEFAULT_CASES, "case table")
+CONTROL_TABLE = TableFile("controls", "controls", config.DEFAULT_CONTROLS, "control table")
+
+
 # --- cases ---
 
 
-def _cases_path(ctx: Context) -> str:
-    return ctx.path_setting("cases", config.DEFAULT_CASES)
+def plan_cases(ctx: Context) -> Plan:
+    return CASE_TABLE.plan(ctx) or skip_unchanged(f"{CASE_TABLE.path(ctx)} unchanged")
 
 
-def _plan_cases(ctx: Context) -> Plan:
-    path = _cases_path(ctx)
-    if "cases" not in ctx.tool and not ctx.tree.exists(path):
-        return skip_unconfigured(f"no case table ({path})")
-    if ctx.changes.touched(path) or ctx.config_touched():
-        return Plan(f"{path} changed")
-    return skip_unchanged(f"{path} unchanged")
-
-
-def _check_cases(ctx: Context) -> GateResult:
+def check_cases(ctx: Context) -> GateResult:
     from fidelity.matrix import table
 
-    path = _cases_path(ctx)
-    data = ctx.tree.read(path)
-    if data is None:
-        return _missing(ctx, "cases", path)
-    try:
-        matrix = table.parse(data, path)
-    except UsageError as exc:
-        return GateResult("cases", Status.FAILED, f"{path}: invalid case table", _problems(exc))
+    matrix = CASE_TABLE.parse(ctx, table.parse)
+    if isinstance(matrix, GateResult):
+        return matrix
+    path = CASE_TABLE.path(ctx)
     return GateResult("cases", Status.OK, f"{path}: valid, {len(matrix.cases)} cases")
 
 
-CASES = Gate("cases", "the case table is valid", _plan_cases, _check_cases)
-
-
 # --- controls ---
-
-
-def _controls_path(ctx: Context) -> str:
-    return ctx.path_setting("controls", config.DEFAULT_CONTROLS)
 
 
 def edit_targets(data: bytes | None) -> set[str]:
@@ -86,12 +115,11 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _plan_controls(ctx: Context) -> Plan:
-    path = _controls_path(ctx)
-    if "controls" not in ctx.tool and not ctx.tree.exists(path):
-        return skip_unconfigured(f"no control table ({path})")
-    if ctx.changes.touched(path) or ctx.config_touched():
-        return Plan(f"{path} changed")
+def plan_controls(ctx: Context) -> Plan:
+    decided = CONTROL_TABLE.plan(ctx)
+    if decided is not None:
+        return decided
+    path = CONTROL_TABLE.path(ctx)
     hit = sorted(f for f in edit_targets(ctx.tree.read(path)) if ctx.changes.touched(f))
     if hit:
         more = f" and {len(hit) - 1} more" if len(hit) > 1 else ""
@@ -128,19 +156,13 @@ def _anchor_problems(ctx: Context, control: Any) -> Iterator[str]:
         texts[edit.file] = new
 
 
-def _check_controls(ctx: Context) -> GateResult:
+def check_controls(ctx: Context) -> GateResult:
     from fidelity.controls import table
 
-    path = _controls_path(ctx)
-    data = ctx.tree.read(path)
-    if data is None:
-        return _missing(ctx, "controls", path)
-    try:
-        controls = table.parse(data, path).controls
-    except UsageError as exc:
-        return GateResult(
-            "controls", Status.FAILED, f"{path}: invalid control table", _problems(exc)
-        )
+    parsed = CONTROL_TABLE.parse(ctx, table.parse)
+    if isinstance(parsed, GateResult):
+        return parsed
+    path, controls = CONTROL_TABLE.path(ctx), parsed.controls
     problems = tuple(p for c in controls for p in _anchor_problems(ctx, c))
     edits = sum(len(c.edits) for c in controls)
     if problems:
@@ -150,11 +172,6 @@ def _check_controls(ctx: Context) -> GateResult:
     return GateResult("controls", Status.OK, summary)
 
 
-CONTROLS = Gate(
-    "controls", "the control table is valid and its edits apply", _plan_controls, _check_controls
-)
-
-
 # --- predictions ---
 
 
@@ -162,7 +179,7 @@ def _prediction_globs(ctx: Context) -> tuple[str, ...]:
     """The configured globs, else `predict*.toml` beside the case table (README's recipe)."""
     if ctx.settings.predictions:
         return ctx.settings.predictions
-    folder = posixpath.dirname(_cases_path(ctx))
+    folder = posixpath.dirname(CASE_TABLE.path(ctx))
     return (posixpath.join(folder, "predict*.toml"),)
 
 
@@ -170,7 +187,7 @@ def _prediction_files(ctx: Context) -> list[str]:
     """The prediction files to judge: those that changed, or all of them when the case table
     (which their selectors name) changed."""
     globs = _prediction_globs(ctx)
-    cases_changed = ctx.changes.touched(_cases_path(ctx)) or ctx.config_touched()
+    cases_changed = ctx.changes.touched(CASE_TABLE.path(ctx)) or ctx.config_touched()
     pool = _all_paths(ctx) if cases_changed else sorted(ctx.changes.changed)
     return [p for p in pool if any(fnmatch.fnmatchcase(p, g) for g in globs) and ctx.tree.exists(p)]
 
@@ -181,10 +198,10 @@ def _all_paths(ctx: Context) -> list[str]:
     return sorted(set(stage.index_entries(ctx.repo)) | stage.unstaged_paths(ctx.repo))
 
 
-def _plan_predictions(ctx: Context) -> Plan:
-    cases = _cases_path(ctx)
-    if "cases" not in ctx.tool and not ctx.tree.exists(cases):
-        return skip_unconfigured(f"no case table ({cases}) to resolve selectors against")
+def plan_predictions(ctx: Context) -> Plan:
+    if not CASE_TABLE.present(ctx):
+        why = f"no case table ({CASE_TABLE.path(ctx)}) to resolve selectors against"
+        return skip_unconfigured(why)
     files = _prediction_files(ctx)
     if files:
         return Plan(f"{len(files)} prediction files to judge")
@@ -192,10 +209,10 @@ def _plan_predictions(ctx: Context) -> Plan:
     return skip_unchanged(f"no prediction file ({globs}) changed")
 
 
-def _check_predictions(ctx: Context) -> GateResult:
+def check_predictions(ctx: Context) -> GateResult:
     from fidelity.matrix import predict, table
 
-    path = _cases_path(ctx)
+    path = CASE_TABLE.path(ctx)
     data = ctx.tree.read(path)
     if data is None:
         return _missing(ctx, "predictions", path)
@@ -224,14 +241,6 @@ def _check_predictions(ctx: Context) -> GateResult:
     )
 
 
-PREDICTIONS = Gate(
-    "predictions",
-    "prediction files are valid and every selector names a case",
-    _plan_predictions,
-    _check_predictions,
-)
-
-
 # --- failset ---
 
 
@@ -241,7 +250,7 @@ def _baselines(ctx: Context) -> list[str]:
     return [DEFAULT_FAILSET] if ctx.tree.exists(DEFAULT_FAILSET) else []
 
 
-def _plan_failset(ctx: Context) -> Plan:
+def plan_failset(ctx: Context) -> Plan:
     paths = _baselines(ctx)
     if not paths:
         return skip_unconfigured(f"no failing-set baseline ({DEFAULT_FAILSET})")
@@ -262,7 +271,7 @@ def baseline_problems(data: bytes, path: str) -> list[str]:
     return [f"{path}: at {schema.json_path(p)}: {m}" for p, m in schema.errors("failset", raw)]
 
 
-def _check_failset(ctx: Context) -> GateResult:
+def check_failset(ctx: Context) -> GateResult:
     paths = [p for p in _baselines(ctx) if ctx.changes.touched(p)]
     problems: list[str] = []
     for path in paths:
@@ -274,6 +283,3 @@ def _check_failset(ctx: Context) -> GateResult:
     if problems:
         return GateResult("failset", Status.FAILED, "invalid failing-set baseline", tuple(problems))
     return GateResult("failset", Status.OK, f"{', '.join(paths)}: valid baseline")
-
-
-FAILSET = Gate("failset", "failing-set baselines are valid", _plan_failset, _check_failset)
