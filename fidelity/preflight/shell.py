@@ -342,7 +342,7 @@ class _Walker:
             sub = [] if name == "git" else [name[4:]]
             found = self.git([*sub, *args], local, depth, stdin, env)
         else:
-            found = self.runs_other(head, name, args, local, env, stdin, depth)
+            found = self.runs_other(head, name, args, local, env=env, stdin=stdin, depth=depth)
         state.absorb(local)
         return found
 
@@ -363,6 +363,7 @@ class _Walker:
         name: str,
         args: list[str | None],
         state: _State,
+        *,
         env: dict[str, str | None],
         stdin: str | None,
         depth: int,
@@ -510,7 +511,7 @@ class _Walker:
             found = replace(found, also=tuple(dict.fromkeys(here.visited)), brought=here.brought)
             state.staged_before = True
             return [gitcli.stdin_message(found, stdin)]
-        return self.other_git(sub, rest, head, here, state, depth)
+        return self.other_git(sub, rest, head, here, state, depth=depth)
 
     def other_git(
         self,
@@ -519,6 +520,7 @@ class _Walker:
         head: gitcli.Head,
         here: _State,
         state: _State,
+        *,
         depth: int,
     ) -> list[Commit]:
         """A git subcommand other than commit: one that creates commits is in doubt; one
