@@ -73,11 +73,14 @@ class Cancel:
         return self._event.is_set()
 
     def kill(self) -> None:
-        """Kill every process group started with this token that is still running."""
+        """Kill every process group started with this token that is still running. Only the
+        signal: the thread that started a process reaps it (reading its pipes from here
+        would race that thread's own read)."""
         with _live_lock:
-            procs = [p for p in self._procs if p in _live]
-        for p in procs:
-            _kill_group(p)
+            for p in self._procs:
+                if p in _live:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(p.pid, signal.SIGKILL)
 
     def _add(self, child: subprocess.Popen[bytes]) -> None:
         """Called with _live_lock held, as the child is registered (finished ones are
