@@ -199,6 +199,7 @@ def check_pages(
     root: Path,
     pages: tuple[Page, ...],
     config: DocsConfig,
+    *,
     update_ratchets: bool = False,
     cache: Cache | None = None,
     ratchet_mode: str | None = None,

@@ -120,7 +120,7 @@ def _missing(where: str, key: str, lines: Sequence[str]) -> Finding:
 
 
 def _value_findings(
-    where: str, key: str, value: str, rules: Rules, probe: Probe, line: int
+    where: str, key: str, value: str, rules: Rules, probe: Probe, *, line: int
 ) -> list[Finding]:
     found = []
     pattern = rules._patterns.get(key.lower())
@@ -181,7 +181,7 @@ def check_message(
         line = (_line_of(lines, key) or 1) if lines else 1
         if low in rules._forbidden:
             found.append(Finding(where, line, 1, Code.FORBIDDEN, f"{key} is a forbidden trailer"))
-        found.extend(_value_findings(where, key, value, rules, probe, line))
+        found.extend(_value_findings(where, key, value, rules, probe, line=line))
     return tuple(sorted(found))
 
 

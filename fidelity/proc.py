@@ -53,7 +53,70 @@ _live: set[subprocess.Popen[bytes]] = set()
 # between fork and registration is never mistaken for a stray
 _live_lock = threading.Lock()
 MARKER_ENV = "FIDELITY_CASE"
-_adopting = False
+
+
+class Cancel:
+    """A run's cancellation token, passed down to the work it stops (one per run, so two
+    runs in one process stop apart). Once set, nothing new starts under it; `kill` kills
+    the process groups started with it (`run(..., cancel=...)`, `start`) still running."""
+
+    __slots__ = ("_event", "_procs")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._procs: set[subprocess.Popen[bytes]] = set()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def kill(self) -> None:
+        """Kill every process group started with this token that is still running. Only the
+        signal: the thread that started a process reaps it (reading its pipes from here
+        would race that thread's own read)."""
+        with _live_lock:
+            for p in self._procs:
+                if p in _live:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(p.pid, signal.SIGKILL)
+
+    def _add(self, child: subprocess.Popen[bytes]) -> None:
+        """Called with _live_lock held, as the child is registered (finished ones are
+        dropped); a child started after the token was set is killed at once."""
+        self._procs = {p for p in self._procs if p in _live}
+        self._procs.add(child)
+        if self._event.is_set():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+
+
+class _Subreaper:
+    """The child-subreaper flag (Linux), which the kernel keeps once per process: on while
+    any run in this process holds it, off when the last one leaves. Counted, so one run
+    ending never turns adoption off under another that is still running."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self.on = False
+
+    def hold(self) -> bool:
+        with self._lock:
+            self._holders += 1
+            if self._holders == 1:
+                self.on = _subreaper(True)
+            return self.on
+
+    def release(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0 and self.on:
+                _subreaper(False)
+                with _live_lock:
+                    _strays(None)
+                self.on = False
 
 
 def _subreaper(on: bool) -> bool:
@@ -68,28 +131,21 @@ def _subreaper(on: bool) -> bool:
         return False
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+_SUBREAPER = _Subreaper()  # the kernel's flag is per process, so its count is too
+
+
 @contextlib.contextmanager
 def adopting() -> Iterator[bool]:
     """While inside, orphaned descendants (Linux) come back to this process instead of
     init, so a process that escaped its group with setsid() can be found and killed when
-    its case ends. On the way out, adopted zombies are reaped and adoption stops, so a
-    long-lived caller (a test session, a library user) is not left holding orphans."""
-    global _adopting
-    if _adopting:
-        yield True
-        return
-    _adopting = _subreaper(True)
+    its case ends. When the last holder leaves, adopted zombies are reaped and adoption
+    stops, so a long-lived caller (a test session, a library user) is not left holding
+    orphans."""
     try:
-        yield _adopting
+        yield _SUBREAPER.hold()
     finally:
-        if _adopting:
-            _subreaper(False)
-            with _live_lock:
-                _strays(None)
-            _adopting = False
-
-
-_PR_SET_CHILD_SUBREAPER = 36
+        _SUBREAPER.release()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -101,14 +157,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-_cases: set[int] = set()  # pids of processes started with a marker: cases, not git
-
-
-def kill_all(cases_only: bool = False) -> None:
-    """Kill every process group still running; called on Ctrl-C before cleanup. With
-    cases_only, git and other housekeeping (a worktree being removed) is left to finish."""
+def kill_all() -> None:
+    """Kill every process group still running in this process; called by the command line
+    on Ctrl-C before cleanup (a run stops its own processes with its `Cancel`)."""
     with _live_lock:
-        procs = [p for p in _live if not cases_only or p.pid in _cases]
+        procs = list(_live)
     for p in procs:
         _kill_group(p)
 
@@ -181,7 +234,7 @@ def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
     orphans) descendants that left the group but carry the command's marker. Cheap when
     nothing was left: one signal-0 probe; /proc is read only to name what is found."""
     found: list[str] = []
-    if marker is not None and _adopting:
+    if marker is not None and _SUBREAPER.on:
         with _live_lock:
             found += _strays(marker)
     try:
@@ -194,7 +247,7 @@ def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
         os.killpg(pgid, signal.SIGKILL)
     if not members and not sys.platform.startswith("linux"):
         found.append(f"process group {pgid}: members still running")
-    if members and marker is not None and _adopting:
+    if members and marker is not None and _SUBREAPER.on:
         deadline = time.monotonic() + 0.5
         while time.monotonic() < deadline:  # the killed group's orphans reach us a moment later
             time.sleep(0.05)
@@ -238,6 +291,7 @@ def run(
     shell: bool = False,
     stdin: bytes | None = None,
     marker: str | None = None,
+    cancel: Cancel | None = None,
 ) -> ProcResult:
     """Run one command to completion; never raises for a command that fails to start or run.
 
@@ -245,7 +299,7 @@ def run(
     is captured in memory. The wait blocks (no polling); a timer enforces the timeout by
     killing the whole process group, as Ctrl-C does (the interrupt is re-raised). With a
     marker (set in the child's environment), processes the command leaves behind are
-    killed and named in `leftover`.
+    killed and named in `leftover`. With a cancel token, its `kill` kills the command.
     """
     start = time.monotonic()
     merged = stdout_path is not None and stdout_path == stderr_path
@@ -268,8 +322,8 @@ def run(
                     start_new_session=True,
                 )
                 _live.add(proc)
-                if marker is not None:
-                    _cases.add(proc.pid)
+                if cancel is not None:
+                    cancel._add(proc)
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             return ProcResult(ProcStatus.NOT_FOUND, None, time.monotonic() - start, error=str(exc))
         expired = threading.Event()
@@ -282,7 +336,6 @@ def run(
         finally:
             with _live_lock:
                 _live.discard(proc)
-                _cases.discard(proc.pid)
         duration = time.monotonic() - start
         left = leftovers(proc.pid, marker) if marker is not None else ()
         if expired.is_set():
@@ -344,11 +397,16 @@ def _timer(
 
 
 def start(
-    argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stderr_path: Path
+    argv: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str],
+    stderr_path: Path,
+    cancel: Cancel | None = None,
 ) -> subprocess.Popen[bytes] | None:
     """Start a long-lived child that talks over stdin and stdout (the controls' warm pytest),
-    in its own session; `kill_all` kills its group with the others. None if it cannot start.
-    Stop it with `stop`."""
+    in its own session; `kill_all` (and its cancel token's `kill`) kills its group with the
+    others. None if it cannot start. Stop it with `stop`."""
     try:
         with open(stderr_path, "ab") as err, _live_lock:
             child = subprocess.Popen(
@@ -361,6 +419,8 @@ def start(
                 start_new_session=True,
             )
             _live.add(child)
+            if cancel is not None:
+                cancel._add(child)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         return None
     return child

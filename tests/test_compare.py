@@ -45,10 +45,10 @@ def test_each_class() -> None:
     other = replace(OK, definition_sha="e" * 64)
     assert compare_case("x", DEF, OK, other).verdict is Verdict.DEFINITION_DIFFERS
     own = [("baseline", {"x": "f" * 64}), ("candidate", None)]
-    result = compare_case("x", DEF, OK, OK, own)
+    result = compare_case("x", DEF, OK, OK, own=own)
     assert result.verdict is Verdict.DEFINITION_DIFFERS
     assert "baseline's own table" in result.detail
-    assert compare_case("x", DEF, OK, OK, [("baseline", {"y": "f" * 64})]).verdict is (
+    assert compare_case("x", DEF, OK, OK, own=[("baseline", {"y": "f" * 64})]).verdict is (
         Verdict.IDENTICAL
     )
 
@@ -56,9 +56,11 @@ def test_each_class() -> None:
 def test_an_added_output_moves_even_when_every_changed_one_is_within_tolerance() -> None:
     changed = replace(OK, outputs={**OK.outputs, "o": "2" * 64})
     tolerated = (OutputDiff("o", "csv", True, "within tolerance"),)
-    assert compare_case("x", DEF, OK, changed, (), tolerated).verdict is Verdict.WITHIN_TOLERANCE
+    assert (
+        compare_case("x", DEF, OK, changed, explained=tolerated).verdict is Verdict.WITHIN_TOLERANCE
+    )
     added = replace(changed, outputs={**changed.outputs, "new.csv": "3" * 64})
-    result = compare_case("x", DEF, OK, added, (), tolerated)
+    result = compare_case("x", DEF, OK, added, explained=tolerated)
     assert result.verdict is Verdict.MOVED
     assert result.outputs.added == ("new.csv",)
 

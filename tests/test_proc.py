@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
-from fidelity.proc import ProcStatus, run
+import pytest
+
+from fidelity.proc import Cancel, ProcResult, ProcStatus, adopting, run
 
 PY = sys.executable
 
@@ -54,3 +57,65 @@ def test_timeout_kills_grandchildren(tmp_path: Path) -> None:
         time.sleep(0.05)
     else:
         raise AssertionError("the grandchild survived the timeout")
+
+
+def _sleeper(mark: Path) -> list[str]:
+    code = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    return [PY, "-c", code]
+
+
+def test_a_cancel_token_kills_its_own_run_and_no_other(tmp_path: Path) -> None:
+    """Two runs in one process: stopping one leaves the other's processes alone."""
+    tokens = {"a": Cancel(), "b": Cancel()}
+    results: dict[str, ProcResult] = {}
+
+    def one(name: str) -> None:
+        results[name] = run(_sleeper(tmp_path / name), timeout_s=60, cancel=tokens[name])
+
+    threads = {n: threading.Thread(target=one, args=(n,)) for n in tokens}
+    for t in threads.values():
+        t.start()
+    deadline = time.monotonic() + 30
+    while not all((tmp_path / n).exists() for n in tokens) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    tokens["a"].set()
+    tokens["a"].kill()
+    threads["a"].join(timeout=10)
+    assert results["a"].status is ProcStatus.CRASHED
+    assert "b" not in results and threads["b"].is_alive(), "the other run's process was killed"
+    tokens["b"].kill()
+    threads["b"].join(timeout=10)
+    assert results["b"].status is ProcStatus.CRASHED
+
+
+def test_a_command_started_after_its_token_is_set_is_killed_at_once(tmp_path: Path) -> None:
+    token = Cancel()
+    token.set()
+    start = time.monotonic()
+    result = run(_sleeper(tmp_path / "late"), timeout_s=60, cancel=token)
+    assert result.status is ProcStatus.CRASHED
+    assert time.monotonic() - start < 10
+
+
+def _subreaper_flag() -> int:
+    import ctypes
+
+    flag = ctypes.c_int(-1)
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
+    return flag.value
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper flag is Linux's")
+def test_adoption_stays_on_until_the_last_run_that_holds_it_leaves() -> None:
+    """The kernel keeps one subreaper flag per process: a run that ends first must not turn
+    it off under another run that still needs its orphans back."""
+    first, second = adopting(), adopting()
+    assert first.__enter__() is True
+    assert second.__enter__() is True
+    first.__exit__(None, None, None)
+    try:
+        assert _subreaper_flag() == 1, "the first run to leave turned adoption off"
+    finally:
+        second.__exit__(None, None, None)
+    assert _subreaper_flag() == 0

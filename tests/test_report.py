@@ -66,7 +66,7 @@ def test_empty_report_and_findings_lines() -> None:
 def test_json_dash_is_standard_output_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = report.emit(PlainConsole(file=io.StringIO()), "t", Fake(ROWS), "s", Path("-"))
+    code = report.emit(PlainConsole(file=io.StringIO()), "t", Fake(ROWS), "s", json_path=Path("-"))
     assert code == 1
     assert json.loads(capsys.readouterr().out)["rows"] == ROWS
     assert not Path("-").exists()

@@ -76,7 +76,14 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
             raise UsageError("give either --from FILE or --a/--b commands, not both")
         report = session.from_file(args.measurements, args.expect)
         title = f"A/B from {args.measurements}"
-        return emit(console, title, report, report.summary(), args.json, args.markdown)
+        return emit(
+            console,
+            title,
+            report,
+            report.summary(),
+            json_path=args.json,
+            markdown_path=args.markdown,
+        )
     if not (args.a and args.b):
         raise UsageError("name both arms: --a CMD --b CMD (or judge recorded --from FILE)")
     plan = session.Plan(
@@ -95,4 +102,11 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
     # with the JSON on standard output, progress goes to standard error
     say = err if options.to_stdout(args.json) else console
     report = session.run(plan, lambda line: say.print(line, markup=False, highlight=False))
-    return emit(console, "A/B timing", report, report.summary(), args.json, args.markdown)
+    return emit(
+        console,
+        "A/B timing",
+        report,
+        report.summary(),
+        json_path=args.json,
+        markdown_path=args.markdown,
+    )

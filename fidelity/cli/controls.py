@@ -314,7 +314,9 @@ def _negative(args: argparse.Namespace, console: Console) -> int:
         f"negative control: tests from {args.tests_from}, {' '.join(args.paths)} from "
         f"{args.source_from}"
     )
-    return emit(console, title, report, report.summary(), args.json, args.markdown)
+    return emit(
+        console, title, report, report.summary(), json_path=args.json, markdown_path=args.markdown
+    )
 
 
 def _runs(args: argparse.Namespace) -> list[list[Path]]:
@@ -337,4 +339,6 @@ def _diff(args: argparse.Namespace, console: Console) -> int:
     options.check_writable(args.json, args.markdown)
     report = failset.diff(failset.load(args.baseline), _runs(args))
     title = f"failing set vs {args.baseline}"
-    return emit(console, title, report, report.summary(), args.json, args.markdown)
+    return emit(
+        console, title, report, report.summary(), json_path=args.json, markdown_path=args.markdown
+    )

@@ -67,7 +67,9 @@ def _stale(args: argparse.Namespace, console: Console) -> int:
             "--allow-empty was given"
         )
         code = 0
-    code = emit(console, title, report, summary, args.json, args.markdown, code)
+    code = emit(
+        console, title, report, summary, json_path=args.json, markdown_path=args.markdown, code=code
+    )
     from fidelity.cli import annotate  # at use: dataclasses, not at start-up
 
     annotate.emit(console, args.json, annotate.stale(report, code))
@@ -105,7 +107,9 @@ def _landed(args: argparse.Namespace, console: Console) -> int:
     options.check_writable(args.json, args.markdown)
     report = landed.check(worktrees.toplevel(args.repo), args.ref, args.commit, args.symbol)
     title = f"landed on {args.ref}"
-    code = emit(console, title, report, report.summary(), args.json, args.markdown)
+    code = emit(
+        console, title, report, report.summary(), json_path=args.json, markdown_path=args.markdown
+    )
     from fidelity.cli import annotate  # at use: dataclasses, not at start-up
 
     annotate.emit(console, args.json, annotate.summary("landed", report, report.summary()))
@@ -140,7 +144,9 @@ def _trailers(args: argparse.Namespace, console: Console) -> int:
     if not options.to_stdout(args.json):
         print_lines(console, [finding.render() for finding in report.findings])
     title = "commit trailers"
-    code = emit(console, title, report, report.summary(), args.json, args.markdown)
+    code = emit(
+        console, title, report, report.summary(), json_path=args.json, markdown_path=args.markdown
+    )
     from fidelity.cli import annotate  # at use: dataclasses, not at start-up
 
     annotate.emit(console, args.json, annotate.trailers(report, args.message_file))

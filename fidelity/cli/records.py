@@ -71,7 +71,13 @@ def _merge_records(args: argparse.Namespace, console: Console) -> int:
     except UsageError:
         repo = Path.cwd()
     outcome = driver.run(
-        args.base, args.ours, args.theirs, args.path, args.key, args.marker_size, repo
+        args.base,
+        args.ours,
+        args.theirs,
+        path=args.path,
+        key=args.key,
+        marker=args.marker_size,
+        repo=repo,
     )
     for note in outcome.notes:
         sys.stderr.write(f"fidelity merge-records: {args.path or args.ours}: {note}\n")

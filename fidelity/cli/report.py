@@ -105,6 +105,7 @@ def emit(
     title: str,
     report: Report,
     summary: str,
+    *,
     json_path: Path | None = None,
     markdown_path: Path | None = None,
     code: int | None = None,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity.controls import anchors, gate
-from fidelity.controls.lane import Job, Lane, Lanes
+from fidelity.controls.lane import Job, Lanes, Tree
 from fidelity.controls.table import Control, ControlTable, Edit
 from fidelity.controls.verdict import RunStatus, TreeRun
 from fidelity.errors import UsageError
@@ -102,7 +102,7 @@ def suggest(
         gate.check_edits(repo, sha, table, [probe], rev)
         tree = gate.tree_names(repo, sha)
         logs = gate.log_dir(repo, sha)
-        with Lanes(lambda: Lane(repo, sha, table, tree), 1) as lanes:
+        with Lanes(Tree(repo, sha, table, tree), 1) as lanes:
             runs = gate.unmodified(lanes, table, [probe], logs)
             base = runs[probe.command]
             if base.run.status is not RunStatus.PASSED:
@@ -339,7 +339,7 @@ def validate(
         commands = list(dict.fromkeys([table.command, *(c.command for c in table.controls)]))
         collected_all: list[str] = []
         unchecked = ""
-        with Lanes(lambda: Lane(repo, sha, table, tree), 1) as lanes:
+        with Lanes(Tree(repo, sha, table, tree), 1) as lanes:
             for i, command in enumerate(commands, 1):
                 mine = [c for c in table.controls if c.command == command]
                 found, why = _collect(lanes, table, command, logs / f"_collect-{i}.log")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from fidelity import config, workdir
 from fidelity.controls import anchors, diffsel, render, treenames
-from fidelity.controls.lane import Job, Lane, Lanes
+from fidelity.controls.lane import Job, Lane, Lanes, Tree
 from fidelity.controls.runner import check_command, is_pytest
 from fidelity.controls.selection import Selection, Trace, parse_trace
 from fidelity.controls.selection import select as select_tests
@@ -326,8 +326,8 @@ def run(
         check_edits(repo, sha, table, chosen, shown)
         tree = tree_names(repo, sha)
         logs = log_dir(repo, sha)
-        with Lanes(lambda: Lane(repo, sha, table, tree), jobs) as lanes:
-            report = _judge_all(lanes, repo, sha, table, chosen, logs, full, progress)
+        with Lanes(Tree(repo, sha, table, tree), jobs) as lanes:
+            report = _judge_all(lanes, chosen, logs, full=full, progress=progress)
         report = replace(report, rev=shown, notes=notes, guard=tree, logs=str(logs))
         (logs / "report.json").write_text(json.dumps(render.to_json(report), indent=2) + "\n")
         return report
@@ -353,15 +353,9 @@ def tree_names(repo: Path, sha: str) -> tuple[str, ...]:
 
 
 def _judge_all(
-    lanes: Lanes,
-    repo: Path,
-    sha: str,
-    table: ControlTable,
-    chosen: Sequence[Control],
-    logs: Path,
-    full: bool,
-    progress: Progress | None,
+    lanes: Lanes, chosen: Sequence[Control], logs: Path, *, full: bool, progress: Progress | None
 ) -> Report:
+    repo, sha, table = lanes.tree.repo, lanes.tree.sha, lanes.tree.table
     runs = unmodified(lanes, table, chosen, logs)
     _check_ids(table, chosen, runs)
     baseline = combine([(" ".join(u.command), u.run) for u in runs.values()])

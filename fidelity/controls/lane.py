@@ -34,10 +34,21 @@ from fidelity.controls.verdict import RunStatus, TreeRun, classify
 from fidelity.git import worktrees
 from fidelity.placeholders import fill
 
-# set on Ctrl-C: a worker that has not started its test command yet does not start it
-stop = threading.Event()
 T = TypeVar("T")
 SELECT_ENV = "FIDELITY_SELECT"
+
+
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """What every lane of one run shares: the tree under test, its table, the import guard's
+    names, and the run's cancellation token (set on Ctrl-C: a worker that has not started
+    its test command yet does not start it, and the lanes' processes are killed)."""
+
+    repo: Path
+    sha: str
+    table: ControlTable
+    names: tuple[str, ...] = ()
+    cancel: proc.Cancel = field(default_factory=proc.Cancel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +87,11 @@ def _forget_bytecode(path: Path) -> None:
 
 
 class Lane:
-    """A worktree of sha, opened on first use, and the warm pytest that serves it."""
+    """A worktree of the tree's sha, opened on first use, and the warm pytest that serves it."""
 
-    def __init__(self, repo: Path, sha: str, table: ControlTable, tree: Sequence[str]) -> None:
-        self.repo, self.sha, self.table, self.tree = repo, sha, table, tuple(tree)
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.table = tree.table
         self._stack = ExitStack()
         self._root: Path | None = None
         self._server: warm.Server | None = None
@@ -88,7 +100,9 @@ class Lane:
     @property
     def root(self) -> Path:
         if self._root is None:
-            checkout = self._stack.enter_context(worktree.detached(self.repo, self.sha, "control"))
+            checkout = self._stack.enter_context(
+                worktree.detached(self.tree.repo, self.tree.sha, "control")
+            )
             self._root = checkout.path
         return self._root
 
@@ -117,7 +131,7 @@ class Lane:
             _forget_bytecode(root / name)
         if why:
             return TreeRun(RunStatus.UNVIABLE, detail=why)
-        if stop.is_set():
+        if self.tree.cancel.is_set():
             raise KeyboardInterrupt
         why = self._setup(root, job)
         if why:
@@ -149,11 +163,17 @@ class Lane:
         if not self.table.setup:
             return ""
         log = job.log.with_suffix(".setup.log")
-        env = runner.env_for(self.table, root, self.tree, pytest=False)
+        env = runner.env_for(self.table, root, self.tree.names, pytest=False)
         for argv in self.table.setup:
             filled = [fill(a, {"worktree": str(root)}) for a in argv]
             result = proc.run(
-                filled, cwd=root, env=env, timeout_s=job.timeout_s, stdout_path=log, stderr_path=log
+                filled,
+                cwd=root,
+                env=env,
+                timeout_s=job.timeout_s,
+                stdout_path=log,
+                stderr_path=log,
+                cancel=self.tree.cancel,
             )
             if result.status is not proc.ProcStatus.OK:
                 tail = runner.explain(
@@ -174,7 +194,7 @@ class Lane:
             files = sorted({i.split("::")[0] for i in job.selection.ids})
             chosen.write_text(json.dumps({"files": files, "ids": list(job.selection.ids)}))
             extra[SELECT_ENV] = str(chosen)
-        env = runner.env_for(self.table, root, self.tree, pytest)
+        env = runner.env_for(self.table, root, self.tree.names, pytest)
         args = warm.pytest_args(argv) if job.warm and pytest else None
         mode = "cold"
         result = None
@@ -193,6 +213,7 @@ class Lane:
                 timeout_s=job.timeout_s,
                 stdout_path=job.log,
                 stderr_path=job.log,
+                cancel=self.tree.cancel,
             )
             result = warm.WarmResult(cold.status, cold.returncode, cold.duration_s, cold.error)
         return self._read(result, argv, junit, job, mode)
@@ -219,7 +240,9 @@ class Lane:
         if self._warm_failed:
             return None
         log = job.log.parent / "_warm.log"
-        self._server = warm.Server.start(python, root, env, job.preload, log)
+        self._server = warm.Server.start(
+            python, root, env, job.preload, log, cancel=self.tree.cancel
+        )
         self._warm_failed = self._server is None
         return self._server
 
@@ -234,10 +257,11 @@ def _read_junit(junit: Path) -> junit_read.Suite | None:
 
 
 class Lanes:
-    """A pool of workers, each with its own lane, kept across several `map` calls."""
+    """A pool of workers, each with its own lane of the tree, kept across several `map`
+    calls."""
 
-    def __init__(self, make: Callable[[], Lane], jobs: int) -> None:
-        self._make = make
+    def __init__(self, tree: Tree, jobs: int) -> None:
+        self.tree = tree
         self._jobs = max(1, jobs)
         self._local = threading.local()
         self._lanes: list[Lane] = []
@@ -245,7 +269,6 @@ class Lanes:
         self._pool = ThreadPoolExecutor(max_workers=self._jobs)
 
     def __enter__(self) -> Lanes:
-        stop.clear()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -257,7 +280,7 @@ class Lanes:
         """This thread's lane (made on first use)."""
         lane = getattr(self._local, "lane", None)
         if lane is None:
-            lane = self._local.lane = self._make()
+            lane = self._local.lane = Lane(self.tree)
             with self._lock:
                 self._lanes.append(lane)
         return lane
@@ -287,56 +310,47 @@ class Lanes:
                     if done is not None:
                         done(value)
         except BaseException:
-            abandon(futures)
+            abandon(futures, self.tree.cancel)
             raise
         return [f.result() for f in futures]
 
 
-def abandon(futures: Sequence[Future[T]]) -> None:
-    """Start nothing new and kill running test commands until every worker has finished.
+def abandon(futures: Sequence[Future[T]], cancel: proc.Cancel) -> None:
+    """Start nothing new and kill the run's running commands until every worker has finished.
 
-    The kills wait for `worktree.admin_idle`, so a worker's `git worktree add` or `remove`
-    is never killed half-way; a second Ctrl-C while this runs is absorbed, not obeyed, since
-    leaving now would leave worktrees behind.
+    Only the processes started with the run's token are killed (setup, tests, warm pytest),
+    never git, so a worker's `git worktree add` or `remove` is never killed half-way; a
+    second Ctrl-C while this runs is absorbed, not obeyed, since leaving now would leave
+    worktrees behind.
     """
-    stop.set()
+    cancel.set()
     for future in futures:
         future.cancel()
     while not all(f.done() for f in futures):
         try:
-            with worktree.admin_idle():
-                proc.kill_all()
+            cancel.kill()
             wait(futures, timeout=0.2)
         except KeyboardInterrupt:
             continue
 
 
-def run_tree(
-    repo: Path,
-    sha: str,
-    control: Control,
-    table: ControlTable,
-    log: Path,
-    tree: Sequence[str] = (),
-    timeout_s: float = 3600.0,
-) -> TreeRun:
+def run_tree(tree: Tree, control: Control, log: Path, *, timeout_s: float = 3600.0) -> TreeRun:
     """One control, every test, cold, in a worktree of its own (the negative control)."""
-    lane = Lane(repo, sha, table, tree)
+    lane = Lane(tree)
     try:
         return lane.run(Job(control, log, control.timeout_s or timeout_s))
     finally:
         lane.close()
 
 
-def parallel(tasks: Sequence[Callable[[], T]], jobs: int) -> list[T]:
+def parallel(tasks: Sequence[Callable[[], T]], jobs: int, cancel: proc.Cancel) -> list[T]:
     """Run tasks in a pool, results in task order, with the same Ctrl-C cleanup as `Lanes`
-    (each task makes and removes its own lane)."""
-    stop.clear()
+    (each task makes and removes its own lane; `cancel` is the token their lanes share)."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [pool.submit(t) for t in tasks]
         try:
             wait(futures)
             return [f.result() for f in futures]
         except BaseException:
-            abandon(futures)
+            abandon(futures, cancel)
             raise

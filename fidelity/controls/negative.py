@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fidelity import proc
 from fidelity.controls import treenames
 from fidelity.controls.gate import log_dir
-from fidelity.controls.lane import parallel, run_tree
+from fidelity.controls.lane import Tree, parallel, run_tree
 from fidelity.controls.table import ControlTable
 from fidelity.controls.verdict import RunStatus, TreeRun, Verdict
 from fidelity.git import objects, patches, stage
@@ -103,11 +104,14 @@ def run(
         tree = treenames.top_level(
             objects.tree_files(repo, new), objects.show_file(repo, new, "pyproject.toml")
         )
+        cancel = proc.Cancel()  # one token for both lanes: Ctrl-C stops them together
         tasks = [
-            functools.partial(run_tree, repo, sha, noop, table, logs / f"_{name}.log", tree)
+            functools.partial(
+                run_tree, Tree(repo, sha, table, tree, cancel), noop, logs / f"_{name}.log"
+            )
             for name, sha in (("new", new), ("mixed", mixed_sha))
         ]
-        new_run, mixed_run = parallel(tasks, 2)
+        new_run, mixed_run = parallel(tasks, 2, cancel)
         return NegativeReport(new_run, mixed_run, touched)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -50,10 +50,18 @@ class Server:
 
     @classmethod
     def start(
-        cls, python: str, cwd: Path, env: Mapping[str, str], preload: Sequence[str], log: Path
+        cls,
+        python: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        preload: Sequence[str],
+        log: Path,
+        *,
+        cancel: proc.Cancel | None = None,
     ) -> Server | None:
         full = {**env, PRELOAD_ENV: json.dumps(list(preload))}
-        child = proc.start([python, "-m", MODULE], cwd=cwd, env=full, stderr_path=log)
+        argv = [python, "-m", MODULE]
+        child = proc.start(argv, cwd=cwd, env=full, stderr_path=log, cancel=cancel)
         if child is None:
             return None
         server = cls(child)

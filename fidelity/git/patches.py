@@ -47,7 +47,7 @@ def patch_applies(repo: Path, sha: str, patch: bytes, scratch: Path) -> str:
 
 
 def merge_file(
-    cwd: Path, ours: Path, base: Path, theirs: Path, labels: Sequence[str], marker_size: int = 7
+    cwd: Path, ours: Path, base: Path, theirs: Path, labels: Sequence[str], *, marker_size: int = 7
 ) -> tuple[bytes, int]:
     """git's own three-way merge of three files: (result, number of conflicts); nothing is
     written."""

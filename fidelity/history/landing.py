@@ -199,7 +199,7 @@ def find(
                 events.append((position[v], "land", v, lands[pids[v]]))
             elif pids.get(v) in undos:
                 events.append((position[v], "undo", v, False))
-        found[c] = _decide(c, c in ancestors, events, reverts, position, on_ref)
+        found[c] = _decide(c, c in ancestors, events, reverts, position=position, on_ref=on_ref)
     return found
 
 
@@ -208,6 +208,7 @@ def _decide(
     ancestor: bool,
     events: list[tuple[int, str, str, bool]],
     reverts: Sequence[tuple[str, list[str]]],
+    *,
     position: Mapping[str, int],
     on_ref: set[str],
 ) -> Landing:

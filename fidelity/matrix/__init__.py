@@ -25,6 +25,7 @@ evidence, then how a verdict is said.
 - `runner`: runs one side in its own worktree: setup, import guard, every case
 - `ledger`: what a run has done so far, kept as it happens, so a run can be resumed
 - `rundir`: the run directory: run.json beside per-side, per-case evidence
+- `plan`: a run plan: what one `fidelity run` is, fixed before any case runs (plan.json)
 - `gate`: `fidelity run`: both sides under one harness table, compared, written
 - `recheck`: a run directory's evidence files hashed again against run.json
 - `rejudge`: `fidelity compare` and `fidelity verify`: a stored run judged again

@@ -148,6 +148,7 @@ def compare_case(
     harness_sha: str,
     base: CaseEvidence | None,
     cand: CaseEvidence | None,
+    *,
     own: Sequence[tuple[str, Mapping[str, str] | None]] = (),
     explained: Sequence[OutputDiff] = (),
 ) -> CaseResult:
@@ -229,8 +230,8 @@ def compare(
             sha,
             baseline.cases.get(cid),
             candidate.cases.get(cid),
-            own,
-            explanations.get(cid, ()),
+            own=own,
+            explained=explanations.get(cid, ()),
         )
         for cid, sha in declared
     )

@@ -187,6 +187,7 @@ def provenance(
     baseline: SideEvidence,
     candidate: SideEvidence,
     comparison: Comparison,
+    *,
     specs: Mapping[str, Specs] | None = None,
     checkout_changes: tuple[str, ...] = (),
 ) -> tuple[Finding, ...]:

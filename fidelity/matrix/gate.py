@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,9 @@ from fidelity.matrix.explain import explanations
 from fidelity.matrix.findings import Harness, provenance
 from fidelity.matrix.harness import read_harness, read_prediction, table_path
 from fidelity.matrix.outcome import Outcome, Selection, decide, prediction_findings
-from fidelity.matrix.runner import Progress, SidePlan, run_sides
+from fidelity.matrix.plan import Progress, RunPlan, SidePlan
+from fidelity.matrix.predict import Prediction
+from fidelity.matrix.runner import RunContext, run_sides
 from fidelity.matrix.table import Matrix
 
 
@@ -52,105 +54,244 @@ def run(
     verdict and in run.json, so it can never pass for the full gate. `resume` continues an
     interrupted run from its directory: only cases without complete evidence run again,
     and it is refused when the harness's table or a side's commit is not the one it began
-    with.
+    with (the table, selection and shard are the ones it began with).
     """
-    repo = worktrees.toplevel(repo)
-    before = repo_state.snapshot(repo)
-    began = ledger.read_plan(resume) if resume is not None else None
-    if began is not None:
-        harness_rev, cases = began["harness_rev"], began["table_path"]
-        expect, select = began["expect"], began["selectors"]
-        shard, durations = began.get("shard"), began.get("durations")
-        baseline = baseline or began["sides"]["baseline"]["rev"]
-        candidate = candidate or began["sides"]["candidate"]["rev"]
+    if resume is not None:
+        sides = (baseline, candidate)
+        return execute(_resume(resume, repo, sides=sides, jobs=jobs, progress=progress))
+    plan = start(
+        repo,
+        (baseline, candidate),
+        cases,
+        harness_rev=harness_rev,
+        out=out,
+        jobs=jobs,
+        progress=progress,
+        expect=expect,
+        select=select,
+        shard=shard,
+        durations=durations,
+    )
+    return execute(plan)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """The harness table read, its cases chosen and the sides resolved: what a fresh and a
+    resumed run both read before anything runs."""
+
+    rel: str
+    harness: Harness
+    full: Matrix
+    matrix: Matrix
+    selection: Selection | None
+    prediction: Prediction | None
+    sides: tuple[SidePlan, SidePlan]
+
+
+def _read_table(
+    repo: Path,
+    revs: tuple[str | None, str | None],
+    cases: str | Path,
+    *,
+    harness_rev: str | None,
+    expect: str | Path | None,
+    select: Sequence[str],
+    shard: str | None,
+    durations: Mapping[str, float] | None,
+) -> _Table:
+    baseline, candidate = revs
     if baseline is None or candidate is None:
         raise UsageError("name the sides: --baseline REV (and --candidate REV, default HEAD)")
     rel = table_path(repo, cases)
     harness, full = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
     matrix, selection = choose(full, select, shard, durations)
-    plans = [
+    sides = (
         SidePlan("baseline", baseline, objects.rev_parse(repo, baseline)),
         SidePlan("candidate", candidate, objects.rev_parse(repo, candidate)),
-    ]
-    if began is not None and resume is not None:
-        run_dir, started = resume.absolute(), began["started"]
-        _same_as_began(began, harness.table_sha256, plans)
-        proc.kill_marked(str(run_dir) + "/")  # cases the killed run left running
-        done = {
-            p.role: ledger.completed(
-                run_dir / p.role, {c.id: c.definition_sha() for c in matrix.cases}
-            )
-            for p in plans
-        }
-    else:
-        started, done = _now(), {}
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        run_dir = rundir.prepare(out, repo, f"{stamp}-{plans[0].sha[:7]}-{plans[1].sha[:7]}")
-        plan = _plan(harness_rev, rel, harness, plans, expect, select, started)
-        ledger.write_plan(run_dir, {**plan, "shard": shard, "durations": durations})
-    if matrix.cases:
-        try:
-            with proc.adopting():  # a case's descendant that escapes its group comes back
-                base, cand = run_sides(
-                    repo, plans, matrix, rel, run_dir, jobs, progress, done, full
-                )
-        except KeyboardInterrupt as exc:
-            exc.run_dir = run_dir  # type: ignore[attr-defined]  # the CLI says how to resume
-            raise
-    else:  # an empty shard: nothing to check out or run
-        base, cand = (SideEvidence(p.role, p.rev, p.sha) for p in plans)
-    declared = tuple((c.id, c.definition_sha()) for c in matrix.cases)
-    specs = {c.id: c.compare for c in matrix.cases}
-    comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, run_dir))
-    own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
-    changes = tuple(repo_state.changes(before, repo_state.snapshot(repo), own))
-    findings = provenance(harness, base, cand, comparison, specs, changes)
-    findings += prediction_findings(prediction, selection)
-    judged, code = decide(comparison, findings, prediction, selection)
-    times = {"started": started, "finished": _now()}
-    if began is not None:
-        times["resumed"] = _now()
-    data = rundir.manifest(harness, matrix, base, cand, comparison, findings, code, times)
-    data["run_dir"] = str(run_dir)
-    data["checkout_changes"] = list(changes)
-    data["selection"] = selection.to_json() if selection else None
-    data["prediction"] = predict.to_json(prediction)
-    data["prediction_verdict"] = asdict(judged) if judged else None
-    data = rundir.write(run_dir, data)
-    return Outcome(
-        run_dir,
-        harness,
-        base,
-        cand,
-        comparison,
-        findings,
-        code,
-        prediction,
-        judged,
-        data,
-        selection,
+    )
+    return _Table(rel, harness, full, matrix, selection, prediction, sides)
+
+
+def start(
+    repo: Path,
+    revs: tuple[str | None, str | None],
+    cases: str | Path,
+    *,
+    harness_rev: str | None = None,
+    out: Path | None = None,
+    jobs: int = 2,
+    progress: Progress | None = None,
+    expect: str | Path | None = None,
+    select: Sequence[str] = (),
+    shard: str | None = None,
+    durations: Mapping[str, float] | None = None,
+) -> RunPlan:
+    """A fresh run's plan (baseline and candidate revisions in `revs`), its run directory
+    made and its plan.json written before anything runs."""
+    repo = worktrees.toplevel(repo)
+    checkout = repo_state.snapshot(repo)
+    table = _read_table(
+        repo,
+        revs,
+        cases,
+        harness_rev=harness_rev,
+        expect=expect,
+        select=select,
+        shard=shard,
+        durations=durations,
+    )
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    label = f"{stamp}-{table.sides[0].sha[:7]}-{table.sides[1].sha[:7]}"
+    started = _now()
+    plan = RunPlan(
+        repo=repo,
+        run_dir=rundir.prepare(out, repo, label),
+        checkout=checkout,
+        harness_rev=harness_rev,
+        table_path=table.rel,
+        harness=table.harness,
+        full=table.full,
+        matrix=table.matrix,
+        sides=table.sides,
+        started=started,
+        expect=str(expect) if expect else None,
+        prediction=table.prediction,
+        selectors=tuple(select),
+        selection=table.selection,
+        shard=shard,
+        durations=durations,
+        jobs=jobs,
+        progress=progress,
+    )
+    ledger.write_plan(plan.run_dir, plan.to_json())
+    return plan
+
+
+def resume(
+    run_dir: Path,
+    repo: Path,
+    *,
+    sides: tuple[str | None, str | None] = (None, None),
+    jobs: int = 2,
+    progress: Progress | None = None,
+) -> RunPlan:
+    """The plan of an interrupted run, read back from its plan.json, with the cases it
+    already completed; UsageError when the table or a side's commit is no longer the one
+    it began with. Processes the killed run left running are killed first."""
+    repo = worktrees.toplevel(repo)
+    checkout = repo_state.snapshot(repo)
+    began = ledger.read_plan(run_dir)
+    revs = (
+        sides[0] or began["sides"]["baseline"]["rev"],
+        sides[1] or began["sides"]["candidate"]["rev"],
+    )
+    table = _read_table(
+        repo,
+        revs,
+        began["table_path"],
+        harness_rev=began["harness_rev"],
+        expect=began["expect"],
+        select=began["selectors"],
+        shard=began.get("shard"),
+        durations=began.get("durations"),
+    )
+    run_dir = run_dir.absolute()
+    _same_as_began(began, table.harness.table_sha256, table.sides)
+    proc.kill_marked(str(run_dir) + "/")  # cases the killed run left running
+    definitions = {c.id: c.definition_sha() for c in table.matrix.cases}
+    return RunPlan(
+        repo=repo,
+        run_dir=run_dir,
+        checkout=checkout,
+        harness_rev=began["harness_rev"],
+        table_path=table.rel,
+        harness=table.harness,
+        full=table.full,
+        matrix=table.matrix,
+        sides=table.sides,
+        started=began["started"],
+        expect=began["expect"],
+        prediction=table.prediction,
+        selectors=tuple(began["selectors"]),
+        selection=table.selection,
+        shard=began.get("shard"),
+        durations=began.get("durations"),
+        jobs=jobs,
+        progress=progress,
+        resumed=True,
+        done={p.role: ledger.completed(run_dir / p.role, definitions) for p in table.sides},
     )
 
 
-def _plan(
-    harness_rev: str | None,
-    rel: str,
-    harness: Harness,
-    plans: Sequence[SidePlan],
-    expect: str | Path | None,
-    select: Sequence[str],
-    started: str,
-) -> dict[str, object]:
-    return {
-        "harness_rev": harness_rev,
-        "table_path": rel,
-        "table_sha256": harness.table_sha256,
-        "sides": {p.role: {"rev": p.rev, "sha": p.sha} for p in plans},
-        "expect": str(expect) if expect else None,
-        "selectors": list(select),
-        "started": started,
-    }
+_resume = resume  # inside `run`, its keyword `resume` (the run directory) hides the function
+
+
+def execute(plan: RunPlan) -> Outcome:
+    """Run the plan's cases on both sides, compare, judge, and write run.json."""
+    base, cand = _sides(plan)
+    declared = tuple((c.id, c.definition_sha()) for c in plan.matrix.cases)
+    specs = {c.id: c.compare for c in plan.matrix.cases}
+    explained = explanations(plan.run_dir, base, cand, specs, plan.run_dir)
+    comparison = compare(declared, base, cand, explained)
+    repo, run_dir = plan.repo, plan.run_dir
+    own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
+    changes = tuple(repo_state.changes(plan.checkout, repo_state.snapshot(repo), own))
+    findings = provenance(
+        plan.harness, base, cand, comparison, specs=specs, checkout_changes=changes
+    )
+    findings += prediction_findings(plan.prediction, plan.selection)
+    judged, code = decide(comparison, findings, plan.prediction, plan.selection)
+    times = {"started": plan.started, "finished": _now()}
+    if plan.resumed:
+        times["resumed"] = _now()
+    data = rundir.manifest(
+        plan,
+        sides=(base, cand),
+        comparison=comparison,
+        findings=findings,
+        exit_code=code,
+        judged=judged,
+        checkout_changes=changes,
+        times=times,
+    )
+    return Outcome(
+        run_dir=run_dir,
+        harness=plan.harness,
+        baseline=base,
+        candidate=cand,
+        comparison=comparison,
+        findings=findings,
+        exit_code=code,
+        prediction=plan.prediction,
+        judged=judged,
+        manifest=rundir.write(run_dir, data),
+        selection=plan.selection,
+    )
+
+
+def _sides(plan: RunPlan) -> tuple[SideEvidence, SideEvidence]:
+    """Both sides' evidence: their cases run, or (an empty shard) nothing to check out."""
+    if not plan.matrix.cases:
+        base, cand = (SideEvidence(p.role, p.rev, p.sha) for p in plan.sides)
+        return base, cand
+    ctx = RunContext(
+        repo=plan.repo,
+        matrix=plan.matrix,
+        table_path=plan.table_path,
+        run_dir=plan.run_dir,
+        jobs=plan.jobs,
+        progress=plan.progress,
+        full=plan.full,
+    )
+    try:
+        with proc.adopting():  # a case's descendant that escapes its group comes back
+            base, cand = run_sides(ctx, plan.sides, plan.done)
+    except KeyboardInterrupt as exc:
+        exc.run_dir = plan.run_dir  # type: ignore[attr-defined]  # the CLI says how to resume
+        raise
+    return base, cand
 
 
 def _same_as_began(began: Mapping[str, Any], table_sha: str, plans: Sequence[SidePlan]) -> None:

@@ -128,8 +128,8 @@ def _altered(records: Sequence[RunRecord], dirs: Sequence[Path]) -> tuple[Findin
     return tuple(found)
 
 
-def merge(dirs: Sequence[Path], out: Path) -> Outcome:
-    """Combine shard run directories into one run directory at out, and judge it."""
+def _shards(dirs: Sequence[Path]) -> list[RunRecord]:
+    """Every shard's run record; UsageError unless each is intact and all are of one run."""
     if not dirs:
         raise UsageError("name the shard run directories to merge")
     records = [rundir.read(d) for d in dirs]
@@ -137,24 +137,31 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     if broken:
         raise UsageError(f"{broken[0][0]}: {broken[0][1]}; a shard must be intact to be merged")
     _same(records, dirs)
+    return records
+
+
+def merge(dirs: Sequence[Path], out: Path) -> Outcome:
+    """Combine shard run directories into one run directory at out, and judge it."""
+    records = _shards(dirs)
     altered = _altered(records, dirs)
     run_dir = rundir.prepare(out, Path.cwd(), "merged")
     declared = tuple((i, d) for i, d in records[0].raw["selection"]["all"])
     order = [case_id for case_id, _ in declared]
     found = _gather(records, dirs, run_dir)
-    sides = [
+    base, cand = (
         _side(
             [getattr(r, role) for r in records],
             {c: found.cases[role][c] for c in order if c in found.cases[role]},
         )
         for role in ROLES
-    ]
-    base, cand = sides
+    )
     specs = {c: found.entries[c].get("compare", {}) for c in order if c in found.entries}
     origin = {c: Path(p) for c, p in found.origins.items()}
     comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, origin))
     changes = tuple(dict.fromkeys(c for r in records for c in r.checkout_changes))
-    findings = provenance(records[0].harness, base, cand, comparison, specs, changes)
+    findings = provenance(
+        records[0].harness, base, cand, comparison, specs=specs, checkout_changes=changes
+    )
     findings += altered + _shard_findings(order, found)
     prediction = predict.from_json(records[0].raw.get("prediction"))
     findings += prediction_findings(prediction)
@@ -178,16 +185,15 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
             "origins": found.origins,
         }
     )
-    data = rundir.write(run_dir, data)
     return Outcome(
-        run_dir,
-        records[0].harness,
-        base,
-        cand,
-        comparison,
-        findings,
-        code,
-        prediction,
-        judged,
-        data,
+        run_dir=run_dir,
+        harness=records[0].harness,
+        baseline=base,
+        candidate=cand,
+        comparison=comparison,
+        findings=findings,
+        exit_code=code,
+        prediction=prediction,
+        judged=judged,
+        manifest=rundir.write(run_dir, data),
     )

@@ -74,8 +74,8 @@ def recompare(run_dir: Path) -> Outcome:
         record.baseline,
         record.candidate,
         comparison,
-        record.specs,
-        record.checkout_changes,
+        specs=record.specs,
+        checkout_changes=record.checkout_changes,
     )
     outputs = recheck.declared_outputs(record.raw)
     for side in (record.baseline, record.candidate):
@@ -87,17 +87,17 @@ def recompare(run_dir: Path) -> Outcome:
     findings += prediction_findings(prediction, selection)
     judged, code = decide(comparison, findings, prediction, selection)
     return Outcome(
-        run_dir,
-        record.harness,
-        record.baseline,
-        record.candidate,
-        comparison,
-        findings,
-        code,
-        prediction,
-        judged,
-        record.raw,
-        selection,
+        run_dir=run_dir,
+        harness=record.harness,
+        baseline=record.baseline,
+        candidate=record.candidate,
+        comparison=comparison,
+        findings=findings,
+        exit_code=code,
+        prediction=prediction,
+        judged=judged,
+        manifest=record.raw,
+        selection=selection,
     )
 
 

@@ -7,18 +7,23 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fidelity import __version__, schema, workdir
 from fidelity.errors import UntrustedError, UsageError
+from fidelity.matrix import predict
 from fidelity.matrix.compare import Comparison
 from fidelity.matrix.evidence import SideEvidence, side_from_json, side_to_json
 from fidelity.matrix.findings import Finding, Harness
 from fidelity.matrix.table import Matrix
 from fidelity.matrix.widening import Specs
+
+if TYPE_CHECKING:
+    from fidelity.matrix.plan import RunPlan
+    from fidelity.matrix.predict import PredictionVerdict
 
 SCHEMA_ID = "fidelity.run/1"
 MANIFEST = "run.json"
@@ -57,42 +62,54 @@ def environment() -> dict[str, Any]:
 
 
 def manifest(
-    harness: Harness,
-    matrix: Matrix,
-    baseline: SideEvidence,
-    candidate: SideEvidence,
+    plan: RunPlan,
+    *,
+    sides: tuple[SideEvidence, SideEvidence],
     comparison: Comparison,
     findings: tuple[Finding, ...],
     exit_code: int,
+    judged: PredictionVerdict | None,
+    checkout_changes: Sequence[str],
     times: Mapping[str, str],
 ) -> dict[str, Any]:
+    """run.json's content (before its digest), from the run's plan and what it found."""
+    baseline, candidate = sides
     data = {
         "schema": SCHEMA_ID,
         "tool": {"name": "fidelity", "version": __version__},
         "times": dict(times),
         "environment": environment(),
-        "harness": asdict(harness),
-        "matrix": {
-            "name": matrix.name,
-            "source": matrix.source,
-            "import_check": list(matrix.import_check),
-            "cases": [
-                {
-                    "id": c.id,
-                    "definition_sha": c.definition_sha(),
-                    "tags": list(c.tags),
-                    "definition": c.definition(),
-                    "compare": {k: dict(v) for k, v in c.compare.items()},
-                }
-                for c in matrix.cases
-            ],
-        },
+        "harness": asdict(plan.harness),
+        "matrix": _matrix(plan.matrix),
         "sides": {"baseline": side_to_json(baseline), "candidate": side_to_json(candidate)},
         "comparison": asdict(comparison),
         "findings": [asdict(f) for f in findings],
         "exit_code": exit_code,
+        "run_dir": str(plan.run_dir),
+        "checkout_changes": list(checkout_changes),
+        "selection": plan.selection.to_json() if plan.selection else None,
+        "prediction": predict.to_json(plan.prediction),
+        "prediction_verdict": asdict(judged) if judged else None,
     }
     return plain(data)
+
+
+def _matrix(matrix: Matrix) -> dict[str, Any]:
+    return {
+        "name": matrix.name,
+        "source": matrix.source,
+        "import_check": list(matrix.import_check),
+        "cases": [
+            {
+                "id": c.id,
+                "definition_sha": c.definition_sha(),
+                "tags": list(c.tags),
+                "definition": c.definition(),
+                "compare": {k: dict(v) for k, v in c.compare.items()},
+            }
+            for c in matrix.cases
+        ],
+    }
 
 
 def plain(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,15 +27,12 @@ from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEv
 from fidelity.matrix.files import hash_tree as hash_tree
 from fidelity.matrix.files import walk
 from fidelity.matrix.outputs import collect
+from fidelity.matrix.plan import Progress, SidePlan
 from fidelity.matrix.table import Case, Command, Matrix
 from fidelity.placeholders import fill as substitute
 from fidelity.placeholders import fill_shell
 
-Progress = Callable[[str, str, CaseStatus], None]
-
-# set when the run is interrupted: no case starts after it, and none finishing after it is
-# kept as evidence (it was killed, not judged)
-stop = threading.Event()
+Budget = threading.Semaphore | None  # processes at once across both sides
 
 
 class Interrupted(Exception):
@@ -43,10 +40,19 @@ class Interrupted(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class SidePlan:
-    role: str  # "baseline" or "candidate"
-    rev: str
-    sha: str
+class RunContext:
+    """What every side and case of one run shares. `cancel` is set when the run is
+    interrupted: no case starts after it, none finishing after it is kept as evidence (it
+    was killed, not judged), and its `kill` kills the run's running cases."""
+
+    repo: Path
+    matrix: Matrix  # the cases to run (a selection of the harness table)
+    table_path: str
+    run_dir: Path
+    jobs: int = 2  # processes at once, both sides together
+    progress: Progress | None = None
+    full: Matrix | None = None  # the whole harness table (when its blob is the side's own)
+    cancel: proc.Cancel = field(default_factory=proc.Cancel)
 
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
@@ -80,43 +86,52 @@ def side_env(matrix: Matrix, places: Mapping[str, str]) -> dict[str, str]:
 
 
 def run_case(
-    case: Case,
-    matrix: Matrix,
-    side: Mapping[str, str],
-    case_dir: Path,
-    budget: threading.Semaphore | None = None,
+    ctx: RunContext, case: Case, side: Mapping[str, str], case_dir: Path, budget: Budget = None
 ) -> CaseEvidence:
     """Run one case in the side's worktree; its status is evidence, never an exception
     (but Interrupted when the run is being stopped)."""
-    if stop.is_set():
+    if ctx.cancel.is_set():
         raise Interrupted(case.id)
     if case_dir.exists():  # a resumed run starts the case afresh
         shutil.rmtree(case_dir)
-    wt = Path(side["worktree"])
     out_dir, cache_dir = case_dir / "out", case_dir / "cache"
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_dir.mkdir(parents=True, exist_ok=True)
     preexisting = tuple(sorted({*walk(cache_dir).files, *walk(cache_dir).links}))
     places = {**side, "out": str(out_dir), "cache": str(cache_dir)}
-    env = side_env(matrix, places)
-    env.update({k: substitute(v, places) for k, v in case.env.items()})
-    if case.cache_env:
-        env[case.cache_env] = str(cache_dir)
     with budget or contextlib.nullcontext():
-        if stop.is_set():
+        if ctx.cancel.is_set():
             raise Interrupted(case.id)
         result = proc.run(
             expand(case.argv, places),
-            cwd=wt,
-            env=env,
+            cwd=Path(side["worktree"]),
+            env=case_env(ctx.matrix, case, places),
             timeout_s=case.timeout_s,
             stdout_path=case_dir / "stdout.log",
             stderr_path=case_dir / "stderr.log",
             shell=case.shell,
             marker=str(case_dir),  # unique to this run, side and case: finds what it left
+            cancel=ctx.cancel,
         )
-    if stop.is_set():
+    if ctx.cancel.is_set():
         raise Interrupted(case.id)
+    return case_evidence(case, result, case_dir, preexisting)
+
+
+def case_env(matrix: Matrix, case: Case, places: Mapping[str, str]) -> dict[str, str]:
+    """The side's environment, then the case's own variables and its cache variable."""
+    env = side_env(matrix, places)
+    env.update({k: substitute(v, places) for k, v in case.env.items()})
+    if case.cache_env:
+        env[case.cache_env] = places["cache"]
+    return env
+
+
+def case_evidence(
+    case: Case, result: proc.ProcResult, case_dir: Path, preexisting: tuple[str, ...]
+) -> CaseEvidence:
+    """What a finished case leaves as evidence: its status, outputs, cache and logs' tail."""
+    out_dir, cache_dir = case_dir / "out", case_dir / "cache"
     found = collect(out_dir, case.outputs)
     cache = walk(cache_dir)
     linked = [f"out/{rel} -> {target}" for rel, target in found.links.items()]
@@ -218,38 +233,30 @@ def own_table(
 
 
 def run_cases(
-    matrix: Matrix,
-    side: Mapping[str, str],
-    side_dir: Path,
-    role: str,
-    jobs: int,
-    progress: Progress | None,
-    budget: threading.Semaphore | None = None,
-    done: Mapping[str, CaseEvidence] | None = None,
+    ctx: RunContext, side: Mapping[str, str], side_dir: Path, role: str, how: SideRun
 ) -> dict[str, CaseEvidence]:
     """Every case not already done; each one's evidence is kept the moment it completes."""
-    done = done or {}
 
     def one(case: Case) -> CaseEvidence:
         case_dir = side_dir / "cases" / case.id
-        evidence = run_case(case, matrix, side, case_dir, budget)
+        evidence = run_case(ctx, case, side, case_dir, how.budget)
         ledger.save_case(case_dir, evidence)
-        if progress:
-            progress(role, case.id, evidence.status)
+        if ctx.progress:
+            ctx.progress(role, case.id, evidence.status)
         return evidence
 
-    todo = [c for c in matrix.cases if c.id not in done]
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    todo = [c for c in ctx.matrix.cases if c.id not in how.done]
+    with ThreadPoolExecutor(max_workers=max(1, how.jobs)) as pool:
         futures = [pool.submit(one, case) for case in todo]
         try:
             results = {f.result().case_id: f.result() for f in futures}
         except BaseException:
-            stop.set()  # no other case starts; running ones are killed by whoever stops
+            ctx.cancel.set()  # no other case starts; running ones are killed by whoever stops
             for f in futures:
                 f.cancel()
-            proc.kill_all(cases_only=True)
+            ctx.cancel.kill()
             raise
-    return {c.id: done.get(c.id) or results[c.id] for c in matrix.cases}
+    return {c.id: how.done.get(c.id) or results[c.id] for c in ctx.matrix.cases}
 
 
 def not_run(matrix: Matrix, why: str) -> dict[str, CaseEvidence]:
@@ -264,33 +271,24 @@ class SideRun:
     """How one side runs: its share of the run's budget, and what an earlier attempt did."""
 
     jobs: int = 1  # cases of this side at once (they share its worktree)
-    budget: threading.Semaphore | None = None  # processes at once across both sides
+    budget: Budget = None  # processes at once across both sides
     done: Mapping[str, CaseEvidence] = field(default_factory=dict)  # cases already judged
-    full: Matrix | None = None  # the whole harness table (when its blob is the side's own)
 
 
-def run_side(
-    repo: Path,
-    plan: SidePlan,
-    matrix: Matrix,
-    table_path: str,
-    run_dir: Path,
-    how: SideRun = SideRun(),
-    progress: Progress | None = None,
-) -> SideEvidence:
+def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideEvidence:
     """Check the side out, verify it is clean, run setup, the import guard and the cases
     not already done; with all of them done before, only the saved side is read back."""
-    side_dir = run_dir / plan.role
+    matrix = ctx.matrix
+    side_dir = ctx.run_dir / plan.role
     side_dir.mkdir(parents=True, exist_ok=True)
     saved = ledger.load_side(side_dir)
     if saved is not None and all(c.id in how.done for c in matrix.cases):
         return replace(saved, cases={c.id: how.done[c.id] for c in matrix.cases})
-    own, note = own_table(repo, plan.sha, table_path, how.full)
-    with setups.prepared(repo, plan.sha, plan.role, matrix) as place:
+    own, note = own_table(ctx.repo, plan.sha, ctx.table_path, ctx.full)
+    with setups.prepared(ctx.repo, plan.sha, plan.role, matrix) as place:
         wt = place.path
         places = side_places(matrix, wt)
         dirty, setup = _set_up(matrix, place, places, side_dir, how.budget)
-        env = side_env(matrix, places)
         evidence = SideEvidence(
             role=plan.role,
             rev=plan.rev,
@@ -309,13 +307,12 @@ def run_side(
             if not place.reused:
                 place.record()
             python = substitute(matrix.python, places)
+            env = side_env(matrix, places)
             imports = importguard.resolve(python, matrix.import_check, wt, env)
             evidence = replace(evidence, imports=imports)
             ledger.save_side(side_dir, evidence)
             before = tree_state(wt)
-            cases = run_cases(
-                matrix, places, side_dir, plan.role, how.jobs, progress, how.budget, how.done
-            )
+            cases = run_cases(ctx, places, side_dir, plan.role, how)
             evidence = replace(evidence, changed=tuple(side_changes(before, tree_state(wt))))
     return replace(evidence, cases=cases, worktree_removed=place.removed or place.keep)
 
@@ -325,7 +322,7 @@ def _set_up(
     place: setups.Place,
     places: Mapping[str, str],
     side_dir: Path,
-    budget: threading.Semaphore | None,
+    budget: Budget,
 ) -> tuple[list[str], tuple[SetupStep, ...]]:
     """The side's dirty paths before setup, and its setup steps (or the note of a reuse)."""
     wt = place.path
@@ -341,41 +338,25 @@ def _set_up(
 
 
 def run_sides(
-    repo: Path,
+    ctx: RunContext,
     plans: Sequence[SidePlan],
-    matrix: Matrix,
-    table_path: str,
-    run_dir: Path,
-    jobs: int,
-    progress: Progress | None = None,
     done: Mapping[str, Mapping[str, CaseEvidence]] | None = None,
-    full: Matrix | None = None,
 ) -> list[SideEvidence]:
-    """Both sides at once under one budget: `jobs` processes in all, each side running at
-    most half of them (rounded up), since a side's cases share its worktree."""
-    stop.clear()
-    budget = threading.BoundedSemaphore(jobs)
-    per_side = max(1, -(-jobs // 2))
+    """Both sides at once under one budget: `ctx.jobs` processes in all, each side running
+    at most half of them (rounded up), since a side's cases share its worktree."""
+    budget = threading.BoundedSemaphore(ctx.jobs)
+    per_side = max(1, -(-ctx.jobs // 2))
     done = done or {}
     with ThreadPoolExecutor(max_workers=len(plans)) as pool:
         futures = [
-            pool.submit(
-                run_side,
-                repo,
-                plan,
-                matrix,
-                table_path,
-                run_dir,
-                SideRun(per_side, budget, done.get(plan.role, {}), full),
-                progress,
-            )
+            pool.submit(run_side, ctx, plan, SideRun(per_side, budget, done.get(plan.role, {})))
             for plan in plans
         ]
         try:
             return [f.result() for f in futures]
         except BaseException:
-            stop.set()
-            proc.kill_all(cases_only=True)  # each side then removes its own worktree
+            ctx.cancel.set()
+            ctx.cancel.kill()  # each side then removes its own worktree
             raise
 
 

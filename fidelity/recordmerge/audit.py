@@ -171,7 +171,9 @@ def audit(first: Version, steps: Sequence[Step], merged: str, keys: Sequence[str
         bases = [tables(b.text, keys) for b in path]
         idents = dict.fromkeys([i for v in (*sides, *bases, result) for i in v])
         for ident in idents:
-            for problem in _judge_table(ident, first, steps, sides, bases, result):
+            for problem in _judge_table(
+                ident, first, steps, sides=sides, bases=bases, result=result
+            ):
                 if (problem.line, problem.message) not in seen:
                     seen.add((problem.line, problem.message))
                     problems.append(problem)
@@ -182,6 +184,7 @@ def _judge_table(
     ident: Ident,
     first: Version,
     steps: Sequence[Step],
+    *,
     sides: Sequence[dict[Ident, _Rows]],
     bases: Sequence[dict[Ident, _Rows]],
     result: dict[Ident, _Rows],

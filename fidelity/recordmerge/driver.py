@@ -69,11 +69,18 @@ def _git_merge(
             files.append(Path(tmp, name))
             files[-1].write_bytes(data)
         base, ours, theirs = files
-        return patches.merge_file(repo, ours, base, theirs, labels, marker)
+        return patches.merge_file(repo, ours, base, theirs, labels, marker_size=marker)
 
 
 def run(
-    base: Path, ours: Path, theirs: Path, path: str | None, key: str | None, marker: int, repo: Path
+    base: Path,
+    ours: Path,
+    theirs: Path,
+    *,
+    path: str | None,
+    key: str | None,
+    marker: int,
+    repo: Path,
 ) -> Outcome:
     """Merge the three files into `ours`; the number of conflicts and what they are."""
     try:
@@ -94,8 +101,7 @@ def run(
         raw, n = _git_merge(repo, labels, marker, [x.encode("utf-8") for x in (b, o, t)])
         return raw.decode("utf-8"), n
 
-    merged = merge(
-        texts[0], texts[1], texts[2], keys, text_merge, Markers(labels[0], labels[2], marker)
-    )
+    markers = Markers(labels[0], labels[2], marker)
+    merged = merge(texts[0], texts[1], texts[2], keys, text_merge, markers=markers)
     ours.write_bytes(merged.text.encode("utf-8"))
     return Outcome(merged.conflicts, merged.notes)

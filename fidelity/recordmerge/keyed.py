@@ -210,6 +210,7 @@ def merge(
     theirs: str,
     keys: Sequence[str],
     text_merge: TextMerge,
+    *,
     markers: Markers = Markers("ours", "theirs"),
 ) -> Merged:
     """ours, base and theirs merged, keyed tables by key (see the module docstring)."""
