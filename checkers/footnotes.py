@@ -73,7 +73,7 @@ def definition(state: StateBlock, start_line: int, end_line: int, silent: bool) 
     state.tShift[start_line] = pos - after_colon
     state.sCount[start_line] = offset - initial
     state.blkIndent += 4
-    state.parentType = "footnote"  # type: ignore[assignment]
+    state.parentType = "footnote"  # type: ignore[assignment, unused-ignore]  # a Literal in some releases
     if state.sCount[start_line] < state.blkIndent:
         state.sCount[start_line] += state.blkIndent
     state.md.block.tokenize(state, start_line, end_line)

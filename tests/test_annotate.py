@@ -19,7 +19,7 @@ from fidelity.matrix import gate
 CI = "GITHUB_ACTIONS"
 
 
-def annotations(out: str) -> list[str]:
+def annotation_lines(out: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith("::")]
 
 
@@ -44,16 +44,16 @@ def moved(sim_repo: Repo) -> tuple[Repo, list[str]]:
 
 def test_a_run_that_moves_annotates_each_case_at_its_table_line(
     moved: tuple[Repo, list[str]], monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     repo, argv = moved
     assert main([*argv, "--out", str(tmp_path / "quiet")]) == 1
-    assert annotations(capsys.readouterr().out) == [], "not under GitHub Actions"
+    assert annotation_lines(capsys.readouterr().out) == [], "not under GitHub Actions"
     monkeypatch.setenv(CI, "false")
     assert main([*argv, "--out", str(tmp_path / "false")]) == 1
-    assert annotations(capsys.readouterr().out) == []
+    assert annotation_lines(capsys.readouterr().out) == []
     monkeypatch.setenv(CI, "true")
     assert main([*argv, "--out", str(tmp_path / "ci")]) == 1
-    notes = annotations(capsys.readouterr().out)
+    notes = annotation_lines(capsys.readouterr().out)
     assert notes[0].startswith("::error title=fidelity run::MOVED: 2 moved, 1 failed of 3")
     a, c = (line_of(repo, "cases/matrix.toml", f'id = "{i}"') for i in "ac")
     assert notes[1] == (
@@ -69,15 +69,15 @@ def test_a_run_that_moves_annotates_each_case_at_its_table_line(
 
 def test_a_gate_that_holds_annotates_nothing(
     sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     monkeypatch.setenv(CI, "true")
     assert main(["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]) == 0
-    assert annotations(capsys.readouterr().out) == []
+    assert annotation_lines(capsys.readouterr().out) == []
 
 
 def test_json_on_stdout_stays_json(
     moved: tuple[Repo, list[str]], monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     monkeypatch.setenv(CI, "true")
     assert main([*moved[1], "--json", "-"]) == 1
     assert json.loads(capsys.readouterr().out)["exit_code"] == 1
@@ -85,7 +85,7 @@ def test_json_on_stdout_stays_json(
 
 def test_merge_verify_and_compare_annotate_from_the_working_directory(
     sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     base = sim_repo.git("rev-parse", "HEAD")
     sim_repo.commit(
         {"value.txt": "two\n", "cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["a", "b"]\n'}
@@ -95,7 +95,7 @@ def test_merge_verify_and_compare_annotate_from_the_working_directory(
     monkeypatch.chdir(sim_repo.path)  # where a CI job runs: the checkout's top
     assert main(["-q", "merge", *map(str, dirs), "--out", str(tmp_path / "m")]) == 1
     c = line_of(sim_repo, "cases/matrix.toml", 'id = "c"')
-    merged = annotations(capsys.readouterr().out)
+    merged = annotation_lines(capsys.readouterr().out)
     assert merged[0].startswith("::error title=fidelity merge::FALSIFIED: 1 unexpected")
     assert merged[1].startswith(
         f"::error file=cases/matrix.toml,line={c},title=fidelity merge%3A case c::"
@@ -103,19 +103,19 @@ def test_merge_verify_and_compare_annotate_from_the_working_directory(
     )
     for command in ("verify", "compare"):
         code = main(["-q", command, str(tmp_path / "m")])
-        got = annotations(capsys.readouterr().out)
+        got = annotation_lines(capsys.readouterr().out)
         assert (code, got[0].split("::")[1]) == (1, f"error title=fidelity {command}")
         assert got[1].startswith(f"::error file=cases/matrix.toml,line={c},")
     monkeypatch.chdir(tmp_path)  # no case table here: the annotation names no file
     assert main(["-q", "verify", str(tmp_path / "m")]) == 1
-    assert annotations(capsys.readouterr().out)[1].startswith(
+    assert annotation_lines(capsys.readouterr().out)[1].startswith(
         "::error title=fidelity verify%3A case c::moved, not predicted"
     )
 
 
 def test_an_altered_shard_is_annotated_at_its_case(
     sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     dirs = shards(sim_repo, "HEAD", tmp_path)
     shard = next(d for d in dirs if (d / "baseline/cases/a").is_dir())
     (shard / "baseline/cases/a/out/result.txt").write_text("forged")
@@ -131,11 +131,11 @@ def test_an_altered_shard_is_annotated_at_its_case(
 
 def test_a_refused_merge_is_annotated(
     sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     plain = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "p")
     monkeypatch.setenv(CI, "true")
     assert main(["merge", str(plain.run_dir), "--out", str(tmp_path / "m")]) == 2
-    (note,) = annotations(capsys.readouterr().out)
+    (note,) = annotation_lines(capsys.readouterr().out)
     assert note.startswith(
         "::error title=fidelity merge%3A usage or configuration error::"
         f"{plain.run_dir} is not a shard (run it with --shard K/N)"
@@ -161,11 +161,11 @@ def test_a_stale_row_is_annotated_at_its_line(
     table = f"# Bench\n\n| row | commit |\n|---|---|\n| speed | {measured[:10]} |\n"
     repo.commit({"records/bench.md": table}, "record")
     argv = ["stale", "-q", "--repo", str(repo.path)]
-    assert annotations(run_cli(argv)[1]) == []
+    assert annotation_lines(run_cli(argv)[1]) == []
     monkeypatch.setenv(CI, "true")
     code, out = run_cli(argv)
     assert code == 1
-    assert annotations(out) == [
+    assert annotation_lines(out) == [
         "::error title=fidelity stale::1 rows checked against HEAD "
         f"({repo.git('rev-parse', 'HEAD')[:12]}): 1 stale",
         "::error file=records/bench.md,line=5,title=fidelity stale%3A stale row speed::"
@@ -183,7 +183,7 @@ def test_trailer_findings_are_annotated_by_commit_or_at_the_message_line(
     sha = repo.commit({"a.py": "x = 1\n"}, "no sign-off")
     monkeypatch.setenv(CI, "true")
     code, out = run_cli(["trailers", "-q", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
-    notes = annotations(out)
+    notes = annotation_lines(out)
     assert code == 1 and notes[0] == "::error title=fidelity trailers::1 findings in 1 messages"
     assert notes[1].startswith(f"::error title=fidelity trailers%3A FD701 in commit {sha[:12]}::")
     message = tmp_path / "MSG"
@@ -191,14 +191,14 @@ def test_trailer_findings_are_annotated_by_commit_or_at_the_message_line(
     code, out = run_cli(
         ["trailers", "-q", "--repo", str(repo.path), "--message-file", str(message)]
     )
-    (_, note) = annotations(out)
+    (_, note) = annotation_lines(out)
     assert code == 1 and note.startswith(f"::error file={message},line=")
 
 
 @pytest.mark.parametrize("quiet", [True, False])
 def test_a_case_cannot_print_a_workflow_command_of_its_own(
     make_repo, monkeypatch: pytest.MonkeyPatch, capsys, quiet: bool
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A file name with a line break in it would start a line of fidelity's output, which
     GitHub reads as a command: names and stderr are printed on one line, escaped."""
     repo: Repo = make_repo("forge")
@@ -212,14 +212,14 @@ def test_a_case_cannot_print_a_workflow_command_of_its_own(
     assert main(["-q", *argv] if quiet else argv) == 1
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if "forged" in line and line.startswith("::")] == [
-        line for line in annotations(out) if line.startswith("::error file=")
+        line for line in annotation_lines(out) if line.startswith("::error file=")
     ]
     assert "\x1b" not in out and "r\\n::error title=forged::x\\x1b[31m.txt" in out
 
 
 def test_preflight_annotates_each_finding_at_its_line(
     make_repo, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     repo = make_repo("pre")
     repo.commit(
         {"pyproject.toml": '[tool.fidelity.docs]\npaths = ["README.md"]\n', "README.md": "# A\n"}
@@ -228,10 +228,10 @@ def test_preflight_annotates_each_finding_at_its_line(
     repo.git("add", "-A")
     argv = ["-q", "preflight", "--staged", "--repo", str(repo.path)]
     assert main(argv) == 1
-    assert annotations(capsys.readouterr().out) == [], "not under GitHub Actions"
+    assert annotation_lines(capsys.readouterr().out) == [], "not under GitHub Actions"
     monkeypatch.setenv(CI, "true")
     assert main(argv) == 1
-    notes = annotations(capsys.readouterr().out)
+    notes = annotation_lines(capsys.readouterr().out)
     assert notes[0] == "::error title=fidelity preflight::the index: 0 gates ok, 1 failed"
     assert notes[1] == (
         "::error file=README.md,line=3,col=9,title=fidelity preflight%3A docs::"
@@ -240,4 +240,4 @@ def test_preflight_annotates_each_finding_at_its_line(
     repo.write({"README.md": "# A\n\nFine.\n"})
     repo.git("add", "-A")
     assert main(argv) == 0
-    assert annotations(capsys.readouterr().out) == [], "a gate that holds says nothing"
+    assert annotation_lines(capsys.readouterr().out) == [], "a gate that holds says nothing"

@@ -129,7 +129,7 @@ def test_cli_validate_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["cases", "validate", str(tmp_path / "absent.toml")]) == 2
 
 
-def test_cli_list_reads_the_configured_table(make_repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_cli_list_reads_the_configured_table(make_repo, capsys) -> None:
     repo = make_repo("r")
     repo.commit({"pyproject.toml": '[tool.fidelity]\ncases = "m.toml"\n', "m.toml": GOOD.decode()})
     assert main(["cases", "list", "--repo", str(repo.path)]) == 0
@@ -137,7 +137,7 @@ def test_cli_list_reads_the_configured_table(make_repo, capsys) -> None:  # type
     assert "one" in out and "*.csv" in out
 
 
-def test_an_internal_error_exits_3_not_1(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_an_internal_error_exits_3_not_1(tmp_path: Path, monkeypatch, capsys) -> None:
     """A crash is untrusted evidence, never "the evidence says no"."""
     from fidelity.matrix import table as casetable
 

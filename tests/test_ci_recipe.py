@@ -395,9 +395,9 @@ def test_the_slurm_array_with_offset_ids_ends_held(
             tasks.append(subprocess.Popen(argv, cwd=submit, env=env, stdout=log, stderr=log))
     codes = [process.wait(timeout=900) for process in tasks]
     for task, code in enumerate(codes, 5):
-        log = (submit / sbatch_output(shards_file, "77", str(task))).read_text()
-        assert code == 0, log
-        assert f"SHARD {task - 4}/4" in log
+        printed = (submit / sbatch_output(shards_file, "77", str(task))).read_text()
+        assert code == 0, printed
+        assert f"SHARD {task - 4}/4" in printed
     env = engine_env(with_fidelity, tmp_path / "home", ARRAY="77")
     env["FIDELITY_VENV"] = str(with_fidelity.venv)
     judged = shell(["bash", str(judge_file)], submit, env)
@@ -419,7 +419,7 @@ def kubernetes(name: str) -> dict[str, Any]:
 def container_env(job: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
     pod = job["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    env = {}
+    env: dict[str, str] = {}
     for source in container.get("envFrom", []):
         assert source["configMapRef"]["name"] == config["metadata"]["name"]
         env |= config["data"]

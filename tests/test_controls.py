@@ -135,7 +135,7 @@ def dirty(repo: Repo) -> None:
 
 
 @pytest.fixture(scope="module")
-def every_verdict(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Report, dict, dict]:  # type: ignore[type-arg]
+def every_verdict(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Report, dict, dict]:
     repo = Repo(tmp_path_factory.mktemp("every") / "repo")
     project(repo, EVERY_VERDICT)
     dirty(repo)
@@ -144,7 +144,7 @@ def every_verdict(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Repor
     return repo, report, before, snapshot(repo.path)
 
 
-def test_every_verdict_from_real_runs(every_verdict) -> None:  # type: ignore[no-untyped-def]
+def test_every_verdict_from_real_runs(every_verdict) -> None:
     _, report, _, _ = every_verdict
     assert report.baseline.status is RunStatus.PASSED
     assert {r.id: r.verdict for r in report.results} == EXPECTED
@@ -152,7 +152,7 @@ def test_every_verdict_from_real_runs(every_verdict) -> None:  # type: ignore[no
     assert report.exit_code() == 1
 
 
-def test_full_failing_subsets_and_reasons(every_verdict) -> None:  # type: ignore[no-untyped-def]
+def test_full_failing_subsets_and_reasons(every_verdict) -> None:
     _, report, _, _ = every_verdict
     by_id = {r.id: r for r in report.results}
     assert by_id["mul-plus"].failing == (T + "test_both", T + "test_mul")
@@ -168,7 +168,7 @@ def test_full_failing_subsets_and_reasons(every_verdict) -> None:  # type: ignor
     ], "controls that fail the same tests do not discriminate"
 
 
-def test_checkout_untouched_after_the_run(every_verdict) -> None:  # type: ignore[no-untyped-def]
+def test_checkout_untouched_after_the_run(every_verdict) -> None:
     repo, _, before, after = every_verdict
     assert after == before
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1

@@ -69,7 +69,7 @@ def user_repo(make_repo: Callable[[str], Repo], python: Path, guard: list[str]) 
     return repo
 
 
-def test_without_import_check_the_guard_still_covers_the_tree(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_without_import_check_the_guard_still_covers_the_tree(venv: Path, make_repo) -> None:
     """Issue 13 defect 1: with no import_check every control used to "survive" against the
     other checkout's code, a residue held, and the run said HOLDS (exit 0). The guard now
     covers the tree's own packages, found from its files, so the run is refused instead."""
@@ -87,7 +87,7 @@ def test_without_import_check_the_guard_still_covers_the_tree(venv: Path, make_r
     assert "other-pkgsrc" in report.baseline.detail, "it names the other checkout"
 
 
-def test_with_the_guard_the_run_fails_loudly(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_with_the_guard_the_run_fails_loudly(venv: Path, make_repo) -> None:
     repo = user_repo(make_repo, venv, ["pkgsrc"])
     report = controls.run(repo.path, controls.load(repo.path), jobs=2)
     assert report.exit_code() == 3
@@ -96,7 +96,7 @@ def test_with_the_guard_the_run_fails_loudly(venv: Path, make_repo) -> None:  # 
     assert "other-pkgsrc" in report.baseline.detail
 
 
-def test_guarded_and_importable_the_control_is_caught(venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_guarded_and_importable_the_control_is_caught(venv: Path, make_repo) -> None:
     repo = user_repo(make_repo, venv, ["pkgsrc"])
     repo.commit({"pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'})
     report = controls.run(repo.path, controls.load(repo.path), jobs=2)
@@ -117,14 +117,14 @@ class ElsewhereFinder:
 
 
 def test_shadowing_finders_are_removed(tmp_path: Path) -> None:
-    sys.meta_path.insert(0, ElsewhereFinder)  # type: ignore[arg-type]
+    sys.meta_path.insert(0, ElsewhereFinder)
     try:
         removed = pytest_guard.remove_shadowing_finders(["guarded_pkg", "json"], str(tmp_path))
         assert removed == ["ElsewhereFinder (guarded_pkg)"]
         assert ElsewhereFinder not in sys.meta_path
     finally:
         if ElsewhereFinder in sys.meta_path:
-            sys.meta_path.remove(ElsewhereFinder)  # type: ignore[arg-type]
+            sys.meta_path.remove(ElsewhereFinder)
     found = pytest_guard.problems(["json"], str(tmp_path), final=True)
     assert found and "outside the tree under test" in found[0]
 
@@ -138,7 +138,7 @@ def pytest_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-def test_the_guard_loads_where_fidelity_is_not_installed(pytest_only: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_guard_loads_where_fidelity_is_not_installed(pytest_only: Path, make_repo) -> None:
     repo = user_repo(make_repo, pytest_only, ["no_such_module_zz"])
     repo.commit({"pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'})
     report = controls.run(repo.path, controls.load(repo.path), jobs=1)
@@ -147,7 +147,7 @@ def test_the_guard_loads_where_fidelity_is_not_installed(pytest_only: Path, make
     assert report.exit_code() == 3
 
 
-def test_guarded_control_is_caught_in_an_interpreter_without_fidelity(  # type: ignore[no-untyped-def]
+def test_guarded_control_is_caught_in_an_interpreter_without_fidelity(
     pytest_only: Path, make_repo
 ) -> None:
     repo = user_repo(make_repo, pytest_only, ["pkgsrc"])
@@ -156,7 +156,7 @@ def test_guarded_control_is_caught_in_an_interpreter_without_fidelity(  # type: 
     assert [r.verdict for r in report.results] == [Verdict.CAUGHT]
 
 
-def test_an_interpreter_without_pytest_is_named_in_one_line_with_its_log(  # type: ignore[no-untyped-def]
+def test_an_interpreter_without_pytest_is_named_in_one_line_with_its_log(
     tmp_path: Path, make_repo
 ) -> None:
     bare = tmp_path / "bare"
@@ -171,7 +171,7 @@ def test_an_interpreter_without_pytest_is_named_in_one_line_with_its_log(  # typ
     assert report.exit_code() == 3
 
 
-def test_a_command_that_cannot_start_says_so(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_that_cannot_start_says_so(tmp_path: Path, make_repo) -> None:
     repo = user_repo(make_repo, tmp_path / "no-such-python", [])
     report = controls.run(repo.path, controls.load(repo.path), jobs=1)
     assert "could not be started" in report.baseline.detail

@@ -37,11 +37,11 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Report]:
     return both(repo.path)
 
 
-def test_selected_runs_fail_as_the_full_runs_do_on_the_fixture_library(lib) -> None:  # type: ignore[no-untyped-def]
+def test_selected_runs_fail_as_the_full_runs_do_on_the_fixture_library(lib) -> None:
     same_failing_sets(*lib)
 
 
-def test_full_runs_every_test_cold_and_selected_runs_fewer_warm(lib) -> None:  # type: ignore[no-untyped-def]
+def test_full_runs_every_test_cold_and_selected_runs_fewer_warm(lib) -> None:
     selected, full = lib
     every = len(full.baseline.tests)
     for r in full.results:
@@ -54,7 +54,7 @@ def test_full_runs_every_test_cold_and_selected_runs_fewer_warm(lib) -> None:  #
     )
 
 
-def test_the_report_says_why_all_tests_ran(lib) -> None:  # type: ignore[no-untyped-def]
+def test_the_report_says_why_all_tests_ran(lib) -> None:
     selected, _ = lib
     by_id = {r.id: r for r in selected.results}
     assert by_id["tax-rate"].selection == (

@@ -120,7 +120,7 @@ def test_commands_the_runner_cannot_read_are_usage_errors() -> None:
         controls_run.check_command(["make", "JUNIT={junit}"], ["calc"], "t")
 
 
-def test_pytest_gets_junit_family_and_the_guard(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_pytest_gets_junit_family_and_the_guard(tmp_path) -> None:
     argv = controls_run.argv_for(["python", "-m", "pytest", "-q"], tmp_path / "j.xml", tmp_path)
     assert argv == [
         *("python", "-m", "pytest", "-q", "-o", "junit_family=xunit1", "-p", "no:cacheprovider"),

@@ -120,7 +120,7 @@ def baseline(reports: dict[str, Path], tmp_path: Path) -> Path:
     return out
 
 
-def diff(baseline: Path, *args: str, tmp_path: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
+def diff(baseline: Path, *args: str, tmp_path: Path) -> tuple[int, dict]:
     out = tmp_path / "diff.json"
     code = main(
         ["--quiet", "failset", "diff", "--baseline", str(baseline), *args, "--json", str(out)]

@@ -104,7 +104,7 @@ def test_clean_run_has_no_findings_and_exits_0() -> None:
         ),
     ],
 )
-def test_finding_fires_and_does_not(code: Code, red: dict, green: dict) -> None:  # type: ignore[type-arg]
+def test_finding_fires_and_does_not(code: Code, red: dict, green: dict) -> None:
     assert code in codes(**red)
     assert code not in codes(**green)
     comparison = compare([("a", DEF)], red.get("base", BASE), red.get("cand", CAND))

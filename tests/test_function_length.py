@@ -1,4 +1,5 @@
-"""No function in fidelity/matrix/ or fidelity/controls/ is longer than 60 lines.
+"""No function in fidelity/matrix/ or fidelity/controls/ is longer than 60 lines, and no
+module of the product (fidelity/, checkers/, scripts/) is longer than 450.
 
 A long function there is where every new run option lands (issue 27: `gate.run` had grown
 to 101 lines). Counted with `ast`, from the `def` line to the function's last line, over
@@ -14,6 +15,8 @@ import fidelity
 
 LIMIT = 60
 PACKAGES = ("matrix", "controls")
+MODULE_LIMIT = 450  # past it, look for the second module inside (STYLE.md)
+PRODUCT = ("fidelity", "checkers", "scripts")
 
 
 def too_long(source: str, name: str, limit: int = LIMIT) -> list[str]:
@@ -63,3 +66,30 @@ def test_methods_nested_and_async_functions_count_on_their_own() -> None:
         "outer is 62 lines (limit 60)",
         "inner is 61 lines (limit 60)",
     ]
+
+
+def too_big(paths: list[Path], limit: int = MODULE_LIMIT) -> list[str]:
+    """`path: N lines (limit L)` for every module over the limit."""
+    sizes = {p: len(p.read_text("utf-8").splitlines()) for p in paths}
+    return [f"{p}: {n} lines (limit {limit})" for p, n in sizes.items() if n > limit]
+
+
+def test_no_product_module_is_over_the_module_limit() -> None:
+    root = Path(__file__).resolve().parents[1]
+    demo = root / "fidelity" / "demo" / "files"  # the demo's own simulator, not fidelity's code
+    paths = [
+        p
+        for top in PRODUCT
+        for p in sorted((root / top).rglob("*.py"))
+        if demo not in p.parents and "__pycache__" not in p.parts
+    ]
+    assert len(paths) > 100, "the product's source was not found"
+    found = too_big(paths)
+    assert found == [], "\n".join(found)
+
+
+def test_the_module_check_goes_red_on_a_planted_big_module(tmp_path: Path) -> None:
+    fits, grown = tmp_path / "fits.py", tmp_path / "grown.py"
+    fits.write_text("x = 0\n" * MODULE_LIMIT)
+    grown.write_text("x = 0\n" * (MODULE_LIMIT + 1))
+    assert too_big([fits, grown]) == [f"{grown}: {MODULE_LIMIT + 1} lines (limit {MODULE_LIMIT})"]

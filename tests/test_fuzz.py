@@ -26,7 +26,7 @@ from fidelity.matrix import gate
 from fidelity.matrix.valuecmp import explain
 
 FUZZ = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
-text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 scalars = st.one_of(
     text,
     st.integers(-(2**40), 2**40),

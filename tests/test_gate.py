@@ -152,7 +152,7 @@ def test_definition_differs_when_harness_changed_a_case(sim_repo: Repo) -> None:
     assert Code.DEFINITION_DIFFERS not in codes(run(sim_repo, "HEAD"))
 
 
-def test_dirty_side_detected_in_a_fresh_worktree(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_dirty_side_detected_in_a_fresh_worktree(make_repo) -> None:
     repo = make_repo("crlf")
     table = f'[[case]]\nid = "a"\nargv = [{json.dumps(PY)}, "prog.py", "{{out}}"]\n'
     repo.commit(
@@ -183,7 +183,7 @@ def test_worktrees_are_removed_and_pruned(sim_repo: Repo) -> None:
     assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
 
 
-def test_compare_rerenders_and_detects_altered_evidence(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_compare_rerenders_and_detects_altered_evidence(sim_repo: Repo, capsys) -> None:
     base = sim_repo.git("rev-parse", "HEAD")
     sim_repo.commit({"value.txt": "two\n"})
     out = sim_repo.path.parent / "run1"
@@ -222,7 +222,7 @@ def test_usage_errors_exit_2(sim_repo: Repo, argv: list[str]) -> None:
     assert main([*argv, "--repo", str(sim_repo.path)]) == 2
 
 
-def test_invalid_table_exits_2_naming_file_case_and_path(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_invalid_table_exits_2_naming_file_case_and_path(sim_repo: Repo, capsys) -> None:
     table = sim_repo.path / "cases" / "matrix.toml"
     table.write_text(table.read_text().replace('outputs = ["result.txt"]', 'output = ["r"]', 1))
     assert main(["run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]) == 2
@@ -245,7 +245,7 @@ def csv_table(spec: str) -> str:
     )
 
 
-def test_difference_inside_tolerance_is_reported_apart_and_holds(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_difference_inside_tolerance_is_reported_apart_and_holds(make_repo) -> None:
     repo = make_repo("tol")
     base = repo.commit(
         {"m.csv": "id,v\n1,1.000\n2,2.000\n", "cases/matrix.toml": csv_table("atol = 0.01")}
@@ -261,7 +261,7 @@ def test_difference_inside_tolerance_is_reported_apart_and_holds(make_repo) -> N
     assert moved.comparison.cases[0].explained[0].keys == ("2",)
 
 
-def test_widened_tolerance_is_flagged_and_narrowed_is_not(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_widened_tolerance_is_flagged_and_narrowed_is_not(make_repo) -> None:
     repo = make_repo("widen")
     base = repo.commit({"m.csv": "id,v\n1,1.0\n", "cases/matrix.toml": csv_table("atol = 0.01")})
     repo.commit({"m.csv": "id,v\n1,1.4\n", "cases/matrix.toml": csv_table("atol = 0.5")})
@@ -275,7 +275,7 @@ def test_widened_tolerance_is_flagged_and_narrowed_is_not(make_repo) -> None:  #
     assert verdicts(narrowed) == {"m": "moved"}
 
 
-def test_cases_do_not_inherit_the_callers_git_variables(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_cases_do_not_inherit_the_callers_git_variables(make_repo, monkeypatch) -> None:
     repo = make_repo("hooked")
     head = "import subprocess, sys; open(sys.argv[1] + '/v.txt', 'wb').write(subprocess.check_output(['git', 'rev-parse', 'HEAD']))"
     table = f'[[case]]\nid = "head"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(head)}, "{{out}}"]\noutputs = ["v.txt"]\n'
@@ -294,7 +294,7 @@ def test_cases_do_not_inherit_the_callers_git_variables(make_repo, monkeypatch) 
     assert snapshot(repo.path) == before
 
 
-def test_unparseable_csv_is_a_move_with_a_reason_not_a_crash(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_unparseable_csv_is_a_move_with_a_reason_not_a_crash(make_repo) -> None:
     repo = make_repo("badcsv")
     base = repo.commit({"m.csv": "id,v\n1,1\n", "cases/matrix.toml": csv_table("")})
     repo.commit({"m.csv": 'id,v\n1,2\n"x\n'})
@@ -333,7 +333,7 @@ def test_checkout_and_index_unchanged_after_failing_and_timed_out_cases(sim_repo
 )
 def test_bad_inputs_are_usage_errors_not_tracebacks(
     sim_repo: Repo, setup, argv, capsys, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     setup(sim_repo.path)
     monkeypatch.chdir(sim_repo.path)
     assert main([*argv, "--repo", str(sim_repo.path)]) == 2

@@ -131,7 +131,7 @@ def test_every_property_and_definition_is_described() -> None:
         GEN.pages({**GEN.shipped_schemas(), "matrix": planted})
 
 
-def defaults(schema: Any, pointer: tuple[str, ...]) -> dict[str, Any]:
+def defaults(schema: Any, pointer: tuple[str | int, ...]) -> dict[str, Any]:
     node = schema
     for part in pointer:
         node = node[part]

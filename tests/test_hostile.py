@@ -60,7 +60,7 @@ def test_jobs_below_one_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
     assert "must be at least 1, not 0" in capsys.readouterr().err
 
 
-def test_shell_cases_quote_their_placeholders(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_shell_cases_quote_their_placeholders(tmp_path: Path, make_repo) -> None:
     repo: Repo = make_repo("a repo with spaces $(touch pwned)")
     table = (
         '[[case]]\nid = "s"\nargv = "printf x > {out}/r.txt"\nshell = true\noutputs = ["r.txt"]\n'
@@ -72,21 +72,21 @@ def test_shell_cases_quote_their_placeholders(tmp_path: Path, make_repo) -> None
     assert not list(tmp_path.rglob("pwned")) and not list(repo.path.rglob("pwned"))
 
 
-def test_a_relative_out_is_where_the_evidence_lands(sim_repo: Repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_relative_out_is_where_the_evidence_lands(sim_repo: Repo, monkeypatch) -> None:
     monkeypatch.chdir(sim_repo.path)
     code = main(["-q", "run", "--baseline", "HEAD", "--out", "rel/run"])
     assert code == 0
     assert (sim_repo.path / "rel" / "run" / "run.json").is_file()
 
 
-def test_dot_fidelity_being_a_file_is_a_usage_error(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_dot_fidelity_being_a_file_is_a_usage_error(sim_repo: Repo, capsys) -> None:
     (sim_repo.path / ".fidelity").write_text("not a folder")
     assert main(["run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]) == 2
     err = capsys.readouterr().err
     assert "must be a writable directory" in err and "Traceback" not in err
 
 
-def test_an_unwritable_report_fails_before_anything_runs(sim_repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_an_unwritable_report_fails_before_anything_runs(sim_repo: Repo, capsys) -> None:
     blocker = sim_repo.path / "blocker"
     blocker.write_text("a file where a folder should be")
     argv = [
@@ -127,7 +127,7 @@ def test_reports_go_into_folders_that_do_not_exist_yet(sim_repo: Repo) -> None:
         lambda text: b"[]",
     ],
 )
-def test_a_corrupt_run_json_is_a_usage_error(sim_repo: Repo, damage, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_corrupt_run_json_is_a_usage_error(sim_repo: Repo, damage, capsys) -> None:
     outcome = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml")
     path = outcome.run_dir / "run.json"
     path.write_bytes(damage(path.read_text()))
@@ -136,7 +136,7 @@ def test_a_corrupt_run_json_is_a_usage_error(sim_repo: Repo, damage, capsys) -> 
     assert "run.json" in err and "internal error" not in err
 
 
-def test_file_names_that_are_not_utf8_reach_every_report(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_file_names_that_are_not_utf8_reach_every_report(make_repo, tmp_path: Path) -> None:
     repo: Repo = make_repo("names")
     write = "import os, sys; open(os.path.join(sys.argv[1].encode(), b'r\\xff.txt'), 'wb').write(open('v.txt','rb').read())"
     table = f'[[case]]\nid = "n"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(write)}, "{{out}}"]\noutputs = ["*.txt"]\n'

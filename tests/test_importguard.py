@@ -42,7 +42,7 @@ def src_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return editable_venv(tmp_path_factory.mktemp("trap"), "pkgsrc", "src")
 
 
-def test_src_layout_editable_install_shadows_both_sides(src_venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_src_layout_editable_install_shadows_both_sides(src_venv: Path, make_repo) -> None:
     repo: Repo = make_repo("user")
     argv = ["-c", WRITE.format(name="pkgsrc"), "{out}"]
     files = {"cases/matrix.toml": table(src_venv, "pkgsrc", argv)}
@@ -57,7 +57,7 @@ def test_src_layout_editable_install_shadows_both_sides(src_venv: Path, make_rep
     assert outcome.exit_code == 3
 
 
-def test_pythonpath_to_the_worktree_clears_the_src_layout_trap(src_venv: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_pythonpath_to_the_worktree_clears_the_src_layout_trap(src_venv: Path, make_repo) -> None:
     repo: Repo = make_repo("user")
     argv = ["-c", WRITE.format(name="pkgsrc"), "{out}"]
     env = '[matrix.env]\nPYTHONPATH = "{worktree}/src"'
@@ -72,7 +72,7 @@ def test_pythonpath_to_the_worktree_clears_the_src_layout_trap(src_venv: Path, m
 
 def test_flat_layout_finder_shadows_a_script_run_from_a_subdirectory(
     make_repo, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     python = editable_venv(tmp_path, "pkgflat", "flat")
     repo: Repo = make_repo("user")
     script = "import sys\n" + WRITE.format(name="pkgflat").replace("; ", "\n") + "\n"
@@ -91,7 +91,7 @@ def test_flat_layout_finder_shadows_a_script_run_from_a_subdirectory(
     assert outcome.exit_code == 3
 
 
-def test_unresolvable_module_is_a_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_unresolvable_module_is_a_finding(make_repo) -> None:
     repo: Repo = make_repo("user")
     argv = ["-c", "import sys; open(sys.argv[1] + '/v.txt', 'w').write('x')", "{out}"]
     repo.commit({"cases/matrix.toml": table(Path(sys.executable), "no_such_pkg_zz", argv)})
@@ -105,7 +105,11 @@ def test_classify_is_inside_only_when_every_place_is(tmp_path: Path) -> None:
     (root / "pkg").mkdir(parents=True)
     ok = {"origin": str(root / "pkg" / "__init__.py"), "locations": [], "error": ""}
     ns = {"origin": None, "locations": [str(root / "pkg"), "/elsewhere/pkg"], "error": ""}
-    missing = {"origin": None, "locations": [], "error": "no module of that name"}
+    missing: dict[str, object] = {
+        "origin": None,
+        "locations": [],
+        "error": "no module of that name",
+    }
     assert classify("pkg", ok, ok, root.resolve()).inside
     assert classify("pkg", ok, missing, root.resolve()).inside
     assert not classify("pkg", ns, ns, root.resolve()).inside

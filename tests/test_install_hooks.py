@@ -118,7 +118,7 @@ def test_a_foreign_merge_driver_is_never_overwritten(repo: Repo) -> None:
     assert not (repo.path / ".git" / "hooks" / "pre-commit").exists()
 
 
-def test_without_trailer_rules_no_commit_msg_hook(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_without_trailer_rules_no_commit_msg_hook(make_repo) -> None:
     r = make_repo("plain")
     r.commit({"pyproject.toml": '[tool.fidelity.docs]\npaths = ["README.md"]\n'}, "x")
     code, out = install(r)
@@ -202,7 +202,7 @@ def test_uninstall_leaves_a_foreign_hook_and_names_it(repo: Repo) -> None:
     assert (hooks / "commit-msg").read_text() == "#!/bin/sh\necho mine\n"
 
 
-def test_pre_merge_commit_stops_a_clean_merge_that_duplicates_a_key(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_pre_merge_commit_stops_a_clean_merge_that_duplicates_a_key(make_repo) -> None:
     """git merges on its own when the text merge is clean (no driver configured here): both
     sides added key g at different places. The pre-merge-commit hook's rows gate stops it."""
     r = make_repo("merging")

@@ -41,7 +41,7 @@ def test_merged_shards_answer_as_the_unsharded_run(sim_repo: Repo, tmp_path: Pat
     assert answer(rejudge.recompare(merged.run_dir)) == answer(whole)
 
 
-def test_an_empty_shard_is_valid(sim_repo: Repo, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_an_empty_shard_is_valid(sim_repo: Repo, tmp_path: Path, capsys) -> None:
     argv = ["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD"]
     assert main([*argv, "--shard", "5/5", "--out", str(tmp_path / "empty")]) == 0
     assert "SHARD 5/5: evidence kept for 0 of 3 declared cases" in capsys.readouterr().out
@@ -60,7 +60,7 @@ def test_missing_and_duplicated_shards_are_findings(sim_repo: Repo, tmp_path: Pa
     assert full.findings == () and full.exit_code == 0
 
 
-def test_merge_refuses_shards_of_different_runs(sim_repo: Repo, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_merge_refuses_shards_of_different_runs(sim_repo: Repo, tmp_path: Path, capsys) -> None:
     one = shards(sim_repo, "HEAD", 2, tmp_path / "a")[0]
     sim_repo.commit({"value.txt": "two\n"})
     other = shards(sim_repo, "HEAD", 2, tmp_path / "b")[1]
@@ -77,7 +77,7 @@ def test_merge_refuses_shards_of_different_runs(sim_repo: Repo, tmp_path: Path, 
 
 def test_a_predicted_run_in_shards_is_judged_once_merged(
     sim_repo: Repo, tmp_path: Path, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     base = sim_repo.git("rev-parse", "HEAD")
     sim_repo.commit(
         {"value.txt": "two\n", "cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["a", "b", "c"]\n'}
@@ -128,7 +128,7 @@ def _link(case: Path) -> None:
 )
 def test_a_shard_whose_evidence_was_altered_is_untrusted_once_merged(
     sim_repo: Repo, tmp_path: Path, capsys, tamper: Callable[[Path], None], said: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Each shard's files are hashed again against its run.json before they are combined;
     the run itself was HELD, and stays so when nothing was touched."""
     base = sim_repo.git("rev-parse", "HEAD")

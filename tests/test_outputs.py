@@ -95,7 +95,7 @@ def test_declaring_an_output_optional_changes_the_definition() -> None:
     assert plain.definition_sha() == same.definition_sha()  # the table form of a plain glob
 
 
-def test_an_ignore_that_matched_nothing_is_a_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_ignore_that_matched_nothing_is_a_finding(make_repo) -> None:
     repo: Repo = make_repo("r")
     write = "import json, sys, pathlib; v = pathlib.Path('v.txt').read_text(); json.dump({'value': v, 'wall': 1}, open(sys.argv[1] + '/r.json', 'w'))"
     table = (
@@ -114,7 +114,7 @@ def test_an_ignore_that_matched_nothing_is_a_finding(make_repo) -> None:  # type
     assert outcome.exit_code == 3
 
 
-def test_an_output_declared_absent_that_appears_is_a_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_output_declared_absent_that_appears_is_a_finding(make_repo) -> None:
     repo: Repo = make_repo("r")
     script = "printf x > {out}/r.txt && printf boom > {out}/core.dump"
     table = (

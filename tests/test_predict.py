@@ -43,7 +43,7 @@ def prediction(*moved: str, why: str = "b and c read the files the fix changes")
 
 
 @pytest.fixture
-def repo(make_repo) -> Repo:  # type: ignore[no-untyped-def]
+def repo(make_repo) -> Repo:
     r: Repo = make_repo("pred")
     r.commit(
         {
@@ -87,7 +87,7 @@ def test_held_with_a_tag_selector_and_with_ids(repo: Repo) -> None:
         ("cases/nothing.toml", ("b", "c"), ()),
     ],
 )
-def test_each_way_of_falsifying(repo: Repo, name: str, unexpected: tuple, missed: tuple) -> None:  # type: ignore[type-arg]
+def test_each_way_of_falsifying(repo: Repo, name: str, unexpected: tuple, missed: tuple) -> None:
     outcome = run(repo, name)
     assert outcome.judged is not None
     assert outcome.judged.verdict is Held.FALSIFIED

@@ -209,7 +209,7 @@ def test_a_change_no_gate_judges_passes_and_says_so(repo: Repo) -> None:
     assert out.splitlines()[-1].startswith("0 gates ok, 0 failed")
 
 
-def test_nothing_configured_is_untrusted(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_nothing_configured_is_untrusted(make_repo) -> None:
     bare = make_repo("bare")
     bare.commit({"a.txt": "a\n"}, "a")
     stage(bare, {"a.txt": "b\n"})
@@ -242,7 +242,7 @@ def test_base_widens_the_change(repo: Repo) -> None:
     assert line(out, "stale").startswith("ok") and line(out, "docs").startswith("ok")
 
 
-def test_the_preflight_table_is_validated_by_its_schema(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_preflight_table_is_validated_by_its_schema(repo: Repo, capsys) -> None:
     stage(repo, {"pyproject.toml": PYPROJECT + '\n[tool.fidelity.preflight]\ngate = ["docs"]\n'})
     code = main(["preflight", "--repo", str(repo.path), "--staged"])
     assert code == 2
@@ -250,7 +250,7 @@ def test_the_preflight_table_is_validated_by_its_schema(repo: Repo, capsys) -> N
     assert "[tool.fidelity.preflight].gate: unknown key 'gate'" in err
 
 
-def test_gates_runs_only_those_named_and_refuses_an_unconfigured_one(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_gates_runs_only_those_named_and_refuses_an_unconfigured_one(repo: Repo, capsys) -> None:
     table = '\n[tool.fidelity.preflight]\ngates = ["cases", "docs"]\n'
     stage(repo, {"pyproject.toml": PYPROJECT + table})
     code, out = preflight(repo, "--staged")

@@ -178,7 +178,7 @@ def test_it_fails_closed_when_the_commit_cannot_be_judged(repo: Repo, tmp_path: 
     assert code == 2 and "shell variable" in err
 
 
-def test_a_repository_without_configuration_is_allowed(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_repository_without_configuration_is_allowed(make_repo, tmp_path: Path) -> None:
     plain = make_repo("plain")
     plain.commit({"a.txt": "a\n"}, "a")
     code, err = hook(event(commit(), plain.path), tmp_path)

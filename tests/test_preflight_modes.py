@@ -25,7 +25,7 @@ def preflight(repo: Repo, *args: str, env: dict[str, str] | None = None) -> tupl
     return done.returncode, done.stdout + done.stderr
 
 
-def test_a_retargeted_symbolic_link_runs_the_docs_gate(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_retargeted_symbolic_link_runs_the_docs_gate(make_repo) -> None:
     repo: Repo = make_repo("links")
     repo.commit(
         {"pyproject.toml": PYPROJECT, "README.md": "# Demo\n\nSee [l](l.txt).\n", "a.txt": "a\n"}
@@ -43,7 +43,7 @@ def test_a_retargeted_symbolic_link_runs_the_docs_gate(make_repo) -> None:  # ty
     assert code == 1 and "FD401" in out, out
 
 
-def test_a_first_push_judges_the_pushed_commit_not_the_work_tree(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_first_push_judges_the_pushed_commit_not_the_work_tree(make_repo) -> None:
     """pre-commit runs pre-push on a new branch with every work-tree file and no range; the
     fix left unstaged in the work tree must not hide the broken commit being pushed."""
     repo: Repo = make_repo("push")
@@ -55,7 +55,7 @@ def test_a_first_push_judges_the_pushed_commit_not_the_work_tree(make_repo) -> N
     assert code == 1 and "FD401" in out, out
 
 
-def test_preflight_keeps_check_docs_cache_and_a_hand_edited_one_changes_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_preflight_keeps_check_docs_cache_and_a_hand_edited_one_changes_nothing(make_repo) -> None:
     """The docs gate answers unchanged pages from check-docs' signed cache; a cache edited to
     clear a page's findings is not signed with this machine's key, so the page is judged."""
     import re

@@ -42,7 +42,7 @@ def preflight(repo: Repo, *args: str) -> tuple[int, str]:
 
 
 @pytest.fixture
-def forked(make_repo) -> tuple[Repo, str]:  # type: ignore[no-untyped-def]
+def forked(make_repo) -> tuple[Repo, str]:
     """main and `side` each add a row at the table's end since the base: a conflict for
     git's text merge, which no driver is configured to resolve here."""
     repo = make_repo("records")
@@ -199,7 +199,7 @@ def rows_table(**rows: str) -> str:
 FILLER = {f"f{i}": "f" for i in range(4)}  # rows apart, so git's text merge is clean
 
 
-def test_a_criss_cross_merge_is_judged_against_every_base(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_criss_cross_merge_is_judged_against_every_base(make_repo) -> None:
     """Two merge bases: against one the merge looks like a conflict resolved, against the
     other it undoes a change. Whichever git lists first, it is caught."""
     for order in ("b1 first", "b2 first"):
@@ -226,7 +226,7 @@ def test_a_criss_cross_merge_is_judged_against_every_base(make_repo) -> None:  #
         assert code == 1 and "undid the change" in out, (order, out)
 
 
-def test_an_octopus_merge_goes_pairwise(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_octopus_merge_goes_pairwise(make_repo) -> None:
     repo: Repo = make_repo("octopus")
     repo.commit({"pyproject.toml": PYPROJECT, "records/r.md": rows_table(a="1", **FILLER, k="old")})
     repo.git("checkout", "-q", "-b", "x")
@@ -247,7 +247,7 @@ def test_an_octopus_merge_goes_pairwise(make_repo) -> None:  # type: ignore[no-u
     assert code == 1 and "row 'k'" in out, out
 
 
-def test_a_record_renamed_on_one_side_keeps_the_other_sides_rows(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_record_renamed_on_one_side_keeps_the_other_sides_rows(make_repo) -> None:
     repo: Repo = make_repo("renamed")
     repo.commit({"pyproject.toml": PYPROJECT, "records/r.md": rows_table(a="1", b="2", c="3")})
     repo.git("checkout", "-q", "-b", "move")
@@ -265,7 +265,7 @@ def test_a_record_renamed_on_one_side_keeps_the_other_sides_rows(make_repo) -> N
 
 
 @pytest.mark.parametrize("how", ["squash", "cherry-pick"])
-def test_a_squash_or_cherry_pick_being_committed_is_judged(make_repo, how: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_squash_or_cherry_pick_being_committed_is_judged(make_repo, how: str) -> None:
     repo: Repo = make_repo(how)
     repo.commit({"pyproject.toml": PYPROJECT, "records/r.md": rows_table(a="1", **FILLER, b="2")})
     repo.git("checkout", "-q", "-b", "side")

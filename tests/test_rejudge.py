@@ -72,7 +72,7 @@ def verdicts(outcome: Outcome) -> dict[str, str]:
 )
 def test_compare_gives_the_runs_own_verdict_for_every_comparator(
     tmp_path_factory, before: float, change: float, rtol: float
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     repo = Repo(tmp_path_factory.mktemp("kinds") / "repo")
     outcome = runs(repo, before, before * (1 + change), rtol)
     again = rejudge.recompare(outcome.run_dir)
@@ -81,7 +81,7 @@ def test_compare_gives_the_runs_own_verdict_for_every_comparator(
     assert again.exit_code == outcome.exit_code
 
 
-def test_within_tolerance_survives_judging_again_and_the_limits_hold(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_within_tolerance_survives_judging_again_and_the_limits_hold(make_repo) -> None:
     outcome = runs(make_repo("r"), 10.0, 10.001, 1e-3)
     assert verdicts(outcome) == {
         "csv": "within-tolerance",
@@ -93,19 +93,19 @@ def test_within_tolerance_survives_judging_again_and_the_limits_hold(make_repo) 
     assert verdicts(rejudge.recompare(outcome.run_dir)) == verdicts(outcome)
 
 
-def _edit(run_dir: Path, change) -> None:  # type: ignore[no-untyped-def]
+def _edit(run_dir: Path, change) -> None:
     path = run_dir / "run.json"
     data = json.loads(path.read_text())
     change(data)
     path.write_text(json.dumps(data, indent=2))
 
 
-def test_an_edited_run_json_is_a_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_an_edited_run_json_is_a_finding(make_repo) -> None:
     outcome = runs(make_repo("r"), 10.0, 10.0, 0.0)  # a refactor: everything identical
     assert outcome.exit_code == 0
     assert rejudge.recompare(outcome.run_dir).exit_code == 0
 
-    def an_innocent_looking_edit(data: dict) -> None:  # type: ignore[type-arg]
+    def an_innocent_looking_edit(data: dict) -> None:
         data["sides"]["candidate"]["own_table_note"] = "edited"
 
     _edit(outcome.run_dir, an_innocent_looking_edit)
@@ -114,10 +114,10 @@ def test_an_edited_run_json_is_a_finding(make_repo) -> None:  # type: ignore[no-
     assert again.exit_code == 3
 
 
-def test_a_run_without_stored_specs_says_it_judges_differently(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_without_stored_specs_says_it_judges_differently(make_repo) -> None:
     outcome = runs(make_repo("r"), 10.0, 10.001, 1e-3)
 
-    def as_an_older_fidelity_wrote_it(data: dict) -> None:  # type: ignore[type-arg]
+    def as_an_older_fidelity_wrote_it(data: dict) -> None:
         del data["digest"]
         for case in data["matrix"]["cases"]:
             del case["compare"]
@@ -130,7 +130,7 @@ def test_a_run_without_stored_specs_says_it_judges_differently(make_repo) -> Non
     assert again.exit_code == 3
 
 
-def test_a_file_added_where_it_would_be_evidence_is_a_finding(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_added_where_it_would_be_evidence_is_a_finding(make_repo) -> None:
     """A file that matches a declared output glob, or lies in a cache, is evidence the run
     never hashed; a file beside them that no output declares is not."""
     repo = make_repo("r")

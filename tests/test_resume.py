@@ -44,7 +44,7 @@ def evidence(outcome: Outcome) -> dict[str, object]:
     }
 
 
-def test_every_jobs_gives_the_same_verdicts_and_evidence(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_jobs_gives_the_same_verdicts_and_evidence(make_repo, tmp_path: Path) -> None:
     repo: Repo = make_repo("jobs")
     base = repo.commit(
         {"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(6, 0, tmp_path / "log")}
@@ -64,7 +64,7 @@ def _count(log: Path) -> dict[str, int]:
 
 def test_a_run_killed_mid_way_resumes_only_what_it_had_not_done(
     make_repo, tmp_path: Path, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     repo: Repo = make_repo("resume")
     log = tmp_path / "runs.log"
     repo.commit({"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(6, 0.4, log)})
@@ -106,13 +106,13 @@ def _begun(repo: Repo, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def begun(make_repo, tmp_path: Path) -> tuple[Repo, Path]:  # type: ignore[no-untyped-def]
+def begun(make_repo, tmp_path: Path) -> tuple[Repo, Path]:
     repo: Repo = make_repo("refuse")
     repo.commit({"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(2, 0, tmp_path / "log")})
     return repo, _begun(repo, tmp_path)
 
 
-def test_resume_refuses_a_changed_table(begun: tuple[Repo, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+def test_resume_refuses_a_changed_table(begun: tuple[Repo, Path], capsys) -> None:
     repo, out = begun
     before = snapshot(repo.path)
     (repo.path / "cases" / "matrix.toml").write_text(table(3, 0, Path("/tmp/x")))
@@ -121,7 +121,7 @@ def test_resume_refuses_a_changed_table(begun: tuple[Repo, Path], capsys) -> Non
     assert snapshot(repo.path) != before  # (only our own edit of the table)
 
 
-def test_resume_refuses_a_side_that_moved(begun: tuple[Repo, Path], capsys) -> None:  # type: ignore[no-untyped-def]
+def test_resume_refuses_a_side_that_moved(begun: tuple[Repo, Path], capsys) -> None:
     repo, out = begun
     repo.commit({"v.txt": "2"})
     assert main(["run", "--repo", str(repo.path), "--resume", str(out)]) == 2

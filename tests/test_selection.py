@@ -33,13 +33,13 @@ def table() -> str:
 
 
 @pytest.fixture
-def repo(make_repo) -> Repo:  # type: ignore[no-untyped-def]
+def repo(make_repo) -> Repo:
     r: Repo = make_repo("sim")
     r.commit({"cases/matrix.toml": table(), "v.txt": "1"})
     return r
 
 
-def test_a_selection_runs_only_its_cases_and_says_it_is_partial(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_selection_runs_only_its_cases_and_says_it_is_partial(repo: Repo, capsys) -> None:
     outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["a", "tag:online"])
     assert [r.case_id for r in outcome.comparison.cases] == ["a", "b"]
     assert outcome.exit_code == 0
@@ -57,7 +57,7 @@ def test_a_selection_runs_only_its_cases_and_says_it_is_partial(repo: Repo, caps
     assert "a partial run: 2 of 3 declared cases selected by a, tag:online" in out
 
 
-def test_the_cli_selects_by_case_and_tag_and_refuses_an_unknown_one(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_selects_by_case_and_tag_and_refuses_an_unknown_one(repo: Repo, capsys) -> None:
     argv = ["-q", "run", "--repo", str(repo.path), "--baseline", "HEAD"]
     assert main([*argv, "--tag", "slow"]) == 0
     assert (
@@ -69,7 +69,7 @@ def test_the_cli_selects_by_case_and_tag_and_refuses_an_unknown_one(repo: Repo, 
         gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["tag:missing"])
 
 
-def test_the_full_gate_never_reads_as_partial(repo: Repo, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_full_gate_never_reads_as_partial(repo: Repo, capsys) -> None:
     assert main(["-q", "run", "--repo", str(repo.path), "--baseline", "HEAD"]) == 0
     out = capsys.readouterr().out
     assert "HOLDS: all 3 declared cases identical (exit 0)" in out and "partial" not in out
@@ -89,7 +89,7 @@ def test_a_prediction_about_unselected_cases_cannot_hold(repo: Repo) -> None:
     assert whole.judged is not None and set(whole.judged.moved) == {"a", "b"}
 
 
-def test_a_failure_says_why_and_names_its_log_everywhere(make_repo, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_failure_says_why_and_names_its_log_everywhere(make_repo, tmp_path: Path, capsys) -> None:
     r: Repo = make_repo("fails")
     base = r.commit({"cases/matrix.toml": table(), "v.txt": "1"})
     r.commit({"v.txt": "bad"})
@@ -119,7 +119,7 @@ def test_a_failure_says_why_and_names_its_log_everywhere(make_repo, tmp_path: Pa
         assert "stderr.log" in text
 
 
-def test_within_tolerance_only_is_not_called_identical(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_within_tolerance_only_is_not_called_identical(make_repo) -> None:
     r: Repo = make_repo("tol")
     copy = "import shutil, sys; shutil.copy('m.csv', sys.argv[1])"
     t = (

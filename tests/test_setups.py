@@ -18,7 +18,7 @@ WHERE = (
 )
 
 
-def test_a_side_venv_is_its_python_and_first_on_path(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_side_venv_is_its_python_and_first_on_path(make_repo) -> None:
     repo: Repo = make_repo("venv")
     table = (
         '[matrix]\nvenv = true\npython = "{python}"\n'
@@ -45,7 +45,7 @@ CASE = "import sys, pathlib; pathlib.Path('case-scratch.txt').write_text('x'); o
 
 
 @pytest.fixture
-def kept(make_repo) -> Repo:  # type: ignore[no-untyped-def]
+def kept(make_repo) -> Repo:
     repo: Repo = make_repo("kept")
     table = (
         f'[matrix]\nreuse_setup = true\nsetup = [["{{python}}", "-c", {json.dumps(COUNT)}]]\n'

@@ -65,7 +65,7 @@ def verdicts(outcome: Outcome) -> dict[str, str]:
     return {r.case_id: str(r.verdict) for r in outcome.comparison.cases}
 
 
-def test_a_refactor_holds_when_the_unwritten_output_is_declared_optional(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_refactor_holds_when_the_unwritten_output_is_declared_optional(make_repo) -> None:
     outcome = run(make_repo("sim"), optional=True, shift_after=0)
     assert outcome.findings == (), outcome.findings
     assert verdicts(outcome) == {"lanes1": "within-tolerance", "lanes2": "within-tolerance"}
@@ -74,7 +74,7 @@ def test_a_refactor_holds_when_the_unwritten_output_is_declared_optional(make_re
     assert rejudge.recompare(outcome.run_dir).exit_code == 0
 
 
-def test_the_same_refactor_reports_a_required_output_that_never_appears(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_the_same_refactor_reports_a_required_output_that_never_appears(make_repo) -> None:
     outcome = run(make_repo("sim"), optional=False, shift_after=0)
     missing = [f for f in outcome.findings if f.code is Code.MISSING_EVIDENCE]
     assert {f.case_id for f in missing} == {"lanes1", "lanes2"}
@@ -84,7 +84,7 @@ def test_the_same_refactor_reports_a_required_output_that_never_appears(make_rep
 
 def test_a_real_change_moves_exactly_the_changed_case_and_still_reports_the_missing_output(
     make_repo,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     outcome = run(make_repo("sim"), optional=False, shift_after=7)
     assert verdicts(outcome) == {"lanes1": "missing-evidence", "lanes2": "moved"}
     moved = outcome.comparison.cases[1]

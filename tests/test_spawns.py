@@ -56,7 +56,7 @@ def findings(root: Path) -> list[str]:
             callee = _callee(node) if isinstance(node, ast.Call) else ""
             starts = callee and _starts_process(callee) and name != PROCESS_OWNER
             if starts and (name, callee) not in ALLOWED:
-                found.append(f"{name}:{node.lineno}: {callee} starts a process")
+                found.append(f"{name}:{getattr(node, 'lineno', 0)}: {callee} starts a process")
             if _git_argv(node) and not name.startswith(GIT_OWNER):
                 found.append(f"{name}:{getattr(node, 'lineno', 0)}: starts git")
     return found

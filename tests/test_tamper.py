@@ -47,7 +47,7 @@ WRITE = "printf x > {out}/r.txt"
 )
 def test_a_case_that_changes_its_own_worktree_is_a_finding(
     make_repo, script: str, said: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     repo: Repo = make_repo("user")
     repo.commit({"first.txt": "1"})
     outcome = judged(repo, shell_case(script))
@@ -56,7 +56,7 @@ def test_a_case_that_changes_its_own_worktree_is_a_finding(
     assert outcome.exit_code == 3
 
 
-def test_untracked_files_in_the_worktree_are_the_cases_own_business(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_untracked_files_in_the_worktree_are_the_cases_own_business(make_repo) -> None:
     repo: Repo = make_repo("user")
     outcome = judged(repo, shell_case(f"echo log > run.log && mkdir -p build && {WRITE}"))
     assert outcome.findings == () and outcome.exit_code == 0
@@ -77,7 +77,7 @@ def test_untracked_files_in_the_worktree_are_the_cases_own_business(make_repo) -
 )
 def test_a_case_that_changes_the_users_repository_is_a_finding(
     make_repo, script: str, said: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     repo: Repo = make_repo("user")
     repo.commit({"first.txt": "1\n"})
     env = f"env = {{ USER_CHECKOUT = {json.dumps(str(repo.path))} }}"
@@ -89,7 +89,7 @@ def test_a_case_that_changes_the_users_repository_is_a_finding(
     assert findings(again, Code.CHECKOUT_CHANGED) == messages
 
 
-def test_a_run_that_touches_nothing_leaves_the_users_repository_as_it_was(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_that_touches_nothing_leaves_the_users_repository_as_it_was(make_repo) -> None:
     repo: Repo = make_repo("user")
     repo.commit({"cases/matrix.toml": shell_case("git status --short > /dev/null && " + WRITE)})
     (repo.path / "wip.txt").write_text("uncommitted")
@@ -115,7 +115,7 @@ def _gone(pid: int) -> bool:
         "setsid sh -c 'echo $$ > {out}/../pid; exec sleep 30' & sleep 0.3",  # leaves the group
     ],
 )
-def test_processes_a_case_leaves_behind_are_killed_and_a_finding(make_repo, spawn: str) -> None:  # type: ignore[no-untyped-def]
+def test_processes_a_case_leaves_behind_are_killed_and_a_finding(make_repo, spawn: str) -> None:
     repo: Repo = make_repo("user")
     outcome = judged(repo, shell_case(f"{spawn}; {WRITE}"))
     messages = findings(outcome, Code.LEFTOVER_PROCESS)
@@ -129,13 +129,13 @@ def test_processes_a_case_leaves_behind_are_killed_and_a_finding(make_repo, spaw
     assert outcome.exit_code == 3
 
 
-def test_a_case_that_waits_for_its_children_leaves_nothing(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_case_that_waits_for_its_children_leaves_nothing(make_repo) -> None:
     repo: Repo = make_repo("user")
     outcome = judged(repo, shell_case(f"sleep 0.2 & wait; {WRITE}"))
     assert findings(outcome, Code.LEFTOVER_PROCESS) == [] and outcome.exit_code == 0
 
 
-def test_linked_outputs_and_caches_are_never_followed(make_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_linked_outputs_and_caches_are_never_followed(make_repo, tmp_path: Path) -> None:
     secret = tmp_path / "outside"
     secret.mkdir()
     (secret / "r.txt").write_text("outside bytes")
@@ -155,7 +155,7 @@ def test_linked_outputs_and_caches_are_never_followed(make_repo, tmp_path: Path)
     assert repo.path.exists()
 
 
-def test_real_files_in_nested_folders_are_evidence(make_repo) -> None:  # type: ignore[no-untyped-def]
+def test_real_files_in_nested_folders_are_evidence(make_repo) -> None:
     script = "mkdir -p {out}/2026-11-30T10-00/a && printf 1 > {out}/2026-11-30T10-00/a/m.csv"
     outcome = judged(make_repo("user"), shell_case(script, outputs='["*/a/m.csv", "**/*.csv"]'))
     assert outcome.findings == () and outcome.exit_code == 0

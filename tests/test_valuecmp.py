@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv as csv_module
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 from hypothesis import given
@@ -16,7 +17,7 @@ from fidelity.matrix.widening import case_widenings, widened
 BASE = b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n3,30.0,c,7\n"
 
 
-def csv(spec: dict, cand: bytes, base: bytes = BASE):  # type: ignore[no-untyped-def, type-arg]
+def csv(spec: dict, cand: bytes, base: bytes = BASE):
     return explain("m.csv", base, cand, {"kind": "csv", **spec})
 
 
@@ -152,7 +153,7 @@ def test_a_dropped_row_alone_is_a_move() -> None:
     assert not d.within_tolerance
 
 
-def _csv_bytes(header: list[str], rows: list[tuple[str, ...]]) -> bytes:
+def _csv_bytes(header: list[str], rows: Sequence[tuple[str, ...]]) -> bytes:
     out = io.StringIO()
     writer = csv_module.writer(out, lineterminator="\n")
     writer.writerow(header)

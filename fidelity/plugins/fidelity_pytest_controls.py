@@ -123,7 +123,7 @@ class Tracer:
         if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
             if _importing(sys._getframe(1)):
                 return  # the import system reading source to compile it is not a data read
-            raw = os.fsdecode(args[0])  # type: ignore[arg-type]
+            raw = os.fsdecode(args[0])
             rel = self._relative(raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw))
             if rel is not None:
                 self.current.opened.add(rel)
@@ -134,12 +134,12 @@ class Tracer:
         self.active = True
         sys.addaudithook(self.audit)
         trace = self.make_trace()
-        threading.settrace(trace)  # type: ignore[arg-type]
-        sys.settrace(trace)  # type: ignore[arg-type]
+        threading.settrace(trace)
+        sys.settrace(trace)
 
     def stop(self) -> None:
         sys.settrace(None)
-        threading.settrace(None)  # type: ignore[arg-type]
+        threading.settrace(None)
         self.active = False
 
     def keys(self, codes: set[tuple[str, int]]) -> list[str]:
