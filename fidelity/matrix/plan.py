@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # types only: the run directory's readers import this without
     from fidelity.matrix.outcome import Selection
     from fidelity.matrix.predict import Prediction
     from fidelity.matrix.table import Matrix
-    from fidelity.repo_state import RepoState
+    from fidelity.matrix.repo_state import RepoState
 
 Progress = Callable[[str, str, "CaseStatus"], None]
 
