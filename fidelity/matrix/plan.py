@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # types only: the run directory's readers import this without
     from fidelity.matrix.findings import Harness
     from fidelity.matrix.outcome import Selection
     from fidelity.matrix.predict import Prediction
-    from fidelity.matrix.table import Matrix
     from fidelity.matrix.repo_state import RepoState
+    from fidelity.matrix.table import Matrix
 
 Progress = Callable[[str, str, "CaseStatus"], None]
 
