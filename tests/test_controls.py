@@ -11,13 +11,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from support import PY, Repo, alive, snapshot, wait_for
 
 from fidelity.cli.main import main
 from fidelity.controls import gate as controls
+from fidelity.controls import render
 from fidelity.controls.verdict import Report, RunStatus, Verdict, identical_subsets
 from fidelity.errors import UsageError
 
@@ -166,6 +169,35 @@ def test_full_failing_subsets_and_reasons(every_verdict) -> None:
         ("mul-plus", "mul-plus-includes"),
         ("neg-identity", "neg-patch"),
     ], "controls that fail the same tests do not discriminate"
+
+
+def test_caught_differently_names_what_differs_and_the_fix(every_verdict) -> None:
+    """mul-plus expected test_mul; test_both failed as well: the words say which tests
+    differ, in which direction, and which command writes the entry that expects them."""
+    _, report, _, _ = every_verdict
+    words = render.detail(next(r for r in report.results if r.id == "mul-plus"))
+    assert "0 did not fail, 1 failed unexpectedly" in words
+    assert f"failed unexpectedly:\n{T}test_both\n" in words
+    assert "`fidelity controls suggest mul-plus`" in words
+
+
+def test_quiet_prints_one_record_per_line(every_verdict) -> None:
+    """Off a terminal the table folds ids into 5-character pieces; `-q` prints records."""
+    _, report, _, _ = every_verdict
+    out = StringIO()
+    render.report(Console(file=out, width=80, color_system=None), report, quiet=True)
+    lines = out.getvalue().splitlines()
+    assert not any(c in out.getvalue() for c in "─│┃━")
+    mine = [line.split("\t") for line in lines if line.startswith("mul-plus\t")]
+    assert mine == [
+        ["mul-plus", "caught-differently", mine[0][2], f"{T}test_both, {T}test_mul"],
+        ["mul-plus", "failed unexpectedly", f"{T}test_both"],
+        ["mul-plus", "fix", render.suggest(next(r for r in report.results if r.id == "mul-plus"))],
+    ]
+    survived = next(line for line in lines if line.startswith("neg-abs\t"))
+    assert survived.split("\t")[1:2] == ["survived"] and "no test failed" in survived
+    for r in report.results:  # every control on a line of its own, whole
+        assert any(line.startswith(f"{r.id}\t{r.verdict}\t") for line in lines), r.id
 
 
 def test_checkout_untouched_after_the_run(every_verdict) -> None:

@@ -14,6 +14,7 @@ from fidelity.controls.verdict import (
     Verdict,
     classify,
     combine,
+    difference,
     identical_subsets,
     judge,
     matches,
@@ -118,3 +119,20 @@ def test_exact_refuses_an_extra_failure_that_includes_accepts() -> None:
     assert not matches(expected, failing, Match.EXACT)
     assert matches(expected, failing, Match.INCLUDES)
     assert matches(expected, {"t.py::a"}, Match.EXACT)
+
+
+def test_difference_names_the_cases_of_a_function_id_that_passed() -> None:
+    """`caught_by = ["t.py::test_f"]` expects every case of test_f; the case that passed is
+    named, and so is an unexpected failure (not under `includes`)."""
+    known = ("t.py::test_f[1]", "t.py::test_f[2]", "t.py::test_g")
+    failing = ("t.py::test_f[1]", "t.py::test_g")
+    exact = ControlResult(
+        "c", Verdict.CAUGHT_DIFFERENTLY, ("t.py::test_f",), failing, match="exact"
+    )
+    assert difference(exact, known) == (("t.py::test_f[2]",), ("t.py::test_g",))
+    loose = ControlResult(
+        "c", Verdict.CAUGHT_DIFFERENTLY, ("t.py::test_f",), failing, match="includes"
+    )
+    assert difference(loose, known) == (("t.py::test_f[2]",), ())
+    met = ControlResult("c", Verdict.CAUGHT, ("t.py::test_f", "t.py::test_g"), known, match="exact")
+    assert difference(met, known) == ((), ())

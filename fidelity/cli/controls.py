@@ -281,7 +281,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     if args.junit:
         report_junit.write(args.junit, "fidelity controls", render.to_junit(result))
     if not options.to_stdout(args.json):
-        render.report(console, result)
+        render.report(console, result, quiet=args.quiet)
     return result.exit_code()
 
 

@@ -8,6 +8,7 @@ data are printed as `Text`, never parsed as markup (`[/api/users]` is an id, not
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
@@ -16,7 +17,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from fidelity.controls.verdict import ControlResult, Report, Verdict, identical_subsets
+from fidelity.controls.verdict import (
+    ControlResult,
+    Report,
+    Verdict,
+    difference,
+    identical_subsets,
+)
 from fidelity.markdown import code, inline
 from fidelity.report_junit import JUnitCase
 
@@ -37,10 +44,38 @@ def _tests(ids: tuple[str, ...]) -> str:
     return "\n".join(ids) if ids else "-"
 
 
-def detail(r: ControlResult) -> str:
-    if r.verdict is Verdict.CAUGHT_DIFFERENTLY:
-        return f"expected ({r.match}):\n{_tests(r.expected)}"
-    return r.detail
+def suggest(r: ControlResult) -> str:
+    return f"`fidelity controls suggest {r.id}` prints the entry that expects what failed"
+
+
+def detail(r: ControlResult, known: Collection[str] = ()) -> str:
+    """A caught-differently control names the expected tests that passed (each case of a
+    function-level id) and the failures nobody expected, and the command that rewrites it."""
+    if r.verdict is not Verdict.CAUGHT_DIFFERENTLY:
+        return r.detail
+    missing, extra = difference(r, known)
+    return (
+        f"expected ({r.match}): {len(missing)} did not fail, {len(extra)} failed unexpectedly\n"
+        f"did not fail:\n{_tests(missing)}\nfailed unexpectedly:\n{_tests(extra)}\n{suggest(r)}"
+    )
+
+
+def records(result: Report) -> list[str]:
+    """One line per control for CI logs (`-q`): id, verdict, tests run, failing tests; a
+    caught-differently control adds one line per test that did not fail or failed
+    unexpectedly, and one naming the fix."""
+    total = len(result.baseline.tests)
+    lines = []
+    for r in result.results:
+        why = "" if r.verdict is Verdict.CAUGHT_DIFFERENTLY else r.detail or r.selection
+        failing = ", ".join(r.failing) or "-"
+        lines.append("\t".join(x for x in (r.id, str(r.verdict), ran(r, total), failing, why) if x))
+        if r.verdict is Verdict.CAUGHT_DIFFERENTLY:
+            missing, extra = difference(r, result.baseline.tests)
+            lines += [f"{r.id}\tdid not fail\t{t}" for t in missing]
+            lines += [f"{r.id}\tfailed unexpectedly\t{t}" for t in extra]
+            lines.append(f"{r.id}\tfix\t{suggest(r)}")
+    return lines
 
 
 def ran(r: ControlResult, total: int = 0) -> str:
@@ -114,7 +149,7 @@ def table(report: Report) -> Table:
             Text(str(r.verdict), STYLE[r.verdict]),
             Text(_tests(r.failing)),
             Text(ran(r, total)),
-            Text(detail(r) or r.selection),
+            Text(detail(r, report.baseline.tests) or r.selection),
         )
     return out
 
@@ -123,14 +158,19 @@ def _plain(console: Console, text: str, style: str = "") -> None:
     console.print(Text(text, style), soft_wrap=True)
 
 
-def report(console: Console, result: Report) -> None:
+def report(console: Console, result: Report, *, quiet: bool = False) -> None:
+    """The terminal report; `quiet` (CI logs) prints one record per line, not the table,
+    which off a terminal folds test ids into pieces."""
     _plain(console, f"controls at {result.sha[:10]} ({result.rev}); table {result.table}")
     for note in result.notes:
         _plain(console, f"note: {note}", "yellow")
     problem = trust_problem(result)
     if problem and result.results:  # above the table, so it is never read as a pass
         _plain(console, f"The evidence cannot be trusted: {problem}", "bold red")
-    if result.results:
+    if result.results and quiet:  # straight to the file: rich would expand the tabs
+        console.file.write("".join(line + "\n" for line in records(result)))
+        console.file.flush()
+    elif result.results:
         console.print(table(result))
     if result.noop is not None:
         b, n = result.baseline, result.noop
@@ -195,7 +235,7 @@ def to_markdown(result: Report) -> str:
         ]
         lines += [
             f"| {inline(r.id)} | {r.verdict} | {inline(_tests(r.failing))} | {inline(why_ran(r))} "
-            f"| {inline(detail(r))} |"
+            f"| {inline(detail(r, result.baseline.tests))} |"
             for r in result.results
         ]
     for group in identical_subsets(result.results):
@@ -220,7 +260,8 @@ def to_junit(result: Report) -> list[JUnitCase]:
     if result.skipped:
         cases.append(JUnitCase("in-diff", "fidelity.controls", skipped=result.skipped))
     for r in result.results:
-        why = f"{r.verdict}: {detail(r)}\nfailing: {', '.join(r.failing) or '-'}"
+        failing = ", ".join(r.failing) or "-"
+        why = f"{r.verdict}: {detail(r, result.baseline.tests)}\nfailing: {failing}"
         broken = r.verdict in (Verdict.UNVIABLE, Verdict.TIMEOUT, Verdict.CRASHED)
         cases.append(
             JUnitCase(

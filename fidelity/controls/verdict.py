@@ -137,12 +137,40 @@ def matches(
 ) -> bool:
     """Whether the failing set meets the expectation; a function id in expected stands for
     all its parametrized cases among known (the unmodified tree's tests) and failing."""
-    got = {canonical(t) for t in failing}
-    pool = (*known, *failing)
-    want = set()
-    for e, hits in testids.expand(expected, pool).items():
-        want |= {canonical(h) for h in hits} or {canonical(e)}
+    want, got = _sets(expected, failing, known)
     return want == got if match is Match.EXACT else want <= got
+
+
+def _sets(
+    expected: Iterable[str], failing: Iterable[str], known: Iterable[str]
+) -> tuple[set[str], set[str]]:
+    """(the expected tests, each function id expanded to its cases; the failing tests)."""
+    failing = tuple(failing)
+    got = {canonical(t) for t in failing}
+    want: set[str] = set()
+    for e, hits in testids.expand(expected, (*known, *failing)).items():
+        want |= {canonical(h) for h in hits} or {canonical(e)}
+    return want, got
+
+
+def difference(
+    r: ControlResult, known: Iterable[str] = ()
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(expected tests that did not fail, failing tests not expected) of a control result,
+    spelled as the report spells them: a function-level id stands for each of its cases.
+    Under `includes` extra failures are allowed and not listed."""
+    failing = {canonical(t): t for t in r.failing}
+    wanted: dict[str, str] = {}
+    for e, hits in testids.expand(r.expected, (*known, *r.failing)).items():
+        for hit in hits or [e]:
+            wanted.setdefault(canonical(hit), hit)
+    missing = sorted(t for c, t in wanted.items() if c not in failing)
+    extra = (
+        []
+        if r.match == Match.INCLUDES.value
+        else sorted(t for c, t in failing.items() if c not in wanted)
+    )
+    return tuple(missing), tuple(extra)
 
 
 def unknown_tests(control: Control, known: Iterable[str]) -> tuple[str, ...]:
