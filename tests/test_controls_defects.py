@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,8 +19,10 @@ import pytest
 from rich.console import Console
 from support import CONTROLS_LIB, Repo, alive, controls_lib, run_cli, wait_for
 
+from fidelity import worktree
 from fidelity.cli.main import build_parser
 from fidelity.controls import gate as controls
+from fidelity.controls.runner import sweep_plugin_dirs
 from fidelity.controls.verdict import Verdict
 from fidelity.errors import UsageError
 
@@ -327,10 +330,14 @@ def test_sigkill_leaves_a_control_worktree_the_next_controls_run_removes(
     )
     lib.commit({"cases/controls.toml": PLAIN_HEAD + sleepy + entry("dollar-rate")})
     cmd = [sys.executable, "-m", "fidelity", "-q", "controls", "run", "--repo", str(lib.path)]
+    temp = tmp_path / "tmp"  # the runs' own temporary folder, to see what a kill leaves
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
     killed = subprocess.Popen(
         [*cmd, "--only", "gross-drops-tax", "--jobs", "1", "--full"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env=env,
     )
     try:
         wait_for(mark, 120)
@@ -341,9 +348,11 @@ def test_sigkill_leaves_a_control_worktree_the_next_controls_run_removes(
     orphan = int(mark.read_text())
     listing = lib.git("worktree", "list", "--porcelain")
     assert f"locked fidelity pid={killed.pid} " in listing
+    assert len(list(temp.glob("fidelity-plugins-*"))) == 1, "atexit never ran: the kill left it"
     nxt = subprocess.run(
-        [*cmd, "--only", "dollar-rate", "--jobs", "1"], capture_output=True, text=True
+        [*cmd, "--only", "dollar-rate", "--jobs", "1"], capture_output=True, text=True, env=env
     )
+    assert list(temp.glob("fidelity-plugins-*")) == [], "the next run swept the killed one's"
     assert nxt.returncode == 0, nxt.stderr
     assert "removed worktree" in nxt.stderr and f"fidelity pid={killed.pid} " in nxt.stderr
     assert "orphaned process(es) still running in it" in nxt.stderr and str(orphan) in nxt.stderr
@@ -373,3 +382,28 @@ def test_failset_and_negative_tables_print_ids_as_data(
     code, text = wide(["failset", "diff", "--baseline", str(base), str(passing)])
     assert code == 1
     assert "repaired" in text and "tests/test_api.py::test_route[/api/users]" in text
+
+
+def test_only_plugin_folders_of_dead_owners_are_swept(tmp_path: Path) -> None:
+    """A live owner's folder, one from another host and one without an owner file (being
+    made, or from an older fidelity) stay; only a dead owner's goes."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    owners = {
+        "dead": worktree.Owner(gone.pid, "1", socket.gethostname()).reason(),
+        "live": worktree.me().reason(),
+        "elsewhere": worktree.Owner(gone.pid, "1", "another-host").reason(),
+    }
+    for name, reason in owners.items():
+        (tmp_path / f"fidelity-plugins-{name}").mkdir()
+        (tmp_path / f"fidelity-plugins-{name}" / "owner").write_text(reason)
+    (tmp_path / "fidelity-plugins-unowned").mkdir()
+    (tmp_path / "unrelated-dead").mkdir()
+    (tmp_path / "unrelated-dead" / "owner").write_text(owners["dead"])
+    assert sweep_plugin_dirs(tmp_path) == [tmp_path / "fidelity-plugins-dead"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fidelity-plugins-elsewhere",
+        "fidelity-plugins-live",
+        "fidelity-plugins-unowned",
+        "unrelated-dead",
+    ]

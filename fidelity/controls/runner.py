@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from fidelity import proc
+from fidelity import proc, worktree
 from fidelity.controls.table import ControlTable
 from fidelity.errors import UsageError
 from fidelity.placeholders import fill, names
@@ -39,14 +39,36 @@ APPENDED = ("-o", "junit_family=xunit1", "-p", "no:cacheprovider")
 _TAIL_BYTES = 64 * 1024
 
 
+PLUGIN_PREFIX = "fidelity-plugins-"
+OWNER_FILE = "owner"  # which process made the folder, as a worktree's lock reason says it
+
+
 @functools.cache
 def plugin_dir() -> Path:
-    """A folder of this process's own holding the plugin modules, removed when it exits."""
-    folder = Path(tempfile.mkdtemp(prefix="fidelity-plugins-"))
+    """A folder of this process's own holding the plugin modules, removed when it exits;
+    the folders of killed runs (atexit never ran) are swept first."""
+    sweep_plugin_dirs()
+    folder = Path(tempfile.mkdtemp(prefix=PLUGIN_PREFIX))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    (folder / OWNER_FILE).write_text(worktree.me().reason())
     for module in PLUGIN_SOURCE.glob("fidelity_*.py"):
         shutil.copyfile(module, folder / module.name)
     return folder
+
+
+def sweep_plugin_dirs(temp: Path | None = None) -> list[Path]:
+    """Remove the plugin folders whose owner process is gone (a run killed with SIGKILL);
+    a folder without an owner file, or whose owner is alive or on another host, stays."""
+    removed = []
+    for folder in sorted(Path(temp or tempfile.gettempdir()).glob(PLUGIN_PREFIX + "*")):
+        try:
+            owner = worktree.Owner.parse((folder / OWNER_FILE).read_text())
+        except OSError:
+            continue
+        if owner is not None and worktree.owner_alive(owner) is False:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 def is_pytest(argv: Sequence[str]) -> bool:
