@@ -137,38 +137,35 @@ def matches(
 ) -> bool:
     """Whether the failing set meets the expectation; a function id in expected stands for
     all its parametrized cases among known (the unmodified tree's tests) and failing."""
-    want, got = _sets(expected, failing, known)
+    wanted, failed = _spelled(expected, failing, known)
+    want, got = set(wanted), set(failed)
     return want == got if match is Match.EXACT else want <= got
 
 
-def _sets(
+def _spelled(
     expected: Iterable[str], failing: Iterable[str], known: Iterable[str]
-) -> tuple[set[str], set[str]]:
-    """(the expected tests, each function id expanded to its cases; the failing tests)."""
-    failing = tuple(failing)
-    got = {canonical(t) for t in failing}
-    want: set[str] = set()
-    for e, hits in testids.expand(expected, (*known, *failing)).items():
-        want |= {canonical(h) for h in hits} or {canonical(e)}
-    return want, got
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(the expected tests, each function id expanded to its cases; the failing tests), each
+    keyed by its canonical id and spelled as the report spells it."""
+    failed = {canonical(t): t for t in failing}
+    wanted: dict[str, str] = {}
+    for e, hits in testids.expand(expected, (*known, *failed.values())).items():
+        for hit in hits or [e]:
+            wanted.setdefault(canonical(hit), hit)
+    return wanted, failed
 
 
 def difference(
     r: ControlResult, known: Iterable[str] = ()
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(expected tests that did not fail, failing tests not expected) of a control result,
-    spelled as the report spells them: a function-level id stands for each of its cases.
-    Under `includes` extra failures are allowed and not listed."""
-    failing = {canonical(t): t for t in r.failing}
-    wanted: dict[str, str] = {}
-    for e, hits in testids.expand(r.expected, (*known, *r.failing)).items():
-        for hit in hits or [e]:
-            wanted.setdefault(canonical(hit), hit)
-    missing = sorted(t for c, t in wanted.items() if c not in failing)
+    """(expected tests that did not fail, failing tests not expected) of a control result:
+    the two halves of `matches`. Under `includes` extra failures are allowed, not listed."""
+    wanted, failed = _spelled(r.expected, r.failing, known)
+    missing = sorted(t for c, t in wanted.items() if c not in failed)
     extra = (
         []
         if r.match == Match.INCLUDES.value
-        else sorted(t for c, t in failing.items() if c not in wanted)
+        else [t for c, t in sorted(failed.items(), key=lambda x: x[1]) if c not in wanted]
     )
     return tuple(missing), tuple(extra)
 
