@@ -77,6 +77,8 @@ def outcome(
     """The verdict; `plain` (-q) prints one unwrapped line per case instead of a table."""
     _line(console, words.headline(result))
     findings(console, result.findings)
+    for text in words.allowed_lines(result):
+        _line(console, text)
     if plain:
         for text in case_lines(result.comparison, show_identical, result.run_dir):
             _line(console, text)

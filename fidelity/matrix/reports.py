@@ -61,6 +61,7 @@ def _summary(outcome: Outcome) -> list[str]:
             ("unexpected", j.unexpected),
             ("missed", j.missed),
             ("failed", j.failed),
+            *((("expected findings that did not occur", j.unmet),) if j.unmet else ()),
         ):
             lines.append(f"| {label} ({len(ids)}) | {_ids(ids)} |")
         lines.append("")
@@ -78,6 +79,9 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
     how many were cut; "" when not even the verdict fits."""
     top = [f"### fidelity: {inline(words.verdict(outcome))}", ""]
     top += [inline(words.headline(outcome)), ""]
+    allowed = words.allowed_lines(outcome)  # never cut: an accepted finding is never silent
+    top += [f"- {inline(t[4:])}" if t.startswith("  ~ ") else inline(t) for t in allowed]
+    top += [""] if allowed else []
     summary = _summary(outcome)
     found = [f"- {inline(words.finding_line(f))}" for f in outcome.findings]
     rows = [
@@ -156,7 +160,8 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
             )
         )
     findings = "\n".join(words.finding_line(f) for f in outcome.findings)
-    cases.append(JUnitCase("provenance", suite, error=findings or None))
+    said = "\n".join([words.headline(outcome), *words.allowed_lines(outcome)])
+    cases.append(JUnitCase("provenance", suite, error=findings or None, output=said))
     return cases
 
 

@@ -43,7 +43,8 @@ class Place:
             _manifest(self.path).write_text(json.dumps(_untracked(self.path), sort_keys=True))
 
 
-def setup_key(sha: str, matrix: Matrix) -> str:
+def setup_key(sha: str, matrix: Matrix, harness_tree: str = "") -> str:
+    """What decides what setup produces; the harness's tree only when setup reads it."""
     decided = {
         "sha": sha,
         "setup": [c if isinstance(c, str) else list(c) for c in matrix.setup],
@@ -52,6 +53,8 @@ def setup_key(sha: str, matrix: Matrix) -> str:
         "python": matrix.python,
         "interpreter": sys.executable,
     }
+    if harness_tree:
+        decided["harness"] = harness_tree
     return hashlib.sha256(json.dumps(decided, sort_keys=True).encode()).hexdigest()
 
 
@@ -90,7 +93,9 @@ def _clean(wt: Path, sha: str) -> str:
 
 
 @contextlib.contextmanager
-def prepared(repo: Path, sha: str, role: str, matrix: Matrix) -> Iterator[Place]:
+def prepared(
+    repo: Path, sha: str, role: str, matrix: Matrix, harness_tree: str = ""
+) -> Iterator[Place]:
     """The side's worktree: a fresh one (removed afterwards), or a kept set-up one."""
     if not matrix.reuse_setup:
         with worktree.detached(repo, sha, role) as checkout:
@@ -99,7 +104,7 @@ def prepared(repo: Path, sha: str, role: str, matrix: Matrix) -> Iterator[Place]
         place.removed = checkout.removed
         return
     root = workdir.folder(repo, "setups")
-    path = root / f"{sha[:12]}-{setup_key(sha, matrix)[:12]}"
+    path = root / f"{sha[:12]}-{setup_key(sha, matrix, harness_tree)[:12]}"
     with _locked(path.with_name(path.name + ".lock")) as mine:
         if not mine:
             with worktree.detached(repo, sha, role) as checkout:
