@@ -36,4 +36,5 @@ evidence, then how a verdict is said.
 - `words`: the words of a verdict, shared by the terminal and the Markdown report
 - `render`: terminal rendering of a matrix outcome through an injected rich Console
 - `reports`: reports for CI: Markdown (PR comment, step summary), JUnit, JSON
+- `housekeeping`: `fidelity gc`: old runs and kept set-up worktrees, listed and removed
 """

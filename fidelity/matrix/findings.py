@@ -114,7 +114,7 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
             role,
         )
     yield from _case_findings(side)
-    if not side.worktree_removed:
+    if not side.worktree_removed and not side.kept:  # a kept set-up worktree is meant to stay
         yield Finding(
             Code.WORKTREE_NOT_REMOVED,
             f"the {role} worktree {side.worktree} could not be removed; remove it and run "

@@ -248,7 +248,13 @@ _resume = resume  # inside `run`, its keyword `resume` (the run directory) hides
 
 
 def execute(plan: RunPlan) -> Outcome:
-    """Run the plan's cases on both sides, compare, judge, and write run.json."""
+    """Run the plan's cases on both sides, compare, judge, and write run.json; the run
+    directory is marked as running meanwhile (`ledger.running`), so `fidelity gc` leaves it."""
+    with ledger.running(plan.run_dir):
+        return _execute(plan)
+
+
+def _execute(plan: RunPlan) -> Outcome:
     base, cand, harness = _sides(plan)
     declared = tuple((c.id, c.definition_sha()) for c in plan.matrix.cases)
     specs = {c.id: c.compare for c in plan.matrix.cases}

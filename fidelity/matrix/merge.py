@@ -72,6 +72,8 @@ def _side(sides: Sequence[SideEvidence], cases: Mapping[str, CaseEvidence]) -> S
         cases=dict(cases),
         worktree="; ".join(dict.fromkeys(s.worktree for s in sides if s.worktree)),
         worktree_removed=all(s.worktree_removed for s in sides),
+        kept="; ".join(dict.fromkeys(s.kept for s in sides if s.kept)),
+        reused=all(s.reused for s in sides),
         changed=tuple(dict.fromkeys(c for s in sides for c in s.changed)),
     )
 

@@ -86,7 +86,7 @@ def outcome(
         console.print(case_table(result.comparison, show_identical, result.run_dir))
     for text in words.selection_line(result) + words.summary_lines(result.comparison):
         _line(console, text)
-    for text in words.prediction_lines(result):
+    for text in words.prediction_lines(result) + words.setup_lines(result):
         _line(console, text)
     _line(console, words.verdict(result), VERDICT_STYLE.get(result.exit_code, "bold"))
     _line(console, f"run directory: {result.run_dir}")

@@ -304,6 +304,8 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
             own_compare={c.id: c.compare for c in own.cases} if own else None,
             setup=setup,
             worktree=str(wt),
+            kept=str(wt) if place.keep else "",
+            reused=place.reused,
         )
         if any(s.status != "ok" for s in setup):
             cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
@@ -318,7 +320,7 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
             before = tree_state(wt)
             cases = run_cases(ctx, places, side_dir, plan.role, how)
             evidence = replace(evidence, changed=tuple(side_changes(before, tree_state(wt))))
-    return replace(evidence, cases=cases, worktree_removed=place.removed or place.keep)
+    return replace(evidence, cases=cases, worktree_removed=place.removed)
 
 
 def _set_up(

@@ -215,3 +215,22 @@ def selection_line(outcome: Outcome) -> list[str]:
         f"a partial run: {len(selection.selected)} of {selection.declared} declared cases "
         f"selected by {chosen}; the full gate runs them all"
     ]
+
+
+def setup_lines(outcome: Outcome) -> list[str]:
+    """Per side whose set-up worktree was kept (`reuse_setup`): reused or set up, and where
+    it stays; then how to list and remove kept set-ups."""
+    lines = [
+        f"{side.role}: "
+        + (
+            "setup reused from the kept worktree"
+            if side.reused
+            else "set up in a worktree kept for the next run"
+        )
+        + f" {side.kept}"
+        for side in (outcome.baseline, outcome.candidate)
+        if side.kept
+    ]
+    if lines:
+        lines.append("kept set-up worktrees stay until removed: `fidelity gc` lists them")
+    return lines
