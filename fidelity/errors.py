@@ -48,7 +48,8 @@ EXIT_CODES = (
     ExitCode(
         Exit.UNTRUSTED,
         "the evidence cannot be trusted",
-        "provenance findings, nothing compared, incomplete run, an internal error",
+        "provenance findings, nothing compared, incomplete run, a damaged run directory, an "
+        "internal error",
     ),
 )
 # Interrupted runs clean up first (processes killed, worktrees removed), then exit as a shell

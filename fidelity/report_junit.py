@@ -8,7 +8,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from fidelity.text import xml_safe
 
@@ -80,10 +79,3 @@ def _safe(case: JUnitCase) -> JUnitCase:
         skipped=clean(case.skipped),
         output=xml_safe(case.output),
     )
-
-
-def write(
-    path: Path, suite: str, cases: Sequence[JUnitCase], properties: dict[str, str] | None = None
-) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(to_xml(suite, cases, properties))

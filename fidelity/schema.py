@@ -3,6 +3,7 @@ TOML tables checked against them with every problem located."""
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -14,7 +15,16 @@ from checkers import schema as shared
 from checkers.schema import json_path
 from fidelity.errors import TableError
 
-__all__ = ["entry_label", "entry_lines", "errors", "json_path", "load", "load_toml", "strings"]
+__all__ = [
+    "entry_label",
+    "entry_lines",
+    "errors",
+    "json_path",
+    "load",
+    "load_toml",
+    "part_errors",
+    "strings",
+]
 
 
 def load(name: str) -> dict[str, Any]:
@@ -99,3 +109,23 @@ def load_toml(
     if problems:
         raise TableError(kind, source, problems)
     return raw
+
+
+@functools.cache
+def _part(name: str, definition: str) -> jsonschema.protocols.Validator:
+    whole = load(name)
+    part = {"$schema": whole["$schema"], "$defs": whole["$defs"], "$ref": f"#/$defs/{definition}"}
+    cls = jsonschema.validators.validator_for(part)
+    return cls(part)
+
+
+def part_errors(
+    name: str, definition: str, instance: object
+) -> list[tuple[Sequence[str | int], str]]:
+    """Every violation of the definition `#/$defs/<definition>` of schema `name`, located
+    from the instance's root: how a file that holds one part of a format is checked."""
+    found = sorted(
+        _part(name, definition).iter_errors(instance),
+        key=lambda e: [str(p) for p in e.absolute_path],
+    )
+    return [(tuple(e.absolute_path), str(e.message)) for e in found]

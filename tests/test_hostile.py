@@ -119,21 +119,25 @@ def test_reports_go_into_folders_that_do_not_exist_yet(sim_repo: Repo) -> None:
 
 
 @pytest.mark.parametrize(
-    "damage",
+    ("damage", "said"),
     [
-        lambda text: text.encode()[:100] + b"\xff" + text.encode()[101:],
-        lambda text: text.replace('"tags": [', '"tags": null, "x": [', 1).encode(),
-        lambda text: b"",
-        lambda text: b"[]",
+        (lambda text: text.encode()[:100] + b"\xff" + text.encode()[101:], "not UTF-8 at byte 100"),
+        (
+            lambda text: text.replace('"tags": [', '"tags": null, "x": [', 1).encode(),
+            "at $.matrix.cases[0].tags: None is not of type 'array'",
+        ),
+        (lambda text: b"", "not valid JSON at line 1 column 1"),
+        (lambda text: b"[]", "at $: must be an object, not list"),
     ],
 )
-def test_a_corrupt_run_json_is_a_usage_error(sim_repo: Repo, damage, capsys) -> None:
+def test_a_corrupt_run_json_is_untrusted_and_located(sim_repo: Repo, damage, said, capsys) -> None:
     outcome = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml")
     path = outcome.run_dir / "run.json"
     path.write_bytes(damage(path.read_text()))
-    assert main(["compare", str(outcome.run_dir)]) == 2
+    assert main(["compare", str(outcome.run_dir)]) == 3
     err = capsys.readouterr().err
-    assert "run.json" in err and "internal error" not in err
+    assert f"{path}: {said}" in err and "run `fidelity run` again" in err
+    assert "internal error" not in err and "Traceback" not in err
 
 
 def test_file_names_that_are_not_utf8_reach_every_report(make_repo, tmp_path: Path) -> None:

@@ -279,7 +279,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         text = render.to_markdown(result)
         options.write_markdown(args.markdown, lambda limit: fit(text, limit))
     if args.junit:
-        report_junit.write(args.junit, "fidelity controls", render.to_junit(result))
+        options.save(args.junit, report_junit.to_xml("fidelity controls", render.to_junit(result)))
     if not options.to_stdout(args.json):
         render.report(console, result, quiet=args.quiet)
     return result.exit_code()
@@ -327,7 +327,7 @@ def _record(args: argparse.Namespace, console: Console) -> int:
     from fidelity.controls import failset
 
     record = failset.record(_runs(args), args.test_command, args.repo)
-    failset.save(record, args.out)
+    options.write(args.out, failset.text(record))
     console.print(failset.record_line(record, args.out), markup=False, soft_wrap=True)
     return 0 if record.counts.get("tests") else 3
 

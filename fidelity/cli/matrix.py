@@ -204,22 +204,39 @@ def _show(
     outcome: Any, args: argparse.Namespace, console: Console, root: Path | None = None
 ) -> int:
     """Write every report asked for, render to the terminal, then annotate under GitHub
-    Actions (at the case table under root, default the working directory); the exit code."""
-    from fidelity import report_junit
+    Actions (at the case table under root, default the working directory); the exit code.
+    A report that cannot be written is an error (exit 2) once the verdict has been shown."""
     from fidelity.cli import annotate
-    from fidelity.matrix import render, reports
+    from fidelity.matrix import render
 
-    if args.json:
-        options.write(args.json, json.dumps(reports.json_report(outcome), indent=2) + "\n")
-    options.write_markdown(args.markdown, lambda limit: reports.markdown(outcome, limit))
-    if args.junit:
-        report_junit.write(args.junit, "fidelity", reports.junit_cases(outcome))
+    failed = _write_reports(outcome, args)
     if not options.to_stdout(args.json):
         render.outcome(console, outcome, args.all, plain=args.quiet)
     notes = annotate.outcome(args.command, outcome, root or Path.cwd())
     annotate.emit(console, args.json, notes)
+    if failed is not None:
+        raise failed
     code: int = outcome.exit_code
     return code
+
+
+def _write_reports(outcome: Any, args: argparse.Namespace) -> options.ReportError | None:
+    """--json, --markdown, --junit in turn; the first that cannot be written stops them."""
+    from fidelity import report_junit
+    from fidelity.matrix import reports
+
+    try:
+        if args.json:
+            options.write(args.json, json.dumps(reports.json_report(outcome), indent=2) + "\n")
+        options.write_markdown(args.markdown, lambda limit: reports.markdown(outcome, limit))
+        if args.junit:
+            xml = report_junit.to_xml("fidelity", reports.junit_cases(outcome))
+            options.save(args.junit, xml)
+    except options.ReportError as exc:  # the run directory is whole: its reports can be remade
+        where = outcome.run_dir
+        again = f"; the run is kept whole in {where}: `fidelity compare {where}` writes them again"
+        return options.ReportError(exc.path, exc.error, again)
+    return None
 
 
 def _durations(run_dir: Path | None) -> dict[str, float] | None:

@@ -9,6 +9,7 @@ one GitHub expects appended to (earlier steps' summaries are in it), and within 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -93,6 +94,40 @@ def check_writable(*paths: Path | None) -> None:
             raise UsageError(f"cannot write the report {path}: {existing} is not a writable folder")
 
 
+class ReportError(UsageError):
+    """A report file that could not be written (a full disk, a read-only folder): exit 2,
+    naming the path; what was written before it is kept."""
+
+    def __init__(self, path: Path, exc: OSError, after: str = "") -> None:
+        self.path, self.error = path, exc
+        why = exc.strerror or str(exc)
+        super().__init__(
+            f"cannot write the report {path}: {why}; free space or choose another path "
+            f"(reports written before it are complete){after}"
+        )
+
+
+def save(path: Path, data: bytes, *, append: bool = False) -> None:
+    """Write a report file, making its folder; ReportError for any OSError. A regular file
+    is replaced whole (a temporary beside it, renamed), so that a failure leaves the old
+    file, never half a report; a device, fifo or link (`/dev/stdout`) is written in place."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if append or path.is_symlink() or (path.exists() and not path.is_file()):
+            with path.open("ab" if append else "wb") as f:
+                f.write(data)
+            return
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ReportError(path, exc) from exc
+    finally:
+        if not append:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+
+
 def write(path: Path | None, text: str) -> None:
     """Write a report, making its folder; `-` writes to standard output."""
     if path is None:
@@ -101,8 +136,7 @@ def write(path: Path | None, text: str) -> None:
     if path == STDOUT:
         sys.stdout.write(text)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    save(path, text.encode("utf-8"))
 
 
 def step_summary(path: Path) -> bool:
@@ -146,6 +180,4 @@ def write_markdown(path: Path | None, render: Callable[[int], str]) -> None:
             f"GitHub's {STEP_SUMMARY_LIMIT}; read the verdict in the log or write --json\n"
         )
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
-        f.write(gap + printable(text))
+    save(path, (gap + printable(text)).encode("utf-8"), append=True)

@@ -111,14 +111,21 @@ def emit(
     code: int | None = None,
 ) -> int:
     """Write the --json/--markdown files first (nothing is lost if the terminal fails), then
-    render to the terminal unless JSON goes to standard output; return the exit code."""
+    render to the terminal unless JSON goes to standard output; return the exit code. A
+    report that cannot be written is an error (exit 2) once the report has been shown."""
     code = report.exit_code() if code is None else code
-    if json_path is not None:
-        data = {**report.to_json(), "summary": summary, "exit_code": code}
-        options.write(json_path, json.dumps(data, indent=2) + "\n")
-    if markdown_path is not None:
-        text = markdown(title, report, summary)
-        options.write_markdown(markdown_path, lambda limit: fit(text, limit))
+    failed = None
+    try:
+        if json_path is not None:
+            data = {**report.to_json(), "summary": summary, "exit_code": code}
+            options.write(json_path, json.dumps(data, indent=2) + "\n")
+        if markdown_path is not None:
+            text = markdown(title, report, summary)
+            options.write_markdown(markdown_path, lambda limit: fit(text, limit))
+    except options.ReportError as exc:
+        failed = exc
     if not options.to_stdout(json_path):
         render(console, title, report, summary)
+    if failed is not None:
+        raise failed
     return code

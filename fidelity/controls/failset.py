@@ -121,9 +121,9 @@ def to_json(fs: FailSet) -> dict[str, Any]:
     }
 
 
-def save(fs: FailSet, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_json(fs), indent=2) + "\n")
+def text(fs: FailSet) -> str:
+    """The recorded baseline as the file `failset record --out` writes."""
+    return json.dumps(to_json(fs), indent=2) + "\n"
 
 
 def record_line(fs: FailSet, path: Path) -> str:

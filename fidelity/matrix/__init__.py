@@ -26,6 +26,7 @@ evidence, then how a verdict is said.
 - `repo_state`: what a run must leave as it found it in the user's repository, and changes
 - `runner`: runs one side in its own worktree: setup, import guard, every case
 - `ledger`: what a run has done so far, kept as it happens, so a run can be resumed
+- `untrusted`: a run directory's JSON files checked as untrusted input before they are read
 - `rundir`: the run directory: run.json beside per-side, per-case evidence
 - `plan`: a run plan: what one `fidelity run` is, fixed before any case runs (plan.json)
 - `gate`: `fidelity run`: both sides under one harness table, compared, written

@@ -21,7 +21,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fidelity.errors import UsageError
+from fidelity.errors import UntrustedError, UsageError
+from fidelity.matrix import untrusted
 from fidelity.matrix.evidence import (
     CaseEvidence,
     CaseStatus,
@@ -31,6 +32,7 @@ from fidelity.matrix.evidence import (
     side_to_json,
 )
 from fidelity.matrix.recheck import drift
+from fidelity.schema import json_path
 
 PLAN = "plan.json"
 EVIDENCE = "evidence.json"
@@ -44,16 +46,13 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     try:
         tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, path)
-    except OSError:
+    except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise
-
-
-def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        run_dir = next((d for d in path.parents if (d / PLAN).is_file()), path.parent)
+        raise UntrustedError(
+            f"could not write {path}: {exc.strerror or exc}; free space under {run_dir} (or "
+            f"make it writable), then finish the run with `fidelity run --resume {run_dir}`"
+        ) from exc
 
 
 def write_plan(run_dir: Path, plan: Mapping[str, Any]) -> None:
@@ -98,10 +97,20 @@ def read_plan(run_dir: Path) -> dict[str, Any]:
     """The plan of a run to resume; UsageError when there is none to resume."""
     if (run_dir / "run.json").is_file():
         raise UsageError(f"{run_dir} is a complete run: judge it with `fidelity compare {run_dir}`")
-    plan = _read(run_dir / PLAN)
-    if not isinstance(plan, dict) or plan.get("schema") != PLAN_SCHEMA:
-        raise UsageError(f"{run_dir} holds no run to resume (no valid {PLAN})")
-    return plan
+    path = run_dir / PLAN
+    try:
+        plan = untrusted.load(path)
+    except untrusted.DamagedRunError as exc:
+        raise UsageError(f"{run_dir} holds no run to resume: {exc}") from exc
+    problems = untrusted.plan_problems(plan)
+    if problems:
+        where, msg = problems[0]
+        raise UsageError(
+            f"{run_dir} holds no run to resume: {path} at {json_path(where)}: {msg}; start a "
+            "new run without --resume"
+        )
+    result: dict[str, Any] = plan
+    return result
 
 
 def save_case(case_dir: Path, evidence: CaseEvidence) -> None:
@@ -118,13 +127,10 @@ def completed(side_dir: Path, definitions: Mapping[str, str]) -> dict[str, CaseE
     found: dict[str, CaseEvidence] = {}
     for case_id, definition in definitions.items():
         case_dir = side_dir / "cases" / case_id
-        data = _read(case_dir / EVIDENCE)
-        if not isinstance(data, dict):
+        data = untrusted.part(case_dir / EVIDENCE, "case")
+        if data is None or data["case_id"] != case_id:
             continue
-        try:
-            ev = side_from_json({"cases": {case_id: data}, **_EMPTY_SIDE}).cases[case_id]
-        except (KeyError, TypeError, ValueError):
-            continue
+        ev = side_from_json({"cases": {case_id: data}, **_EMPTY_SIDE}).cases[case_id]
         fits = ev.definition_sha == definition and ev.status is not CaseStatus.NOT_RUN
         if fits and _intact(case_dir, ev):
             found[case_id] = ev
@@ -148,10 +154,7 @@ def save_side(side_dir: Path, side: SideEvidence) -> None:
 
 
 def load_side(side_dir: Path) -> SideEvidence | None:
-    data = _read(side_dir / SIDE)
-    if not isinstance(data, dict):
+    data = untrusted.part(side_dir / SIDE, "side")
+    if data is None or data["role"] != side_dir.name:
         return None
-    try:
-        return side_from_json(data)
-    except (KeyError, TypeError, ValueError):
-        return None
+    return side_from_json(data)

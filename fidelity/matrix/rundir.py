@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity import __version__, schema, workdir
+from fidelity import __version__, workdir
 from fidelity.errors import UntrustedError, UsageError
-from fidelity.matrix import predict
+from fidelity.matrix import predict, untrusted
 from fidelity.matrix.compare import Comparison
 from fidelity.matrix.evidence import SideEvidence, side_from_json, side_to_json
 from fidelity.matrix.findings import Finding, Harness
@@ -149,7 +149,8 @@ def write(run_dir: Path, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read(run_dir: Path) -> RunRecord:
-    """Read and validate run.json; UsageError when it is absent, invalid or of another schema."""
+    """Read and check run.json: UsageError when the directory holds no complete run,
+    DamagedRunError (exit 3, located) when run.json is not what `fidelity run` writes."""
     path = run_dir / MANIFEST
     if not path.is_file() and (run_dir / "plan.json").is_file():
         raise UsageError(
@@ -158,16 +159,7 @@ def read(run_dir: Path) -> RunRecord:
         )
     if not path.is_file():
         raise UsageError(f"{run_dir} is not a run directory: it has no {MANIFEST}")
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise UsageError(f"{path}: not valid UTF-8 JSON ({exc}); it cannot be judged") from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    problems = schema.errors("run", data) if isinstance(data, dict) else [((), "not an object")]
-    if problems:
-        where, msg = problems[0]
-        raise UsageError(f"{path}: does not match {SCHEMA_ID} at {schema.json_path(where)}: {msg}")
+    data = untrusted.read_run(path)
     h = data["harness"]
     lists = {k: tuple(h[k]) for k in ("dirty_paths", "paths", "changed") if k in h}
     harness = Harness(**{**h, **lists})
