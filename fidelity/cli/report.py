@@ -109,9 +109,11 @@ def emit(
     json_path: Path | None = None,
     markdown_path: Path | None = None,
     code: int | None = None,
+    show: bool = True,
 ) -> int:
     """Write the --json/--markdown files first (nothing is lost if the terminal fails), then
-    render to the terminal unless JSON goes to standard output; return the exit code."""
+    render to the terminal unless JSON goes to standard output or `show` is False (the
+    caller prints its own lines); return the exit code."""
     code = report.exit_code() if code is None else code
     if json_path is not None:
         data = {**report.to_json(), "summary": summary, "exit_code": code}
@@ -119,6 +121,6 @@ def emit(
     if markdown_path is not None:
         text = markdown(title, report, summary)
         options.write_markdown(markdown_path, lambda limit: fit(text, limit))
-    if not options.to_stdout(json_path):
+    if show and not options.to_stdout(json_path):
         render(console, title, report, summary)
     return code
