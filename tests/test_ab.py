@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from dataclasses import replace
@@ -55,7 +56,33 @@ def test_clear_slowdown_is_established_with_its_interval() -> None:
     assert j.interval.low is not None and 1 < j.interval.low <= 1.25 <= (j.interval.high or 0)
     assert j.interval.level >= 0.95
     assert j.holds(Expect.SLOWER) and not j.holds(Expect.FASTER)
-    assert j.headline().startswith("established: B is 25.0% slower than A (95% interval ")
+    assert j.headline().startswith("established: B is 25.0% slower than A (96.8% interval ")
+
+
+@pytest.mark.parametrize(
+    ("measured", "level", "rate", "each"),
+    [
+        (abba(SLOWER, [t * 1.25 for t in SLOWER]), "96.8%", "3.2%", "1.6%"),  # 5 vs 5 pairs
+        (abba(SLOWER[:8], [t * 1.25 for t in SLOWER[:8]]), "97.1%", "2.9%", "1.45%"),  # 4 vs 4
+        (reps(SLOWER[:6], [t * 1.25 for t in SLOWER[:6]]), "95.8%", "4.2%", "2.1%"),
+    ],
+)
+def test_verdict_states_the_level_it_computed_and_its_false_claim_rate(
+    measured: list[Repetition], level: str, rate: str, each: str
+) -> None:
+    """Not "95%" whatever the runs: the exact level these sizes reach (rounded down), and
+    the false-claim rate that goes with it (rounded up), in words."""
+    j = judge(measured)
+    assert j.interval.level >= 0.95 and f"({level} interval " in j.headline()
+    assert f"false-claim rate {rate}: at most {rate} of runs like this establish a " in j.headline()
+    assert f"two commands that take the same time, {each} each way)" in j.headline()
+    assert j.interval.false_claim_rate() == pytest.approx(1 - j.interval.level)
+    assert "95% interval" not in j.headline()
+
+
+def test_inconclusive_states_the_rate_of_the_rule_too() -> None:
+    j = judge(abba(SLOWER, SLOWER[::-1]))
+    assert "(96.8% interval between " in j.headline() and "false-claim rate 3.2%" in j.headline()
 
 
 def test_identical_arms_are_inconclusive_and_say_what_to_do() -> None:
@@ -121,6 +148,37 @@ def test_control_corrects_shared_drift_and_says_so() -> None:
 def test_control_with_its_own_noise_widens_and_says_drop_it() -> None:
     j = judge(_drifting(shared=False))
     assert "widened" in j.control_words() and "consider dropping --control" in j.control_words()
+
+
+FROM_TO = re.compile(r"from (\S+) to (\S+?)[:\s]")
+
+
+def test_a_change_too_small_for_three_digits_is_shown_with_more() -> None:
+    """The issue's run: "widened its interval from 0.798-0.825 to 0.798-0.825"."""
+    fixture = Path(__file__).resolve().parents[1] / "cases/fixtures/ab/paired.csv"
+    judged = ab_runner.judged(ab_runner.load(fixture), "").judgement
+    assert judged is not None
+    words = judged.control_words()
+    assert "moved B/A from 0.813 to 0.812 and widened its interval by 0.6% from " in words
+    assert "from 0.7983-0.8253 to 0.7980-0.8253: " in words
+    assert "(the control itself ran 0.008% slower in B's slots)" in words
+
+
+def test_a_control_that_changes_nothing_says_so() -> None:
+    measured = abba(SLOWER, [1.2 * t for t in SLOWER], [1.0] * 10, [1.0] * 10)
+    words = judge(measured).control_words()
+    assert words.startswith("the control left B/A at 1.200 and left its interval as it was (")
+
+
+@settings(max_examples=200)
+@given(st.lists(st.floats(0.5, 2.0), min_size=8, max_size=12), st.data())
+def test_control_words_never_say_from_x_to_x(a: list[float], data: st.DataObject) -> None:
+    def same(n: int) -> list[float]:
+        return data.draw(st.lists(st.floats(0.5, 2.0), min_size=n, max_size=n))
+
+    words = judge(abba(a, same(len(a)), same(len(a)), same(len(a)))).control_words()
+    for before, after in FROM_TO.findall(words):
+        assert before != after, words
 
 
 def test_bad_measurements_are_refused() -> None:
@@ -271,19 +329,60 @@ def test_csv_measurements(tmp_path: Path) -> None:
         + "".join(f"{r.arm},{r.seconds},1.0,\n" for r in measured)
     )
     md = tmp_path / "ab.md"
-    code, out = run_cli(
-        ["ab", "-q", "--from", str(path), "--expect", "faster", "--markdown", str(md)]
-    )
+    code, out = run_cli(["ab", "--from", str(path), "--expect", "faster", "--markdown", str(md)])
     assert code == 0
-    assert "established: B is 20.0% faster than A (95% interval " in out
-    assert "paired, 10+10 runs" in out
-    assert "| B/A (paired, control-corrected) |" in md.read_text()
+    assert "established: B is 20.0% faster than A (96.8% interval " in out
+    assert "paired, 10+10 runs; false-claim rate 3.2%" in out
+    report = md.read_text()
+    assert "false-claim rate 3.2%" in report and "| B/A 96.8% interval |" in report
+    assert "| B/A (paired, control-corrected) |  |  | 0\\.800 |  | 0\\.800-0.800 |" in report
+
+
+def test_quiet_prints_only_records(tmp_path: Path) -> None:
+    """`ab -q`: one self-describing line per arm, per ratio and for the verdict; no title,
+    header, table or sentence (the summary is in --json and --markdown)."""
+    path = tmp_path / "m.csv"
+    path.write_text(
+        _csv([(r.arm, r.seconds, 1.0) for r in abba(SLOWER, [0.8 * t for t in SLOWER])])
+    )
+    code, out = run_cli(["ab", "-q", "--from", str(path), "--expect", "faster"])
+    assert code == 0
+    assert out.splitlines() == [
+        "A\t10 runs\tmin 0.9700 s\tmedian 1.0050 s\tmax 1.0300 s",
+        "B\t10 runs\tmin 0.7760 s\tmedian 0.8040 s\tmax 0.8240 s",
+        "control in A's slots\t10 runs\tmin 1.0000 s\tmedian 1.0000 s\tmax 1.0000 s",
+        "control in B's slots\t10 runs\tmin 1.0000 s\tmedian 1.0000 s\tmax 1.0000 s",
+        "B/A (paired, control-corrected)\t0.800\t96.8% interval 0.800-0.800",
+        "B/A uncorrected\t0.800\t96.8% interval 0.800-0.800",
+        "control B/A\t1.000\t96.8% interval 1.000-1.000",
+        "verdict\testablished\tB 20.0% faster than A\texpect faster: holds\t"
+        "false-claim rate 3.2%\texit 0",
+    ]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"a": [1.0], "b": [2.0]}))
+    code, out = run_cli(["ab", "-q", "--from", str(path)])
+    assert (code, out) == (
+        3,
+        "verdict\tnone\teach arm needs 2 counted repetitions; got A 1, B 1\texit 3\n",
+    )
+
+
+def test_quiet_run_sends_its_progress_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["ab", "-q", "--a", "true", "--b", "true", "--reps", "8"]) in (0, 1)
+    captured = capsys.readouterr()
+    assert "runs, 1 warm-up(s) per arm" in captured.err
+    assert [line.split("\t")[0] for line in captured.out.splitlines()] == [
+        "A",
+        "B",
+        "B/A (paired)",
+        "verdict",
+    ]
 
 
 def test_established_the_other_way_is_red(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"a": SLOWER, "b": [1.3 * t for t in SLOWER]}))
-    code, out = run_cli(["ab", "-q", "--from", str(path), "--expect", "faster"])
+    code, out = run_cli(["ab", "--from", str(path), "--expect", "faster"])
     assert code == 1
     assert "established: B is 30.0% slower than A" in out
     assert "but B was expected to be faster than A (exit 1)" in out
@@ -293,7 +392,7 @@ def test_established_the_other_way_is_red(tmp_path: Path) -> None:
 def test_inconclusive_is_red_and_single_rep_untrusted(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"a": [1.0, 1.2], "b": [1.1, 1.3]}))
-    code, out = run_cli(["ab", "-q", "--from", str(path)])
+    code, out = run_cli(["ab", "--from", str(path)])
     assert code == 1
     assert "2 runs per arm cannot give a 95% interval (unpaired needs at least 4 per arm)" in out
     path.write_text(json.dumps({"a": [1.0], "b": [2.0]}))

@@ -9,13 +9,23 @@ arm; with an effect, the share of calls that establish it does not fall as runs 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
 from fidelity.ab import stats
-from fidelity.ab.verdict import ALPHA, Arm, Repetition, judge, paired_ratio
+from fidelity.ab.verdict import (
+    ALPHA,
+    Arm,
+    Repetition,
+    false_claim_rate,
+    judge,
+    paired_ratio,
+    percent,
+    unpaired_ratio,
+)
 
 SIMS = 300  # per number of runs
 RUNS = range(2, 51)
@@ -115,3 +125,23 @@ def test_exact_null_distribution() -> None:
         assert pmf == pytest.approx(pmf[::-1])
     assert stats.minimum_size(ALPHA, paired=True) == 8
     assert stats.minimum_size(ALPHA, paired=False) == 4
+
+
+@pytest.mark.parametrize("n", [4, 5, 6])
+def test_the_stated_false_claim_rate_is_the_rules_own(n: int) -> None:
+    """Every equally likely ordering of two identical arms' n + n runs, judged: the share
+    that establishes a difference is exactly 1 - the stated level, and the rate the verdict
+    words say (rounded up) is never below it."""
+    values = np.arange(2 * n, dtype=np.float64) * 0.01  # log times; only their order matters
+    claims, total, level = 0, 0, 0.0
+    for chosen in itertools.combinations(range(2 * n), n):
+        rest = [i for i in range(2 * n) if i not in chosen]
+        interval = unpaired_ratio(values[list(chosen)], values[rest])
+        claims += interval.excludes_one
+        total += 1
+        level = interval.level
+    assert claims / total == pytest.approx(1 - level) and interval.false_claim_rate() == (
+        pytest.approx(claims / total)
+    )
+    assert float(false_claim_rate(level)[:-1]) / 100 >= claims / total
+    assert float(percent(level)[:-1]) / 100 <= level

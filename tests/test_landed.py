@@ -111,6 +111,29 @@ def test_symbol_present(repo: Repo, tmp_path: Path) -> None:
     assert "all 1 claims hold" in out
 
 
+def test_a_long_symbol_history_is_capped_in_the_row_and_whole_in_json(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Twelve commits that each add one more `frobnicate`: the row names the first and the
+    newest four, counts the rest; --json lists all twelve."""
+    shas = [repo.commit({"src/h.py": "frobnicate()\n" * n}, f"call {n}") for n in range(1, 13)]
+    out_json = tmp_path / "landed.json"
+    argv = ["landed", "-q", "--repo", str(repo.path), "--symbol", "frobnicate"]
+    code, out = run_cli([*argv, "--json", str(out_json)])
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if line.startswith("symbol frobnicate\t")]
+    shown = [f"added 1 in {sha[:12]} call {n}" for n, sha in enumerate(shas, start=1)]
+    assert row.endswith("; ".join([shown[0], "... and 7 more; --json has all", *shown[-4:]])), row
+    assert len(json.loads(out_json.read_text())["symbols"][0]["changes"]) == 12
+
+
+def test_a_short_symbol_history_is_shown_whole(repo: Repo) -> None:
+    for n in range(1, 6):
+        repo.commit({"src/h.py": "frobnicate()\n" * n}, f"call {n}")
+    code, out = run_cli(["landed", "-q", "--repo", str(repo.path), "--symbol", "frobnicate"])
+    assert code == 0 and out.count("added 1 in ") == 5 and "more; --json has all" not in out
+
+
 def test_markdown_output(repo: Repo, tmp_path: Path) -> None:
     sha = repo.commit({"src/b.py": "y = 2\n"}, "a | pipe")
     md = tmp_path / "landed.md"

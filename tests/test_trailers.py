@@ -61,6 +61,34 @@ def test_missing_trailer_is_red(repo: Repo) -> None:
     assert "COMMIT_EDITMSG:1:1: FD701 missing required trailer `Assisted-by: ...`" in out
 
 
+def test_quiet_hook_prints_each_finding_once(repo: Repo) -> None:
+    """`-q` printed every finding twice: located, then again as the table's row."""
+    path = repo.path / ".git" / "COMMIT_EDITMSG"
+    path.write_text("Fix it\n\nBody.\n\nChange-Id: I1\nAssisted-by: GPT\n")
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(path), "-q"])
+    assert code == 1
+    assert out.splitlines() == [
+        f"{path}:5:1: FD703 Change-Id is a forbidden trailer",
+        f"{path}:6:1: FD702 Assisted-by: 'GPT' does not match 'Claude( Opus [0-9]+)?'",
+        "2 findings in 1 messages",
+    ]
+
+
+def test_quiet_range_prints_each_finding_once_and_the_clean_messages(repo: Repo) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    good = repo.commit({"a.txt": "a\n"}, "good\n\nAssisted-by: Claude\n")
+    bad = repo.commit({"b.txt": "b\n"}, "bad\n\nno trailer\n")
+    code, out = run_cli(["trailers", "-q", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
+    assert code == 1
+    assert out.splitlines() == [
+        f"{bad[:12]}:1:1: FD701 missing required trailer `Assisted-by: ...`",
+        "commit trailers",
+        "where\tline\tcode\tmessage",
+        f"{good[:12]}\t\tok\tgood (trailers: Assisted-by)",
+        "1 findings in 2 messages; 2 files, 2 lines changed",
+    ]
+
+
 def test_wrong_value_is_red_with_its_line(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nBody.\n\nSigned-off-by: A <a@b>\nAssisted-by: GPT\n")
     assert code == 1

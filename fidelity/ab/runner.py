@@ -19,7 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from fidelity import proc
-from fidelity.ab.verdict import Arm, Expect, Judgement, Repetition, Verdict, change, judge
+from fidelity.ab.verdict import (
+    Arm,
+    Expect,
+    Interval,
+    Judgement,
+    Repetition,
+    Verdict,
+    change,
+    false_claim_rate,
+    judge,
+    percent,
+)
 from fidelity.errors import UsageError
 
 
@@ -73,8 +84,9 @@ class AbReport:
         return "; ".join(parts)
 
     def table(self) -> tuple[list[str], list[list[str]]]:
-        cols = ["", "runs", "min s", "median s", "max s", "B/A 95% interval"]
         j = self.judgement
+        level = f" {percent(j.interval.level)}" if j and j.interval.level else ""
+        cols = ["", "runs", "min s", "median s", "max s", f"B/A{level} interval"]
         if j is None:
             return cols, []
         rows = [
@@ -91,11 +103,48 @@ class AbReport:
                     strict=True,
                 )
             ]
-        judged = f"B/A ({j.method}{', control-corrected' if j.raw else ''})"
-        rows.append(_ratio_row(judged, j.interval))
-        if j.raw is not None and j.control is not None:
-            rows += [_ratio_row("B/A uncorrected", j.raw), _ratio_row("control B/A", j.control)]
+        rows += [_ratio_row(name, interval) for name, interval in self._ratios(j)]
         return cols, rows
+
+    def records(self) -> list[str]:
+        """One tab-separated line per arm, per ratio and for the verdict, each cell saying
+        what it is, for `-q`: no title, header or prose (the summary and --json have it)."""
+        j = self.judgement
+        if j is None:
+            return [f"verdict\tnone\t{self.failure}\texit {self.exit_code()}"]
+        bands = [("A", j.a), ("B", j.b)]
+        if j.control_a and j.control_b:
+            bands += [("control in A's slots", j.control_a), ("control in B's slots", j.control_b)]
+        lines = [
+            f"{name}\t{n} runs\tmin {b.low:.4f} s\tmedian {b.median:.4f} s\tmax {b.high:.4f} s"
+            for (name, b), n in zip(bands, (*j.n, *j.n), strict=False)
+        ]
+        for name, interval in self._ratios(j):
+            shown = f"{percent(interval.level)} interval {interval.span()}"
+            lines.append(
+                f"{name}\t{interval.ratio:.3f}\t{shown if interval.level else 'no interval'}"
+            )
+        if j.interval.low is None:
+            said = f"too few runs: {min(j.n)} per arm, {j.method} needs {j.minimum}"
+        elif j.verdict is Verdict.ESTABLISHED:
+            said = f"B {change(j.ratio)} than A"
+        else:
+            said = "no difference established"
+        cells = ["verdict", str(j.verdict), said]
+        cells.append(
+            f"expect {self.expect}: {'holds' if j.holds(self.expect) else 'does not hold'}"
+        )
+        if j.interval.level:
+            cells.append(f"false-claim rate {false_claim_rate(j.interval.level)}")
+        return [*lines, "\t".join([*cells, f"exit {self.exit_code()}"])]
+
+    @staticmethod
+    def _ratios(j: Judgement) -> list[tuple[str, Interval]]:
+        judged = f"B/A ({j.method}{', control-corrected' if j.raw else ''})"
+        found = [(judged, j.interval)]
+        if j.raw is not None and j.control is not None:
+            found += [("B/A uncorrected", j.raw), ("control B/A", j.control)]
+        return found
 
     def to_json(self) -> dict[str, Any]:
         j = self.judgement
@@ -110,6 +159,7 @@ class AbReport:
                 "minimum_runs_per_arm": j.minimum,
                 "ratio": j.ratio,
                 "interval": _interval_json(j.interval),
+                "false_claim_rate": j.interval.false_claim_rate(),
                 "uncorrected": _interval_json(j.raw) if j.raw else None,
                 "control": _interval_json(j.control) if j.control else None,
                 "words": j.headline(),
@@ -134,14 +184,13 @@ class AbReport:
         }
 
 
-def _ratio_row(name: str, interval: Any) -> list[str]:
-    if interval.low is None:
-        return [name, "", "", f"{interval.ratio:.3f}", "", "none: too few runs"]
-    span = f"{interval.low:.3f}-{interval.high:.3f} ({change(interval.ratio)})"
+def _ratio_row(name: str, interval: Interval) -> list[str]:
+    """B/A and its interval as a number range: the direction is the verdict's to say."""
+    span = "none: too few runs" if interval.low is None else interval.span()
     return [name, "", "", f"{interval.ratio:.3f}", "", span]
 
 
-def _interval_json(interval: Any) -> dict[str, Any]:
+def _interval_json(interval: Interval) -> dict[str, Any]:
     return {
         "ratio": interval.ratio,
         "low": interval.low,

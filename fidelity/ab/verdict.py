@@ -6,14 +6,18 @@ A, AB pairs give g = p - ln r and BA pairs g = p + ln r, where p is whatever the
 adds (the second run of a pair finding warm caches, the machine drifting within the pair),
 the same for both kinds. So the shift between the BA and the AB pairs is 2 ln r whatever p
 is, and its Hodges-Lehmann interval with the exact Mann-Whitney distribution
-(`stats.shift`) is a 95% interval for r. Unpaired (measurements recorded without their run
-order, or `abab`, where every pair runs A first): the same interval for ln b - ln a.
+(`stats.shift`) is an interval for r of at least 95%. Unpaired (measurements recorded
+without their run order, or `abab`, where every pair runs A first): the same interval for
+ln b - ln a.
 
-The false-claim rate is stated and holds at every number of runs: when the arms do not
-differ, at most 5% of verdicts are `established` (at most 2.5% in a stated direction),
+The rank distribution is discrete, so the interval's exact level is the first one at or
+above 95% that these sample sizes reach (96.8% for 10 ABBA runs per arm, 95.7% for 10
+unpaired), and the verdict states that number, not "95%". Its complement is the
+false-claim rate, stated too and holding at every number of runs: when the arms do not
+differ, exactly that share of verdicts are `established` (half of it in each direction),
 whatever the noise's shape, as long as a pair's noise does not depend on which arm ran
-first. Too few runs for a 95% interval give `inconclusive`, never a weaker claim; power
-grows with runs.
+first (ties, which timings do not have, only lower it). Too few runs for a 95% interval
+give `inconclusive`, never a weaker claim; power grows with runs.
 
 The control (shared work the change does not touch, run after the arm in every slot and
 in the arm's directory) corrects drift: each run's time is divided by its slot's control
@@ -36,7 +40,7 @@ import numpy as np
 from fidelity.ab import stats
 from fidelity.ab.stats import Floats
 
-ALPHA = 0.05  # two-sided: a 95% interval
+ALPHA = 0.05  # two-sided: an interval of at least 95%
 
 
 class Arm(enum.StrEnum):
@@ -45,7 +49,7 @@ class Arm(enum.StrEnum):
 
 
 class Verdict(enum.StrEnum):
-    ESTABLISHED = "established"  # the 95% interval for B/A excludes 1
+    ESTABLISHED = "established"  # the interval for B/A (at least 95%) excludes 1
     INCONCLUSIVE = "inconclusive"
 
 
@@ -108,14 +112,43 @@ class Interval:
             span = f"{(1 - hi) * 100:.1f}% to {(1 - lo) * 100:.1f}% faster"
         else:
             span = f"between {change(lo)} and {change(hi)}"
-        return f"95% interval {span}; B/A {self.ratio:.3f} ({lo:.3f}-{hi:.3f})"
+        return f"{percent(self.level)} interval {span}; B/A {self.ratio:.3f} ({self.span()})"
+
+    def span(self, digits: int = 3) -> str:
+        """The interval as a plain range of B/A, no direction word: `0.798-0.825`."""
+        return "none" if self.low is None else f"{self.low:.{digits}f}-{self.high:.{digits}f}"
+
+    def false_claim_rate(self) -> float | None:
+        """The share of verdicts that claim a difference between two arms that do not
+        differ, under this interval's rule at these sample sizes: 1 - its exact level."""
+        return None if self.low is None else 1.0 - self.level
+
+
+def percent(level: float) -> str:
+    """An interval's level as a percentage, rounded down (never claims more): `96.8%`."""
+    return f"{math.floor(round(level * 1000, 6)) / 10:.1f}%"
+
+
+def false_claim_rate(level: float) -> str:
+    """1 - level as a percentage, rounded up: with `percent(level)` it adds up to 100%."""
+    return f"{100 - float(percent(level)[:-1]):.1f}%"
+
+
+def false_claims(level: float) -> str:
+    """The false-claim rate of an interval at `level`, in a benchmark owner's words."""
+    rate = false_claim_rate(level)
+    each = f"{round(float(rate[:-1]) / 2, 2):g}%"
+    return (
+        f"false-claim rate {rate}: at most {rate} of runs like this establish a difference "
+        f"between two commands that take the same time, {each} each way"
+    )
 
 
 def change(ratio: float) -> str:
     """A ratio of times in words: 1.25 -> '25.0% slower', 0.8 -> '20.0% faster'."""
-    if ratio >= 1:
-        return f"{(ratio - 1) * 100:.1f}% slower"
-    return f"{(1 - ratio) * 100:.1f}% faster"
+    pct = abs(ratio - 1) * 100
+    shown = f"{pct:.1f}" if pct >= 0.05 or pct == 0 else f"{pct:.1g}"  # never `0.0% slower`
+    return f"{shown}% {'slower' if ratio >= 1 else 'faster'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +181,7 @@ class Judgement:
         return True
 
     def headline(self) -> str:
-        how = f"{self.method}, {self.n[0]}+{self.n[1]} runs"
+        how = f"{self.method}, {self.n[0]}+{self.n[1]} runs; {false_claims(self.interval.level)}"
         if self.interval.low is None:
             return (
                 f"inconclusive: {min(self.n)} runs per arm cannot give a 95% interval "
@@ -167,22 +200,45 @@ class Judgement:
         """What the control changed, or '' without one."""
         if self.raw is None or self.control is None:
             return ""
-        moved = f"the control moved B/A from {self.raw.ratio:.3f} to {self.ratio:.3f}"
-        if self.raw.low is None:
+        raw, now = self.raw, self.interval
+        d = _digits((raw.ratio,), (now.ratio,))
+        moved = f"the control moved B/A from {raw.ratio:.{d}f} to {now.ratio:.{d}f}"
+        if d > 6:
+            moved = f"the control left B/A at {now.ratio:.3f}"
+        if raw.low is None or raw.high is None or now.low is None or now.high is None:
             return moved
-        if self.interval.width() <= self.raw.width():
+        d = _digits((raw.low, raw.high), (now.low, now.high))
+        before, after = raw.span(min(d, 6)), now.span(min(d, 6))
+        old_width, new_width = raw.high - raw.low, now.high - now.low
+        by = f"by {_share(abs(new_width / old_width - 1))} " if old_width else ""
+        if d > 6:
+            effect = f"and left its interval as it was ({now.span()})"
+        elif new_width < old_width:
+            effect = f"and narrowed its interval {by}from {before} to {after}"
+        elif new_width > old_width:
             effect = (
-                f"and narrowed its interval from {self.raw.low:.3f}-{self.raw.high:.3f} "
-                f"to {self.interval.low:.3f}-{self.interval.high:.3f}"
-            )
-        else:
-            effect = (
-                f"and widened its interval from {self.raw.low:.3f}-{self.raw.high:.3f} to "
-                f"{self.interval.low:.3f}-{self.interval.high:.3f}: its noise is not the "
+                f"and widened its interval {by}from {before} to {after}: its noise is not the "
                 "arms' noise, so it costs more than it corrects; consider dropping --control"
             )
+        else:
+            effect = f"and shifted its interval from {before} to {after}"
         ctl = f"(the control itself ran {change(self.control.ratio)} in B's slots)"
         return f"{moved} {effect} {ctl}"
+
+
+def _digits(first: Sequence[float], second: Sequence[float]) -> int:
+    """The fewest decimals (3 to 6) that tell two sets of numbers apart; 7 when 6 cannot,
+    so that a change too small to show is said as none, never as `0.798 to 0.798`."""
+    for digits in range(3, 7):
+        if [f"{x:.{digits}f}" for x in first] != [f"{x:.{digits}f}" for x in second]:
+            return digits
+    return 7
+
+
+def _share(fraction: float) -> str:
+    """A relative change, with a digit more while it would round to 0: `0.6%`, `12%`."""
+    pct = fraction * 100
+    return f"{pct:.0f}%" if pct >= 9.5 else f"{pct:.1f}%" if pct >= 0.05 else f"{pct:.2g}%"
 
 
 def _counted(reps: Sequence[Repetition], arm: Arm) -> list[Repetition]:

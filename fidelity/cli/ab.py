@@ -12,16 +12,22 @@ from fidelity.errors import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from fidelity.ab.runner import AbReport
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "ab",
-        help="A/B timing verdict with a 95%% interval: established or inconclusive",
+        help="A/B timing verdict with an interval of at least 95%%: established or inconclusive",
         description="Runs the arms order-alternated (ABBA) after uncounted warm-ups, pairs "
-        "adjacent runs, and gives B/A with an exact 95% interval (Hodges-Lehmann on the "
-        "order-balanced pairs); or judges recorded measurements (--from). `established` "
-        "when the interval excludes 1: for identical arms that happens in at most 5% of "
-        "calls at any --reps. A --control (shared work, run after the arm in every slot) "
+        "adjacent runs, and gives B/A with an exact interval of at least 95% (Hodges-Lehmann "
+        "on the order-balanced pairs; its exact level depends on the number of runs, e.g. "
+        "96.8% for 10 ABBA runs per arm); or judges recorded measurements (--from). "
+        "`established` when the interval excludes 1. The verdict states the level and its "
+        "false-claim rate (100% minus the level, at most 5%): the share of calls on two "
+        "identical arms that would establish a difference, at any --reps. With -q it prints "
+        "one record per line: each arm, each ratio, the verdict. A --control (shared work, "
+        "run after the arm in every slot) "
         "corrects each run for drift. Exit 0 when a difference is established the expected "
         "way, 1 when not, 2 for bad arguments, 3 when a run failed or too few were recorded.",
     )
@@ -67,7 +73,8 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console as Terminal
 
     from fidelity.ab import session
-    from fidelity.cli.report import emit
+    from fidelity.cli.plain import PlainConsole
+    from fidelity.cli.report import emit, print_lines
 
     err = Terminal(stderr=True, highlight=False)
     options.check_writable(args.json, args.markdown)
@@ -76,14 +83,27 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
             raise UsageError("give either --from FILE or --a/--b commands, not both")
         report = session.from_file(args.measurements, args.expect)
         title = f"A/B from {args.measurements}"
-        return emit(
-            console,
-            title,
-            report,
-            report.summary(),
-            json_path=args.json,
-            markdown_path=args.markdown,
-        )
+    else:
+        report, title = _run(args, console, err), "A/B timing"
+    records = isinstance(console, PlainConsole)  # -q: the records alone, one per line
+    code = emit(
+        console,
+        title,
+        report,
+        report.summary(),
+        json_path=args.json,
+        markdown_path=args.markdown,
+        show=not records,
+    )
+    if records and not options.to_stdout(args.json):
+        print_lines(console, report.records())
+    return code
+
+
+def _run(args: argparse.Namespace, console: Console, err: Console) -> AbReport:
+    from fidelity.ab import session
+    from fidelity.cli.plain import PlainConsole
+
     if not (args.a and args.b):
         raise UsageError("name both arms: --a CMD --b CMD (or judge recorded --from FILE)")
     plan = session.Plan(
@@ -99,14 +119,6 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
         cwd_a=args.cwd_a,
         cwd_b=args.cwd_b,
     )
-    # with the JSON on standard output, progress goes to standard error
-    say = err if options.to_stdout(args.json) else console
-    report = session.run(plan, lambda line: say.print(line, markup=False, highlight=False))
-    return emit(
-        console,
-        "A/B timing",
-        report,
-        report.summary(),
-        json_path=args.json,
-        markdown_path=args.markdown,
-    )
+    # with the JSON on standard output, or only records under -q, progress goes to stderr
+    say = err if options.to_stdout(args.json) or isinstance(console, PlainConsole) else console
+    return session.run(plan, lambda line: say.print(line, markup=False, highlight=False))

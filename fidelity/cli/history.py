@@ -135,6 +135,7 @@ def _register_trailers(sub: Any) -> None:
 
 
 def _trailers(args: argparse.Namespace, console: Console) -> int:
+    from fidelity.cli.plain import PlainConsole
     from fidelity.cli.report import emit, print_lines
     from fidelity.git import worktrees
     from fidelity.history import trailers
@@ -143,11 +144,30 @@ def _trailers(args: argparse.Namespace, console: Console) -> int:
     report = trailers.check(worktrees.toplevel(args.repo), args.message_file, args.range)
     if not options.to_stdout(args.json):
         print_lines(console, [finding.render() for finding in report.findings])
-    title = "commit trailers"
+    quiet = isinstance(console, PlainConsole)  # each finding once: the table would repeat it
+    title, summary = "commit trailers", report.summary()
     code = emit(
-        console, title, report, report.summary(), json_path=args.json, markdown_path=args.markdown
+        console,
+        title,
+        report,
+        summary,
+        json_path=args.json,
+        markdown_path=args.markdown,
+        show=not quiet,
     )
+    if quiet and not options.to_stdout(args.json):
+        print_lines(console, _unflagged(title, report, summary))
     from fidelity.cli import annotate  # at use: dataclasses, not at start-up
 
     annotate.emit(console, args.json, annotate.trailers(report, args.message_file))
     return code
+
+
+def _unflagged(title: str, report: Any, summary: str) -> list[str]:
+    """Under -q, after the located findings: the messages that broke no rule as a table
+    (its finding rows left out), then the summary."""
+    from fidelity.cli.report import Listing, plain_lines
+
+    columns, rows = report.table()
+    ok = [row for row in rows if row[2] == "ok"]
+    return plain_lines(title, Listing(columns, ok), summary) if ok else [summary]

@@ -60,9 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(sub)
-    for command in sub.choices.values():  # `fidelity run -q` works as well as `fidelity -q run`
-        if "--quiet" not in command._option_string_actions:
-            options.quiet(command)
+    options.quiet_everywhere(parser)  # `fidelity cases list -q` as well as `fidelity -q ...`
     for name in ANNOTATED:
         sub.choices[name].epilog = (
             "Under GitHub Actions (GITHUB_ACTIONS=true), a gate that does not hold also prints "

@@ -31,6 +31,8 @@ _HELP = {
 
 def quiet(parser: argparse.ArgumentParser) -> None:
     """`-q` after the command as well as before it (`fidelity run -q`, `fidelity -q run`)."""
+    if "--quiet" in parser._option_string_actions:
+        return
     parser.add_argument(
         "-q",
         "--quiet",
@@ -38,6 +40,27 @@ def quiet(parser: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help="plain output for CI logs: no progress, no colour, one record per line",
     )
+
+
+def commands(parser: argparse.ArgumentParser) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every command's and nested action's parser under `parser`, by the words that name it
+    (`("cases", "list")`); aliases are left out."""
+    found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for name, child in action.choices.items():
+            if child not in found.values():
+                found[(name,)] = child
+                found |= {(name, *path): p for path, p in commands(child).items()}
+    return found
+
+
+def quiet_everywhere(parser: argparse.ArgumentParser) -> None:
+    """`-q` after every command and nested action, meaning what it means before them: a
+    command added later cannot forget it (tests/test_quiet.py walks them all)."""
+    for command in commands(parser).values():
+        quiet(command)
 
 
 def repo(parser: argparse.ArgumentParser) -> None:

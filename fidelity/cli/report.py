@@ -109,10 +109,12 @@ def emit(
     json_path: Path | None = None,
     markdown_path: Path | None = None,
     code: int | None = None,
+    show: bool = True,
 ) -> int:
     """Write the --json/--markdown files first (nothing is lost if the terminal fails), then
-    render to the terminal unless JSON goes to standard output; return the exit code. A
-    report that cannot be written is an error (exit 2) once the report has been shown."""
+    render to the terminal unless JSON goes to standard output or `show` is False (the
+    caller prints its own lines); return the exit code. A report that cannot be written is
+    an error (exit 2) once the report has been shown."""
     code = report.exit_code() if code is None else code
     failed = None
     try:
@@ -124,7 +126,7 @@ def emit(
             options.write_markdown(markdown_path, lambda limit: fit(text, limit))
     except options.ReportError as exc:
         failed = exc
-    if not options.to_stdout(json_path):
+    if show and not options.to_stdout(json_path):
         render(console, title, report, summary)
     if failed is not None:
         raise failed

@@ -180,10 +180,22 @@ def _commit_detail(c: CommitClaim) -> str:
     return head
 
 
+HISTORY_SHOWN = 5  # a symbol's changes in its row; past that, the first and the newest
+
+
+def _history(changes: Sequence[SymbolChange]) -> str:
+    """The commits that changed a symbol, oldest first: all of them up to HISTORY_SHOWN,
+    else the first (where it came from), a count, and the newest (where it stands)."""
+    said = [f"{ch.kind} {abs(ch.net)} in {ch.sha[:12]} {ch.subject}" for ch in changes]
+    if len(said) > HISTORY_SHOWN:
+        newest = HISTORY_SHOWN - 1
+        hidden = len(said) - HISTORY_SHOWN
+        said = [said[0], f"... and {hidden} more; --json has all", *said[-newest:]]
+    return "; ".join(said)
+
+
 def _symbol_detail(s: SymbolClaim) -> str:
-    history = "; ".join(
-        f"{ch.kind} {abs(ch.net)} in {ch.sha[:12]} {ch.subject}" for ch in s.changes
-    )
+    history = _history(s.changes)
     shown = ", ".join(f"{path} ({n})" for path, n in s.present_in[:3])
     where = f"in {shown}" + (" ..." if len(s.present_in) > 3 else "")
     now = where if s.present_in else "not in the tree now"
