@@ -77,6 +77,7 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
     counts and prediction always; findings and case rows while they fit, then a note of
     how many were cut; "" when not even the verdict fits."""
     top = [f"### fidelity: {inline(words.verdict(outcome))}", ""]
+    top += [line for text in words.same_commit(outcome) for line in (f"**{inline(text)}**", "")]
     top += [inline(words.headline(outcome)), ""]
     summary = _summary(outcome)
     found = [f"- {inline(words.finding_line(f))}" for f in outcome.findings]
@@ -169,4 +170,5 @@ def json_report(outcome: Outcome) -> dict[str, Any]:
     data["prediction"] = predict.to_json(outcome.prediction)
     data["prediction_verdict"] = asdict(outcome.judged) if outcome.judged else None
     data["exit_code"] = outcome.exit_code
+    data["same_commit"] = bool(words.same_commit(outcome))  # a commit compared with itself
     return rundir.plain(data)

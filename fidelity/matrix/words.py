@@ -29,6 +29,18 @@ def headline(outcome: Outcome) -> str:
     )
 
 
+def same_commit(outcome: Outcome) -> list[str]:
+    """The note a run of one commit against itself must carry: it can only test whether the
+    cases are deterministic, never a change; [] for two commits."""
+    sha = outcome.baseline.sha
+    if not sha or sha != outcome.candidate.sha:
+        return []
+    return [
+        f"baseline and candidate are the same commit {sha[:10]}: this compares a commit with "
+        "itself, so it shows whether the cases are deterministic, not what a change did"
+    ]
+
+
 def finding_line(f: Finding) -> str:
     where = " ".join(x for x in (f.side and f"[{f.side}]", f.case_id and f"case {f.case_id}") if x)
     return f"{f.code}{' ' + where if where else ''}: {f.message}"
