@@ -25,8 +25,10 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-CASE = frozenset({"out", "cache", "worktree", "python", "venv"})
-SIDE = frozenset({"worktree", "python", "venv"})  # setup, [matrix] env and python: no case yet
+CASE = frozenset({"out", "cache", "worktree", "python", "venv", "harness"})
+SIDE = frozenset(
+    {"worktree", "python", "venv", "harness"}
+)  # setup, [matrix] env and python: no case yet
 
 _NAME = r"[a-z_][a-z0-9_]*"
 # at each place the first alternative that matches wins: an escape, then a shell variable

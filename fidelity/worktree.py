@@ -222,6 +222,16 @@ def _kill(pids: list[int]) -> tuple[int, ...]:
     return tuple(killed)
 
 
+def stale(repo: Path) -> list[worktrees.WorktreeEntry]:
+    """The worktrees of fidelity runs whose process is gone: what `prune_stale` removes."""
+    found = []
+    for entry in worktrees.worktree_entries(repo):
+        owner = Owner.parse(entry.locked)
+        if owner is not None and owner_alive(owner) is False:
+            found.append(entry)
+    return found
+
+
 def prune_stale(repo: Path) -> tuple[Stale, ...]:
     """Remove the worktrees of fidelity runs whose process is gone; say which.
 
@@ -230,10 +240,7 @@ def prune_stale(repo: Path) -> tuple[Stale, ...]:
     fidelity did not lock is left exactly as it is.
     """
     found = []
-    for entry in worktrees.worktree_entries(repo):
-        owner = Owner.parse(entry.locked)
-        if owner is None or owner_alive(owner) is not False:
-            continue
+    for entry in stale(repo):
         killed = _kill(_orphans(entry.path))
         with _admin:
             removed = _remove_locked(repo, entry.path)

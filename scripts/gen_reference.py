@@ -276,6 +276,8 @@ MEANING = {
     "worktree": "the side's checkout (a detached worktree of its commit)",
     "python": "the interpreter fidelity runs in; with `venv = true`, the side's venv python",
     "venv": "the side's virtual environment folder; only with `[matrix] venv = true`",
+    "harness": "the harness revision's files (the table's revision), checked out once per run "
+    "into a read-only folder both sides read: driver scripts, helpers, fixtures",
 }
 # Written here, not derived: the grammar lives in fidelity/placeholders.py's regular
 # expressions; adjust these words when it changes.

@@ -87,6 +87,11 @@ def test_clean_run_has_no_findings_and_exits_0() -> None:
             {"cand": replace(CAND, worktree_removed=False, worktree="/tmp/wt")},
             {"cand": replace(CAND, worktree_removed=True, worktree="/tmp/wt")},
         ),
+        (  # a set-up worktree kept on purpose (reuse_setup) is not one that failed to go
+            Code.WORKTREE_NOT_REMOVED,
+            {"cand": replace(CAND, worktree_removed=False, worktree="/tmp/wt")},
+            {"cand": replace(CAND, worktree_removed=False, worktree="/tmp/wt", kept="/tmp/wt")},
+        ),
         (
             Code.MISSING_EVIDENCE,
             {"cand": replace(CAND, cases={"a": replace(OK, missing_outputs=("*.csv",))})},

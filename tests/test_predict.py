@@ -15,10 +15,11 @@ from support import PROG, PY, Repo
 from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix import reports as report_matrix
+from fidelity.matrix.accept import Settled
 from fidelity.matrix.compare import CaseResult, Comparison, Summary, Verdict
 from fidelity.matrix.findings import Code, Finding
 from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.predict import Held, PredictionError, judge, resolve
+from fidelity.matrix.predict import Held, Prediction, PredictionError, judge, resolve
 
 CASES = {"a": ("ok", ["alpha"]), "b": ("ok", ["beta", "moves"]), "c": ("ok", ["beta", "moves"])}
 
@@ -274,7 +275,8 @@ def test_held_exactly_when_moved_equals_predicted_and_nothing_failed(
         0,
     )
     findings = (Finding(Code.DIRTY_SIDE, "x"),) if finding else ()
-    verdict = judge(Comparison(results, summary), frozenset(predicted), findings)
+    stated = Prediction("p", "why", (), frozenset(predicted), "0" * 64)
+    verdict = judge(Comparison(results, summary), stated, Settled(findings))
     if finding or len(failed) == 6:  # a finding, or nothing compared
         assert verdict.verdict is Held.UNTRUSTED and verdict.exit_code == 3
     elif moved == predicted and not failed:

@@ -18,4 +18,5 @@ they hold no logic of their own and import heavy modules only inside their handl
 - `records`: `fidelity merge-records`, the git merge driver for keyed record tables
 - `ab`: `fidelity ab`
 - `demo`: `fidelity demo`
+- `gc`: `fidelity gc`: lists, and removes, old run directories and kept set-up worktrees
 """

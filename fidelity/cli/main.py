@@ -23,6 +23,7 @@ from fidelity.cli import (
     controls,
     demo,
     docs,
+    gc,
     history,
     matrix,
     options,
@@ -34,7 +35,7 @@ from fidelity.errors import INTERRUPTED, SIGNALLED, Exit, FidelityError, exit_su
 if TYPE_CHECKING:
     from rich.console import Console
 
-COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records)
+COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records, gc)
 # the gates that annotate their verdicts under GitHub Actions, and so their errors too
 ANNOTATED = frozenset(
     {"run", "merge", "compare", "verify", "stale", "landed", "trailers", "preflight"}

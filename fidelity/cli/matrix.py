@@ -177,8 +177,27 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             resume=args.resume,
             shard=shard,
             durations=_durations(args.shard_durations),
+            warn=_warn_early,
         )
     return _show(outcome, args, console, repo)
+
+
+def _warn_early(findings: Any) -> None:
+    """Findings the run is sure to end with, on standard error before any case runs."""
+    if not findings:
+        return
+    from rich.console import Console
+
+    from fidelity.matrix import words
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(
+        "fidelity: this run will end untrusted (exit 3) whatever its cases do; stop it "
+        "(Ctrl-C) and fix these first, or let it run to see the evidence:",
+        markup=False,
+    )
+    for finding in findings:
+        err.print(f"  {words.finding_line(finding)}", markup=False)
 
 
 def _show(

@@ -4,6 +4,7 @@
 - `objects`: revisions and the objects they name (commits, blobs, trees, batch reads)
 - `worktrees`: a work tree's top, status and HEAD; the worktrees fidelity adds and removes
 - `stage`: the index as a commit would record it, scratch index files, commits built from them
+- `export`: a tree's files written into a plain folder, and what was changed there since
 - `patches`: diffs between commits, patches applied or checked, git's three-way file merge
 - `gitdir`: the shared repository directory: refs, config, hooks, aliases, merge state files
 - `log`: history queries (ancestry, logs, trailers, patch ids, the commit graph), batched

@@ -15,10 +15,12 @@ evidence, then how a verdict is said.
 - `compare`: the comparison: pure functions from two sides' evidence to one verdict per case
 - `widening`: has the harness loosened a comparison since the baseline's own table
 - `findings`: provenance findings: every reason the comparison could not be trusted
+- `accept`: findings a table accepts and a prediction expects: shown and counted, never silent
 - `predict`: predictions: the move set stated before measuring, so the result can falsify it
 - `outcome`: a matrix verdict as a value, and the one rule that makes it an exit code
 - `shards`: a deterministic share of the cases for one CI job, balanced by past durations
 - `harness`: where the case table and the prediction of a run are read from
+- `harness_tree`: the harness revision's files, checked out once per run for `{harness}`
 - `files`: the files a case left in its output and cache folders, links never followed
 - `importguard`: where each checked module resolves, with the side's own interpreter
 - `setups`: a side's set-up worktree, kept and reused while its commit and setup match
@@ -35,4 +37,5 @@ evidence, then how a verdict is said.
 - `words`: the words of a verdict, shared by the terminal and the Markdown report
 - `render`: terminal rendering of a matrix outcome through an injected rich Console
 - `reports`: reports for CI: Markdown (PR comment, step summary), JUnit, JSON
+- `housekeeping`: `fidelity gc`: old runs and kept set-up worktrees, listed and removed
 """

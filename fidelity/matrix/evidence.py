@@ -80,7 +80,9 @@ class SideEvidence:
     setup: tuple[SetupStep, ...] = ()
     cases: Mapping[str, CaseEvidence] = field(default_factory=dict)
     worktree: str = ""
-    worktree_removed: bool = True
+    worktree_removed: bool = True  # False for a kept set-up worktree (see `kept`)
+    kept: str = ""  # the set-up worktree kept for the next run (reuse_setup); "" if none
+    reused: bool = False  # its setup was reused from an earlier run, not run again
     changed: tuple[str, ...] = ()  # what the cases changed in their own worktree
 
 

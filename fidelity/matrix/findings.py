@@ -7,7 +7,7 @@ whatever the comparison says, and is printed above the verdict.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from fidelity.matrix.compare import CaseResult, Comparison, Verdict
@@ -44,6 +44,9 @@ class Code(enum.StrEnum):
     UNEXPECTED_OUTPUT = "unexpected-output"
     SHARD_MISSING = "shard-missing"
     SHARD_DUPLICATED = "shard-duplicated"
+    HARNESS_CHANGED = "harness-changed"
+    ACCEPTED_UNUSED = "accepted-unused"
+    ACCEPTED_EXPIRED = "accepted-expired"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,10 @@ class Harness:
     table_path: str
     table_sha256: str
     table_dirty: bool  # the table read differs from what is committed at `sha`
+    tree: str = ""  # the harness's tree id (of the checkout's files, read from the checkout)
+    reads: bool = False  # cases read the harness's files as {harness}
+    paths: tuple[str, ...] = ()  # what {harness} holds; () the whole tree
+    changed: tuple[str, ...] = ()  # what cases added, changed or removed under {harness}
 
 
 def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
@@ -107,7 +114,7 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
             role,
         )
     yield from _case_findings(side)
-    if not side.worktree_removed:
+    if not side.worktree_removed and not side.kept:  # a kept set-up worktree is meant to stay
         yield Finding(
             Code.WORKTREE_NOT_REMOVED,
             f"the {role} worktree {side.worktree} could not be removed; remove it and run "
@@ -182,6 +189,42 @@ def _widenings(specs: Mapping[str, Specs], baseline: SideEvidence) -> Iterator[F
                 )
 
 
+def _shown(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+
+def harness_findings(harness: Harness) -> Iterator[Finding]:
+    """An uncommitted table, uncommitted files the cases read as {harness}, and what the
+    cases changed there. Known before any case runs, but the last."""
+    if harness.table_dirty:
+        yield Finding(
+            Code.DIRTY_HARNESS,
+            f"the case table {harness.table_path} has uncommitted changes at the harness; "
+            "commit it so that the comparison can be reproduced",
+        )
+    if harness.reads:
+        held = [
+            d
+            for d in harness.dirty_paths
+            if d != harness.table_path
+            and (not harness.paths or any(d == p or d.startswith(p + "/") for p in harness.paths))
+        ]
+        if held:
+            yield Finding(
+                Code.DIRTY_HARNESS,
+                f"the cases read the checkout's files as {{harness}}, and {len(held)} of them "
+                f"are uncommitted ({_shown(held)}); commit them (or run with --harness REV) so "
+                "that the comparison can be reproduced",
+            )
+    if harness.changed:
+        yield Finding(
+            Code.HARNESS_CHANGED,
+            f"cases added, changed or removed {len(harness.changed)} files in the harness "
+            f"checkout ({_shown(harness.changed)}); the sides may have read different "
+            "harnesses. A case must write only into {out} and {cache}",
+        )
+
+
 def provenance(
     harness: Harness,
     baseline: SideEvidence,
@@ -202,14 +245,7 @@ def provenance(
                 "what you did not mean",
             )
         )
-    if harness.table_dirty:
-        found.append(
-            Finding(
-                Code.DIRTY_HARNESS,
-                f"the case table {harness.table_path} has uncommitted changes at the harness; "
-                "commit it so that the comparison can be reproduced",
-            )
-        )
+    found.extend(harness_findings(harness))
     declared = comparison.summary.declared
     for side in (baseline, candidate):
         found.extend(_side_findings(side, declared))
@@ -242,5 +278,6 @@ def exit_code(comparison: Comparison, findings: tuple[Finding, ...]) -> int:
     if summary.moved or summary.failures:
         return 1
     held = summary.identical + summary.within_tolerance
-    assert held == summary.declared > 0, "a gate cannot hold without comparing"
+    # the rest carried findings, every one of them accepted (shown with the verdict)
+    assert 0 < held <= summary.declared, "a gate cannot hold without comparing"
     return 0

@@ -6,8 +6,9 @@ user's checkout; the verdict comes from the pure core (`compare`, `findings`, `o
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,13 @@ from typing import Any
 from fidelity import proc
 from fidelity.errors import UsageError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import ledger, predict, repo_state, rundir, shards
+from fidelity.matrix import harness_tree, ledger, predict, repo_state, rundir, shards
+from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import explanations
-from fidelity.matrix.findings import Harness, provenance
-from fidelity.matrix.harness import read_harness, read_prediction, table_path
+from fidelity.matrix.findings import Finding, Harness, harness_findings, provenance
+from fidelity.matrix.harness import accept_state, read_harness, read_prediction, table_path
 from fidelity.matrix.outcome import Outcome, Selection, decide, prediction_findings
 from fidelity.matrix.plan import Progress, RunPlan, SidePlan
 from fidelity.matrix.predict import Prediction
@@ -47,6 +49,7 @@ def run(
     resume: Path | None = None,
     shard: str | None = None,
     durations: Mapping[str, float] | None = None,
+    warn: Callable[[tuple[Finding, ...]], None] | None = None,
 ) -> Outcome:
     """Run both sides under one harness table, compare, and write the run directory.
 
@@ -58,7 +61,10 @@ def run(
     """
     if resume is not None:
         sides = (baseline, candidate)
-        return execute(_resume(resume, repo, sides=sides, jobs=jobs, progress=progress))
+        plan = _resume(resume, repo, sides=sides, jobs=jobs, progress=progress)
+        if warn is not None:
+            warn(known_before(plan))
+        return execute(plan)
     plan = start(
         repo,
         (baseline, candidate),
@@ -72,7 +78,15 @@ def run(
         shard=shard,
         durations=durations,
     )
+    if warn is not None:
+        warn(known_before(plan))
     return execute(plan)
+
+
+def known_before(plan: RunPlan) -> tuple[Finding, ...]:
+    """The findings a run is sure to end with, known before any case runs: an uncommitted
+    table, prediction or harness file. Said first, so nobody waits for an untrusted run."""
+    return (*harness_findings(plan.harness), *prediction_findings(plan.prediction, plan.selection))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +101,7 @@ class _Table:
     selection: Selection | None
     prediction: Prediction | None
     sides: tuple[SidePlan, SidePlan]
+    accepts: tuple[Allowance, ...]
 
 
 def _read_table(
@@ -111,7 +126,9 @@ def _read_table(
         SidePlan("baseline", baseline, objects.rev_parse(repo, baseline)),
         SidePlan("candidate", candidate, objects.rev_parse(repo, candidate)),
     )
-    return _Table(rel, harness, full, matrix, selection, prediction, sides)
+    today = dt.datetime.now(dt.UTC).date()
+    accepts = accept_state(repo, full.accepts, sides[1].sha, today)
+    return _Table(rel, harness, full, matrix, selection, prediction, sides, accepts)
 
 
 def start(
@@ -164,6 +181,7 @@ def start(
         durations=durations,
         jobs=jobs,
         progress=progress,
+        accepts=table.accepts,
     )
     ledger.write_plan(plan.run_dir, plan.to_json())
     return plan
@@ -198,7 +216,7 @@ def resume(
         durations=began.get("durations"),
     )
     run_dir = run_dir.absolute()
-    _same_as_began(began, table.harness.table_sha256, table.sides)
+    _same_as_began(began, table.harness, table.sides)
     proc.kill_marked(str(run_dir) + "/")  # cases the killed run left running
     definitions = {c.id: c.definition_sha() for c in table.matrix.cases}
     return RunPlan(
@@ -221,6 +239,7 @@ def resume(
         jobs=jobs,
         progress=progress,
         resumed=True,
+        accepts=table.accepts,
         done={p.role: ledger.completed(run_dir / p.role, definitions) for p in table.sides},
     )
 
@@ -229,8 +248,14 @@ _resume = resume  # inside `run`, its keyword `resume` (the run directory) hides
 
 
 def execute(plan: RunPlan) -> Outcome:
-    """Run the plan's cases on both sides, compare, judge, and write run.json."""
-    base, cand = _sides(plan)
+    """Run the plan's cases on both sides, compare, judge, and write run.json; the run
+    directory is marked as running meanwhile (`ledger.running`), so `fidelity gc` leaves it."""
+    with ledger.running(plan.run_dir):
+        return _execute(plan)
+
+
+def _execute(plan: RunPlan) -> Outcome:
+    base, cand, harness = _sides(plan)
     declared = tuple((c.id, c.definition_sha()) for c in plan.matrix.cases)
     specs = {c.id: c.compare for c in plan.matrix.cases}
     explained = explanations(plan.run_dir, base, cand, specs, plan.run_dir)
@@ -238,16 +263,17 @@ def execute(plan: RunPlan) -> Outcome:
     repo, run_dir = plan.repo, plan.run_dir
     own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
     changes = tuple(repo_state.changes(plan.checkout, repo_state.snapshot(repo), own))
-    findings = provenance(
-        plan.harness, base, cand, comparison, specs=specs, checkout_changes=changes
-    )
+    findings = provenance(harness, base, cand, comparison, specs=specs, checkout_changes=changes)
     findings += prediction_findings(plan.prediction, plan.selection)
-    judged, code = decide(comparison, findings, plan.prediction, plan.selection)
+    judged, code, settled = decide(
+        comparison, findings, plan.prediction, plan.selection, plan.accepts
+    )
+    findings = settled.findings
     times = {"started": plan.started, "finished": _now()}
     if plan.resumed:
         times["resumed"] = _now()
     data = rundir.manifest(
-        plan,
+        replace(plan, harness=harness),
         sides=(base, cand),
         comparison=comparison,
         findings=findings,
@@ -255,10 +281,11 @@ def execute(plan: RunPlan) -> Outcome:
         judged=judged,
         checkout_changes=changes,
         times=times,
+        settled=settled,
     )
     return Outcome(
         run_dir=run_dir,
-        harness=plan.harness,
+        harness=harness,
         baseline=base,
         candidate=cand,
         comparison=comparison,
@@ -268,38 +295,62 @@ def execute(plan: RunPlan) -> Outcome:
         judged=judged,
         manifest=rundir.write(run_dir, data),
         selection=plan.selection,
+        accepted=settled.accepted,
+        expected=settled.expected,
     )
 
 
-def _sides(plan: RunPlan) -> tuple[SideEvidence, SideEvidence]:
-    """Both sides' evidence: their cases run, or (an empty shard) nothing to check out."""
+def _sides(plan: RunPlan) -> tuple[SideEvidence, SideEvidence, Harness]:
+    """Both sides' evidence, their cases run (or, an empty shard, nothing to check out), and
+    the harness with what the cases changed in its checkout."""
     if not plan.matrix.cases:
         base, cand = (SideEvidence(p.role, p.rev, p.sha) for p in plan.sides)
-        return base, cand
-    ctx = RunContext(
-        repo=plan.repo,
-        matrix=plan.matrix,
-        table_path=plan.table_path,
-        run_dir=plan.run_dir,
-        jobs=plan.jobs,
-        progress=plan.progress,
-        full=plan.full,
-    )
-    try:
-        with proc.adopting():  # a case's descendant that escapes its group comes back
-            base, cand = run_sides(ctx, plan.sides, plan.done)
-    except KeyboardInterrupt as exc:
-        exc.run_dir = plan.run_dir  # type: ignore[attr-defined]  # the CLI says how to resume
-        raise
-    return base, cand
+        return base, cand, plan.harness
+    reads = plan.matrix.reads_harness()
+    setup_reads = replace(plan.matrix, cases=()).reads_harness()
+    with contextlib.ExitStack() as stack:
+        checkout = (
+            stack.enter_context(
+                harness_tree.checked_out(plan.repo, plan.harness.tree, plan.harness.paths)
+            )
+            if reads
+            else None
+        )
+        ctx = RunContext(
+            repo=plan.repo,
+            matrix=plan.matrix,
+            table_path=plan.table_path,
+            run_dir=plan.run_dir,
+            jobs=plan.jobs,
+            progress=plan.progress,
+            full=plan.full,
+            harness=checkout.path if checkout else None,
+            harness_tree=plan.harness.tree if setup_reads else "",
+        )
+        try:
+            with proc.adopting():  # a case's descendant that escapes its group comes back
+                base, cand = run_sides(ctx, plan.sides, plan.done)
+        except KeyboardInterrupt as exc:
+            exc.run_dir = plan.run_dir  # type: ignore[attr-defined]  # the CLI says how to resume
+            raise
+    changed = tuple(checkout.changed) if checkout else ()
+    return base, cand, replace(plan.harness, changed=changed)
 
 
-def _same_as_began(began: Mapping[str, Any], table_sha: str, plans: Sequence[SidePlan]) -> None:
-    """UsageError unless the resumed run is the one that began: same table, same commits."""
-    if began["table_sha256"] != table_sha:
+def _same_as_began(began: Mapping[str, Any], harness: Harness, plans: Sequence[SidePlan]) -> None:
+    """UsageError unless the resumed run is the one that began: same table, same commits,
+    and the same harness files when the cases read them."""
+    if began["table_sha256"] != harness.table_sha256:
         raise UsageError(
             f"the case table {began['table_path']} is not the one this run began with; "
             "a resumed run must judge every case by the same table: start a new run"
+        )
+    was = began.get("harness_tree")
+    if harness.reads and was and was != harness.tree:
+        raise UsageError(
+            f"the harness's files (tree {harness.tree[:12]}) are not the ones this run began "
+            f"with (tree {was[:12]}), and its cases read them as {{harness}}: restore them, or "
+            "start a new run"
         )
     for plan in plans:
         was = began["sides"][plan.role]["sha"]

@@ -7,14 +7,19 @@ the measurement it predicts.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from fidelity import schema
 from fidelity.errors import UsageError
-from fidelity.git import objects, worktrees
-from fidelity.matrix import predict
+from fidelity.git import log, objects, worktrees
+from fidelity.matrix import harness_tree, predict
 from fidelity.matrix import table as casetable
+from fidelity.matrix.accept import Allowance
 from fidelity.matrix.findings import Harness
 from fidelity.matrix.outcome import WORKTREE
 from fidelity.matrix.predict import Prediction
@@ -53,7 +58,19 @@ def read_harness(repo: Path, rel: str, harness_rev: str | None) -> tuple[Harness
     dirty_paths = tuple(worktrees.dirty_paths(repo)) if harness_rev is None else ()
     rev = harness_rev or WORKTREE
     matrix = casetable.parse(data, f"{rel}@{harness_rev or 'checkout'}")
-    harness = Harness(rev, sha, bool(dirty_paths), dirty_paths, rel, matrix.sha256, not committed)
+    reads = matrix.reads_harness()
+    harness = Harness(
+        rev,
+        sha,
+        bool(dirty_paths),
+        dirty_paths,
+        rel,
+        matrix.sha256,
+        not committed,
+        tree=harness_tree.tree(repo, sha, from_checkout=reads and harness_rev is None),
+        reads=reads,
+        paths=matrix.harness_paths,
+    )
     return harness, matrix
 
 
@@ -65,6 +82,37 @@ def read_prediction(
     data, committed = harness_file(repo, rel, harness_rev, harness.sha)
     tags = {c.id: c.tags for c in matrix.cases}
     return predict.load(data, rel, tags, objects.hash_object(data), committed)
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def accept_state(
+    repo: Path, accepts: Sequence[Allowance], candidate: str, today: dt.date
+) -> tuple[Allowance, ...]:
+    """The table's accepted findings, each marked expired when its date has passed or the
+    candidate contains its commit; UsageError for an `until` that is neither."""
+    found = []
+    for a in accepts:
+        why = ""
+        if a.until is not None and _DATE.match(a.until):
+            try:
+                end = dt.date.fromisoformat(a.until)
+            except ValueError as exc:
+                raise UsageError(f"[[accept]] {a.label()}: until {a.until!r}: {exc}") from exc
+            why = f"{a.until} has passed" if today > end else ""
+        elif a.until is not None:
+            sha = objects.resolve(repo, a.until)
+            if sha is None:
+                raise UsageError(
+                    f"[[accept]] {a.label()}: until {a.until!r} is neither a date (YYYY-MM-DD) "
+                    "nor a commit of this repository; fetch it, or write a date"
+                )
+            why = (
+                f"the candidate contains {a.until}" if log.is_ancestor(repo, sha, candidate) else ""
+            )
+        found.append(replace(a, expired=why))
+    return tuple(found)
 
 
 def table_lines(root: Path, harness: Harness) -> dict[str, int] | None:

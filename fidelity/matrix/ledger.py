@@ -5,14 +5,18 @@ selection, prediction). Each case's evidence is written to its own `evidence.jso
 atomically, the moment the case completes; each side's own facts (cleanliness, setup,
 imports) to `side.json`. `run.json` comes last, so a directory with a plan and no
 run.json is an incomplete run: `fidelity run --resume DIR` runs only the cases without
-complete evidence, and `compare` refuses it.
+complete evidence, and `compare` refuses it. While a run runs (or resumes) it holds a
+shared lock on its plan.json (`running`); the kernel drops it when the process dies, so
+`idle` tells a live run from an interrupted one, for `fidelity gc`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -58,6 +62,36 @@ def write_plan(run_dir: Path, plan: Mapping[str, Any]) -> None:
 
 def incomplete(run_dir: Path) -> bool:
     return (run_dir / PLAN).is_file() and not (run_dir / "run.json").is_file()
+
+
+@contextlib.contextmanager
+def running(run_dir: Path) -> Iterator[None]:
+    """Hold while the run runs: a shared lock on its plan.json (none when it has none)."""
+    try:
+        handle = (run_dir / PLAN).open("rb")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        yield
+
+
+@contextlib.contextmanager
+def idle(run_dir: Path) -> Iterator[bool]:
+    """False when a live run holds run_dir; else True, and no run starts on it meanwhile."""
+    try:
+        handle = (run_dir / PLAN).open("rb")
+    except OSError:
+        yield True
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 def read_plan(run_dir: Path) -> dict[str, Any]:

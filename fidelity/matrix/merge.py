@@ -18,6 +18,7 @@ from typing import Any
 
 from fidelity.errors import UsageError
 from fidelity.matrix import predict, recheck, rundir
+from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import CaseEvidence, SideEvidence, side_to_json
 from fidelity.matrix.explain import explanations
@@ -71,6 +72,8 @@ def _side(sides: Sequence[SideEvidence], cases: Mapping[str, CaseEvidence]) -> S
         cases=dict(cases),
         worktree="; ".join(dict.fromkeys(s.worktree for s in sides if s.worktree)),
         worktree_removed=all(s.worktree_removed for s in sides),
+        kept="; ".join(dict.fromkeys(s.kept for s in sides if s.kept)),
+        reused=all(s.reused for s in sides),
         changed=tuple(dict.fromkeys(c for s in sides for c in s.changed)),
     )
 
@@ -140,6 +143,12 @@ def _shards(dirs: Sequence[Path]) -> list[RunRecord]:
     return records
 
 
+def accepted(records: Sequence[RunRecord]) -> tuple[Allowance, ...]:
+    """The table's accepted findings as the first shard recorded them (every shard ran the
+    same table)."""
+    return tuple(Allowance.from_json(a) for a in records[0].raw["matrix"].get("accept", ()))
+
+
 def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     """Combine shard run directories into one run directory at out, and judge it."""
     records = _shards(dirs)
@@ -162,10 +171,10 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     findings = provenance(
         records[0].harness, base, cand, comparison, specs=specs, checkout_changes=changes
     )
-    findings += altered + _shard_findings(order, found)
     prediction = predict.from_json(records[0].raw.get("prediction"))
-    findings += prediction_findings(prediction)
-    judged, code = decide(comparison, findings, prediction)
+    findings += altered + _shard_findings(order, found) + prediction_findings(prediction)
+    judged, code, settled = decide(comparison, findings, prediction, None, accepted(records))
+    findings = settled.findings
     data = {k: v for k, v in records[0].raw.items() if k != "digest"}
     data.update(
         {
@@ -181,6 +190,7 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
             "selection": None,
             "checkout_changes": list(changes),
             "run_dir": str(run_dir),
+            **rundir.settled_json(settled),
             "merged_from": [str(d) for d in dirs],
             "origins": found.origins,
         }
@@ -196,4 +206,6 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
         prediction=prediction,
         judged=judged,
         manifest=rundir.write(run_dir, data),
+        accepted=settled.accepted,
+        expected=settled.expected,
     )

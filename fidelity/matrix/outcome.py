@@ -6,12 +6,13 @@ that the words and reports of a verdict import nothing that runs git or processe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fidelity.matrix import predict
+from fidelity.matrix import accept, predict
+from fidelity.matrix.accept import Allowance, Settled
 from fidelity.matrix.compare import Comparison
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.findings import Code, Finding, Harness, exit_code
@@ -66,6 +67,8 @@ class Outcome:
     judged: PredictionVerdict | None = None
     manifest: Mapping[str, Any] = field(default_factory=dict)
     selection: Selection | None = None
+    accepted: tuple[tuple[Finding, Allowance], ...] = ()  # taken out by the table's [[accept]]
+    expected: tuple[tuple[Finding, Allowance], ...] = ()  # taken out by the prediction
 
 
 def prediction_findings(
@@ -90,11 +93,13 @@ def partial_findings(prediction: Prediction, selection: Selection | None) -> tup
     prediction is judged on the merged run instead)."""
     if selection is not None and selection.shard is not None:
         return ()
-    unrun = sorted(prediction.moved - set(selection.selected)) if selection else []
+    named = prediction.moved | prediction.fixed | prediction.broken
+    unrun = sorted(named - set(selection.selected)) if selection else []
     if not unrun:
         return ()
     why = (
-        f"predicted to move but not selected by this partial run: {', '.join(unrun)}; "
+        f"predicted to move, be fixed or broken but not selected by this partial run: "
+        f"{', '.join(unrun)}; "
         "a prediction holds only over the cases it names, so run them too"
     )
     return (Finding(Code.PARTIAL_PREDICTION, why),)
@@ -105,16 +110,19 @@ def decide(
     findings: tuple[Finding, ...],
     prediction: Prediction | None,
     selection: Selection | None = None,
-) -> tuple[PredictionVerdict | None, int]:
-    """The exit code: the prediction's verdict when one was stated, else the plain gate's.
+    accepts: Sequence[Allowance] = (),
+) -> tuple[PredictionVerdict | None, int, Settled]:
+    """The exit code: the prediction's verdict when one was stated, else the plain gate's;
+    with the findings the table accepts and the prediction expects taken out (and said).
     A shard of a predicted run only collects evidence (3 on a finding, else 0); the merged
     run is judged. An empty shard holds nothing and fails nothing."""
+    ran = selection.selected if selection is not None else None
+    expected = prediction.findings if prediction is not None else ()
+    settled = accept.settle(findings, accepts, expected, ran)
     shard = selection is not None and selection.shard is not None
-    if shard and not comparison.cases:
-        return None, 3 if findings else 0
-    if shard and prediction is not None:
-        return None, 3 if findings else 0
+    if shard and (not comparison.cases or prediction is not None):
+        return None, 3 if settled.findings else 0, settled
     if prediction is None:
-        return None, exit_code(comparison, findings)
-    judged = predict.judge(comparison, prediction.moved, findings)
-    return judged, judged.exit_code
+        return None, exit_code(comparison, settled.findings), settled
+    judged = predict.judge(comparison, prediction, settled)
+    return judged, judged.exit_code, settled

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: the run directory's readers import this without the runner
+    from fidelity.matrix.accept import Allowance
     from fidelity.matrix.evidence import CaseEvidence, CaseStatus
     from fidelity.matrix.findings import Harness
     from fidelity.matrix.outcome import Selection
@@ -55,6 +56,7 @@ class RunPlan:
     progress: Progress | None = None
     resumed: bool = False
     done: Mapping[str, Mapping[str, CaseEvidence]] = field(default_factory=dict)  # role -> id
+    accepts: tuple[Allowance, ...] = ()  # the table's accepted findings, expiry decided
 
     def to_json(self) -> dict[str, Any]:
         """The body of plan.json: what `resume` needs to continue the same run."""
@@ -62,6 +64,7 @@ class RunPlan:
             "harness_rev": self.harness_rev,
             "table_path": self.table_path,
             "table_sha256": self.harness.table_sha256,
+            "harness_tree": self.harness.tree,
             "sides": {p.role: {"rev": p.rev, "sha": p.sha} for p in self.sides},
             "expect": self.expect,
             "selectors": list(self.selectors),

@@ -16,8 +16,9 @@ from typing import Any
 
 from fidelity import schema
 from fidelity.errors import UsageError
+from fidelity.matrix import accept
+from fidelity.matrix.accept import Allowance, Settled
 from fidelity.matrix.compare import FAILURES, Comparison, Verdict
-from fidelity.matrix.findings import Finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,24 +31,44 @@ class Prediction:
     blob: str | None = None  # git blob id of the bytes read
     committed: bool = True  # the bytes are what the harness revision holds at `path`
     text: str = ""
+    fixed: frozenset[str] = frozenset()  # fail at the baseline, run at the candidate
+    broken: frozenset[str] = frozenset()  # run at the baseline, fail at the candidate
+    unchanged: frozenset[str] = frozenset()  # named unchanged (all unnamed cases are too)
+    findings: tuple[Allowance, ...] = ()  # expected findings, each with its reason
+
+    def expected_verdicts(self) -> dict[str, str]:
+        """case id -> the verdict predicted for it, for every case a key names."""
+        said = dict.fromkeys(self.unchanged, "unchanged")
+        said |= dict.fromkeys(self.moved, Verdict.MOVED.value)
+        said |= dict.fromkeys(self.fixed, Verdict.BASELINE_FAILED.value)
+        said |= dict.fromkeys(self.broken, Verdict.CANDIDATE_ONLY_FAILED.value)
+        return said
 
 
 class PredictionError(UsageError):
     """An invalid prediction file, or a selector that matches no case."""
 
 
-def parse(data: bytes, path: str) -> tuple[str, tuple[str, ...]]:
-    """The prediction's why and selectors; PredictionError names the file and JSON path."""
+KEYS = ("moved", "fixed", "broken", "unchanged")
+
+
+def parse(data: bytes, path: str) -> dict[str, Any]:
+    """The prediction's body, schema-checked; PredictionError names the file and JSON path."""
     try:
         raw = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise PredictionError(f"invalid prediction {path}: {exc}") from exc
     problems = schema.errors("prediction", raw)
+    body = raw.get("prediction", {}) if isinstance(raw.get("prediction"), dict) else {}
+    for i, entry in enumerate(body.get("findings", ()) if not problems else ()):
+        why = accept.problem(entry["finding"])
+        if why:
+            problems.append((("prediction", "findings", i, "finding"), why))
     if problems:
         lines = "\n".join(f"  at {schema.json_path(p)}: {m}" for p, m in problems)
         raise PredictionError(f"invalid prediction {path}:\n{lines}")
-    body = raw["prediction"]
-    return body["why"], tuple(body["moved"])
+    result: dict[str, Any] = raw["prediction"]
+    return result
 
 
 def resolve(
@@ -72,16 +93,33 @@ def resolve(
 def load(
     data: bytes, path: str, tags: Mapping[str, Sequence[str]], blob: str | None, committed: bool
 ) -> Prediction:
-    why, selectors = parse(data, path)
+    body = parse(data, path)
+    named = {key: resolve(body.get(key, ()), tags, f"{path} ({key})") for key in KEYS}
+    for i, key in enumerate(KEYS):
+        for other in KEYS[i + 1 :]:
+            both = sorted(named[key] & named[other])
+            if both:
+                raise PredictionError(
+                    f"{path}: {', '.join(both)} predicted both {key} and {other}; a case has "
+                    "one predicted verdict"
+                )
+    expected = tuple(Allowance.parse(f) for f in body.get("findings", ()))
+    for allowance in expected:
+        if allowance.case is not None and allowance.case not in tags:
+            raise PredictionError(f"{path}: expected finding {allowance.label()} names no case")
     return Prediction(
         path=path,
-        why=why,
-        selectors=selectors,
-        moved=resolve(selectors, tags, path),
+        why=body["why"],
+        selectors=tuple(body.get("moved", ())),
+        moved=named["moved"],
         sha256=hashlib.sha256(data).hexdigest(),
         blob=blob,
         committed=committed,
         text=data.decode("utf-8"),
+        fixed=named["fixed"],
+        broken=named["broken"],
+        unchanged=named["unchanged"],
+        findings=expected,
     )
 
 
@@ -96,34 +134,45 @@ class PredictionVerdict:
     verdict: Held
     predicted: tuple[str, ...]
     moved: tuple[str, ...]
-    confirmed: tuple[str, ...]  # moved, as predicted
+    confirmed: tuple[str, ...]  # moved, fixed or broken, as predicted
     unexpected: tuple[str, ...]  # moved, not predicted
-    missed: tuple[str, ...]  # predicted, did not move
-    failed: tuple[str, ...]  # failed on either side: no verdict on their movement
+    missed: tuple[str, ...]  # predicted to move, be fixed or broken, and did not
+    failed: tuple[str, ...]  # failed on either side, not as predicted
     exit_code: int
+    expected: tuple[str, ...] = ()  # expected findings that occurred
+    unmet: tuple[str, ...] = ()  # expected findings that did not occur
 
 
-def judge(
-    comparison: Comparison, predicted: frozenset[str], findings: Sequence[Finding]
-) -> PredictionVerdict:
-    """HELD exactly when the moved set equals the predicted set, nothing failed, no findings."""
+def judge(comparison: Comparison, prediction: Prediction, settled: Settled) -> PredictionVerdict:
+    """HELD exactly when every case did what was predicted of it (moved, fixed, broken, or
+    else unchanged), every expected finding occurred and no other finding is left."""
+    said = prediction.expected_verdicts()
     moved = {r.case_id for r in comparison.cases if r.verdict is Verdict.MOVED}
-    failed = tuple(r.case_id for r in comparison.cases if r.verdict in FAILURES)
-    if findings or comparison.summary.compared == 0:
+    predicted = set(prediction.moved)
+    as_said = {r.case_id for r in comparison.cases if said.get(r.case_id) == r.verdict.value}
+    changing = predicted | prediction.fixed | prediction.broken
+    failed = tuple(
+        r.case_id for r in comparison.cases if r.verdict in FAILURES and r.case_id not in as_said
+    )
+    missed = tuple(sorted(changing - as_said))
+    unmet = tuple(a.label() for a in settled.unmet)
+    if settled.findings or comparison.summary.compared == 0:
         verdict, code = Held.UNTRUSTED, 3
-    elif moved == predicted and not failed:
+    elif not (moved - predicted) and not missed and not failed and not unmet:
         verdict, code = Held.HELD, 0
     else:
         verdict, code = Held.FALSIFIED, 1
     return PredictionVerdict(
         verdict=verdict,
-        predicted=tuple(sorted(predicted)),
+        predicted=tuple(sorted(changing)),
         moved=tuple(sorted(moved)),
-        confirmed=tuple(sorted(moved & predicted)),
+        confirmed=tuple(sorted(as_said & changing)),
         unexpected=tuple(sorted(moved - predicted)),
-        missed=tuple(sorted(predicted - moved)),
+        missed=missed,
         failed=failed,
         exit_code=code,
+        expected=tuple(a.label() for _, a in settled.expected),
+        unmet=unmet,
     )
 
 
@@ -131,13 +180,15 @@ def to_json(prediction: Prediction | None) -> dict[str, Any] | None:
     if prediction is None:
         return None
     data = asdict(prediction)
-    data["moved"] = sorted(prediction.moved)
+    for key in KEYS:
+        data[key] = sorted(getattr(prediction, key))
+    data["findings"] = [a.to_json() for a in prediction.findings]
     return data
 
 
 def from_json(data: Mapping[str, Any] | None) -> Prediction | None:
     if data is None:
         return None
-    return Prediction(
-        **{**data, "selectors": tuple(data["selectors"]), "moved": frozenset(data["moved"])}
-    )
+    sets = {key: frozenset(data.get(key, ())) for key in KEYS}
+    found = tuple(Allowance.from_json(a) for a in data.get("findings", ()))
+    return Prediction(**{**data, **sets, "selectors": tuple(data["selectors"]), "findings": found})

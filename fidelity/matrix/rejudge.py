@@ -13,6 +13,7 @@ from typing import Any
 from fidelity.errors import UsageError
 from fidelity.git import objects
 from fidelity.matrix import predict, recheck, rundir
+from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import Comparison, compare
 from fidelity.matrix.explain import explanations
 from fidelity.matrix.findings import Code, Finding, provenance
@@ -85,7 +86,9 @@ def recompare(run_dir: Path) -> Outcome:
     prediction = predict.from_json(record.raw.get("prediction"))
     selection = Selection.from_json(record.raw.get("selection"))
     findings += prediction_findings(prediction, selection)
-    judged, code = decide(comparison, findings, prediction, selection)
+    accepts = stored_accepts(record.raw)
+    judged, code, settled = decide(comparison, findings, prediction, selection, accepts)
+    findings = settled.findings
     return Outcome(
         run_dir=run_dir,
         harness=record.harness,
@@ -98,6 +101,8 @@ def recompare(run_dir: Path) -> Outcome:
         judged=judged,
         manifest=record.raw,
         selection=selection,
+        accepted=settled.accepted,
+        expected=settled.expected,
     )
 
 
@@ -131,8 +136,31 @@ def verify(run_dir: Path, expect: Path | None) -> Outcome:
         )
         extra.append(Finding(Code.PREDICTION_DIFFERS, why))
     prediction = recorded or given
-    findings = outcome.findings + tuple(extra)
+    findings = unsettled(outcome) + tuple(extra)
     if recorded is None:
         findings += partial_findings(given, outcome.selection)
-    judged, code = decide(outcome.comparison, findings, prediction, outcome.selection)
-    return replace(outcome, findings=findings, prediction=prediction, judged=judged, exit_code=code)
+    accepts = stored_accepts(outcome.manifest)
+    judged, code, settled = decide(
+        outcome.comparison, findings, prediction, outcome.selection, accepts
+    )
+    return replace(
+        outcome,
+        findings=settled.findings,
+        prediction=prediction,
+        judged=judged,
+        exit_code=code,
+        accepted=settled.accepted,
+        expected=settled.expected,
+    )
+
+
+def stored_accepts(raw: Mapping[str, Any]) -> tuple[Allowance, ...]:
+    """The table's accepted findings as the run recorded them, expiry decided then."""
+    return tuple(Allowance.from_json(a) for a in raw["matrix"].get("accept", ()))
+
+
+def unsettled(outcome: Outcome) -> tuple[Finding, ...]:
+    """An outcome's findings before any was accepted or expected, to be settled again."""
+    own = (Code.ACCEPTED_UNUSED, Code.ACCEPTED_EXPIRED)
+    kept = tuple(f for f in outcome.findings if f.code not in own)
+    return kept + tuple(f for f, _ in (*outcome.accepted, *outcome.expected))

@@ -77,6 +77,8 @@ def outcome(
     """The verdict; `plain` (-q) prints one unwrapped line per case instead of a table."""
     _line(console, words.headline(result))
     findings(console, result.findings)
+    for text in words.allowed_lines(result):
+        _line(console, text)
     if plain:
         for text in case_lines(result.comparison, show_identical, result.run_dir):
             _line(console, text)
@@ -84,7 +86,7 @@ def outcome(
         console.print(case_table(result.comparison, show_identical, result.run_dir))
     for text in words.selection_line(result) + words.summary_lines(result.comparison):
         _line(console, text)
-    for text in words.prediction_lines(result):
+    for text in words.prediction_lines(result) + words.setup_lines(result):
         _line(console, text)
     for text in words.same_commit(result):  # right above the verdict, never read apart
         _line(console, text, "bold yellow")

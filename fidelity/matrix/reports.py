@@ -61,6 +61,7 @@ def _summary(outcome: Outcome) -> list[str]:
             ("unexpected", j.unexpected),
             ("missed", j.missed),
             ("failed", j.failed),
+            *((("expected findings that did not occur", j.unmet),) if j.unmet else ()),
         ):
             lines.append(f"| {label} ({len(ids)}) | {_ids(ids)} |")
         lines.append("")
@@ -79,6 +80,9 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
     top = [f"### fidelity: {inline(words.verdict(outcome))}", ""]
     top += [line for text in words.same_commit(outcome) for line in (f"**{inline(text)}**", "")]
     top += [inline(words.headline(outcome)), ""]
+    allowed = words.allowed_lines(outcome)  # never cut: an accepted finding is never silent
+    top += [f"- {inline(t[4:])}" if t.startswith("  ~ ") else inline(t) for t in allowed]
+    top += [""] if allowed else []
     summary = _summary(outcome)
     found = [f"- {inline(words.finding_line(f))}" for f in outcome.findings]
     rows = [
@@ -157,7 +161,8 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
             )
         )
     findings = "\n".join(words.finding_line(f) for f in outcome.findings)
-    cases.append(JUnitCase("provenance", suite, error=findings or None))
+    said = "\n".join([words.headline(outcome), *words.allowed_lines(outcome)])
+    cases.append(JUnitCase("provenance", suite, error=findings or None, output=said))
     return cases
 
 

@@ -22,6 +22,7 @@ from fidelity.matrix.table import Matrix
 from fidelity.matrix.widening import Specs
 
 if TYPE_CHECKING:
+    from fidelity.matrix.accept import Settled
     from fidelity.matrix.plan import RunPlan
     from fidelity.matrix.predict import PredictionVerdict
 
@@ -71,6 +72,7 @@ def manifest(
     judged: PredictionVerdict | None,
     checkout_changes: Sequence[str],
     times: Mapping[str, str],
+    settled: Settled | None = None,
 ) -> dict[str, Any]:
     """run.json's content (before its digest), from the run's plan and what it found."""
     baseline, candidate = sides
@@ -80,7 +82,7 @@ def manifest(
         "times": dict(times),
         "environment": environment(),
         "harness": asdict(plan.harness),
-        "matrix": _matrix(plan.matrix),
+        "matrix": {**_matrix(plan.matrix), "accept": [a.to_json() for a in plan.accepts]},
         "sides": {"baseline": side_to_json(baseline), "candidate": side_to_json(candidate)},
         "comparison": asdict(comparison),
         "findings": [asdict(f) for f in findings],
@@ -90,8 +92,17 @@ def manifest(
         "selection": plan.selection.to_json() if plan.selection else None,
         "prediction": predict.to_json(plan.prediction),
         "prediction_verdict": asdict(judged) if judged else None,
+        **(settled_json(settled) if settled else {}),
     }
     return plain(data)
+
+
+def settled_json(settled: Settled) -> dict[str, Any]:
+    """The findings the table accepted and the prediction expected, each with its entry."""
+    return {
+        key: [{"finding": asdict(f), "by": a.to_json()} for f, a in pairs]
+        for key, pairs in (("accepted", settled.accepted), ("expected", settled.expected))
+    }
 
 
 def _matrix(matrix: Matrix) -> dict[str, Any]:
@@ -158,7 +169,8 @@ def read(run_dir: Path) -> RunRecord:
         where, msg = problems[0]
         raise UsageError(f"{path}: does not match {SCHEMA_ID} at {schema.json_path(where)}: {msg}")
     h = data["harness"]
-    harness = Harness(**{**h, "dirty_paths": tuple(h["dirty_paths"])})
+    lists = {k: tuple(h[k]) for k in ("dirty_paths", "paths", "changed") if k in h}
+    harness = Harness(**{**h, **lists})
     declared = tuple((c["id"], c["definition_sha"]) for c in data["matrix"]["cases"])
     sides = data["sides"]
     cases = data["matrix"]["cases"]

@@ -53,6 +53,8 @@ class RunContext:
     progress: Progress | None = None
     full: Matrix | None = None  # the whole harness table (when its blob is the side's own)
     cancel: proc.Cancel = field(default_factory=proc.Cancel)
+    harness: Path | None = None  # the harness checkout, {harness}, when the table reads it
+    harness_tree: str = ""  # its tree: part of what a kept setup that reads it was made from
 
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
@@ -64,9 +66,11 @@ def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
 VENV = ".fidelity-venv"  # a side's own virtual environment, inside its worktree
 
 
-def side_places(matrix: Matrix, wt: Path) -> dict[str, str]:
-    """{worktree}, and with `venv = true` the side's {venv} and its {python}."""
+def side_places(matrix: Matrix, wt: Path, harness: Path | None = None) -> dict[str, str]:
+    """{worktree} (and {harness}), and with `venv = true` the side's {venv} and {python}."""
     places = {"worktree": str(wt)}
+    if harness is not None:
+        places["harness"] = str(harness)
     if matrix.venv:
         places["venv"] = str(wt / VENV)
         places["python"] = str(wt / VENV / "bin" / "python")
@@ -104,7 +108,7 @@ def run_case(
             raise Interrupted(case.id)
         result = proc.run(
             expand(case.argv, places),
-            cwd=Path(side["worktree"]),
+            cwd=Path(substitute(case.cwd, places) if case.cwd else side["worktree"]),
             env=case_env(ctx.matrix, case, places),
             timeout_s=case.timeout_s,
             stdout_path=case_dir / "stdout.log",
@@ -285,9 +289,9 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
     if saved is not None and all(c.id in how.done for c in matrix.cases):
         return replace(saved, cases={c.id: how.done[c.id] for c in matrix.cases})
     own, note = own_table(ctx.repo, plan.sha, ctx.table_path, ctx.full)
-    with setups.prepared(ctx.repo, plan.sha, plan.role, matrix) as place:
+    with setups.prepared(ctx.repo, plan.sha, plan.role, matrix, ctx.harness_tree) as place:
         wt = place.path
-        places = side_places(matrix, wt)
+        places = side_places(matrix, wt, ctx.harness)
         dirty, setup = _set_up(matrix, place, places, side_dir, how.budget)
         evidence = SideEvidence(
             role=plan.role,
@@ -300,6 +304,8 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
             own_compare={c.id: c.compare for c in own.cases} if own else None,
             setup=setup,
             worktree=str(wt),
+            kept=str(wt) if place.keep else "",
+            reused=place.reused,
         )
         if any(s.status != "ok" for s in setup):
             cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
@@ -314,7 +320,7 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
             before = tree_state(wt)
             cases = run_cases(ctx, places, side_dir, plan.role, how)
             evidence = replace(evidence, changed=tuple(side_changes(before, tree_state(wt))))
-    return replace(evidence, cases=cases, worktree_removed=place.removed or place.keep)
+    return replace(evidence, cases=cases, worktree_removed=place.removed)
 
 
 def _set_up(

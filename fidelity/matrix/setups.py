@@ -7,6 +7,10 @@ environment, interpreter). Before a reuse it is verified: HEAD at the commit, no
 staged, no tracked file changed, and every file setup left (recorded right after it) as it
 was; anything else a previous run's cases left in it is removed. If any check fails, or
 another run holds it, a fresh worktree is set up instead, and the run says which it did.
+
+A run holds a kept worktree by an exclusive `flock` on `<name>.lock` beside it (its mtime
+marks its last use); `fidelity gc` takes the same lock before it removes one, so it
+never removes a set-up worktree a live run is using.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -43,7 +48,8 @@ class Place:
             _manifest(self.path).write_text(json.dumps(_untracked(self.path), sort_keys=True))
 
 
-def setup_key(sha: str, matrix: Matrix) -> str:
+def setup_key(sha: str, matrix: Matrix, harness_tree: str = "") -> str:
+    """What decides what setup produces; the harness's tree only when setup reads it."""
     decided = {
         "sha": sha,
         "setup": [c if isinstance(c, str) else list(c) for c in matrix.setup],
@@ -52,11 +58,25 @@ def setup_key(sha: str, matrix: Matrix) -> str:
         "python": matrix.python,
         "interpreter": sys.executable,
     }
+    if harness_tree:
+        decided["harness"] = harness_tree
     return hashlib.sha256(json.dumps(decided, sort_keys=True).encode()).hexdigest()
+
+
+KIND = "setups"  # the folder under .fidelity/ that holds the kept worktrees
 
 
 def _manifest(path: Path) -> Path:
     return path.with_name(path.name + ".setup.json")
+
+
+def companions(path: Path) -> tuple[Path, Path]:
+    """The files kept beside a set-up worktree: its setup record and its lock."""
+    return _manifest(path), _lock(path)
+
+
+def _lock(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
 
 
 def _untracked(wt: Path) -> dict[str, str]:
@@ -90,7 +110,9 @@ def _clean(wt: Path, sha: str) -> str:
 
 
 @contextlib.contextmanager
-def prepared(repo: Path, sha: str, role: str, matrix: Matrix) -> Iterator[Place]:
+def prepared(
+    repo: Path, sha: str, role: str, matrix: Matrix, harness_tree: str = ""
+) -> Iterator[Place]:
     """The side's worktree: a fresh one (removed afterwards), or a kept set-up one."""
     if not matrix.reuse_setup:
         with worktree.detached(repo, sha, role) as checkout:
@@ -98,15 +120,16 @@ def prepared(repo: Path, sha: str, role: str, matrix: Matrix) -> Iterator[Place]
             yield place
         place.removed = checkout.removed
         return
-    root = workdir.folder(repo, "setups")
-    path = root / f"{sha[:12]}-{setup_key(sha, matrix)[:12]}"
-    with _locked(path.with_name(path.name + ".lock")) as mine:
+    root = workdir.folder(repo, KIND)
+    path = root / f"{sha[:12]}-{setup_key(sha, matrix, harness_tree)[:12]}"
+    with locked(_lock(path)) as mine:
         if not mine:
             with worktree.detached(repo, sha, role) as checkout:
                 place = Place(checkout.path, why_not="another run is using the kept setup")
                 yield place
             place.removed = checkout.removed
             return
+        os.utime(_lock(path))  # its last use, which `fidelity gc` keeps it by
         why_not = _clean(path, sha) if path.is_dir() else "not set up before"
         if why_not and path.exists():
             worktree.remove(repo, path)
@@ -117,8 +140,9 @@ def prepared(repo: Path, sha: str, role: str, matrix: Matrix) -> Iterator[Place]
 
 
 @contextlib.contextmanager
-def _locked(lock: Path) -> Iterator[bool]:
-    with lock.open("w") as handle:
+def locked(lock: Path) -> Iterator[bool]:
+    """Hold lock exclusively if no one else does (yield True), else yield False at once."""
+    with lock.open("a") as handle:  # "a": opening it must not mark a use
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

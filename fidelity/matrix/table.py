@@ -12,7 +12,8 @@ from typing import Any
 
 from fidelity import placeholders, schema
 from fidelity.errors import UsageError
-from fidelity.matrix import specs
+from fidelity.matrix import accept, specs
+from fidelity.matrix.accept import Allowance
 from fidelity.matrix.outputs import Output
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -33,17 +34,22 @@ class Case:
     env: Mapping[str, str] = field(default_factory=dict)
     # its comparison specs: its own, then the table-wide ones for outputs it declares
     compare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    cwd: str | None = None  # the working directory (a template); None: {worktree}
 
     def definition(self) -> dict[str, Any]:
         """What decides the evidence a case produces; timeout, tags and the comparison spec
-        (which judges evidence but does not produce it) are not part of it."""
-        return {
+        (which judges evidence but does not produce it) are not part of it. `cwd` is only
+        there when set, so that tables written before it keep their definitions."""
+        found = {
             "argv": self.argv if isinstance(self.argv, str) else list(self.argv),
             "shell": self.shell,
             "outputs": [o.definition() for o in self.outputs],
             "cache_env": self.cache_env,
             "env": dict(sorted(self.env.items())),
         }
+        if self.cwd is not None:
+            found["cwd"] = self.cwd
+        return found
 
     def definition_sha(self) -> str:
         blob = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
@@ -63,6 +69,18 @@ class Matrix:
     env: Mapping[str, str] = field(default_factory=dict)
     venv: bool = False  # a virtual environment per side: {venv}, and {python} is its python
     reuse_setup: bool = False  # keep each side's set-up worktree for the next run
+    harness_paths: tuple[str, ...] = ()  # what {harness} holds; () the whole tree
+    accepts: tuple[Allowance, ...] = ()  # findings the team accepts, `[[accept]]`
+
+    def reads_harness(self) -> bool:
+        """Whether any command, environment or working directory names `{harness}`: only
+        then is the harness revision checked out for the run."""
+        texts = [self.python, *self.env.values()]
+        texts += [w for c in self.setup for w in ([c] if isinstance(c, str) else c)]
+        for c in self.cases:
+            texts += [c.cwd or "", *c.env.values()]
+            texts += [c.argv] if isinstance(c.argv, str) else c.argv
+        return any("harness" in placeholders.names(text) for text in texts)
 
     def case(self, case_id: str) -> Case:
         for case in self.cases:
@@ -127,16 +145,70 @@ def _placeholder_problems(raw: Mapping[str, Any]) -> list[str]:
         for key in ("setup", "env", "python")
         if key in head
     ]
+    if "cwd" in head:
+        places.append((("matrix", "cwd"), head["cwd"], CWD))
     for i, case in enumerate(raw["case"]):
         places += [
             (("case", i, key), case[key], placeholders.CASE - without)
             for key in ("argv", "env")
             if key in case
         ]
+        if "cwd" in case:
+            places.append((("case", i, "cwd"), case["cwd"], CWD))
     problems = []
     for where, value, allowed in places:
         for path, text in schema.strings(value, where):
             problems += [_locate(raw, path, p) for p in placeholders.problems(text, allowed)]
+    return problems
+
+
+CWD = frozenset({"worktree", "harness"})  # the folders a case may run in
+
+
+def cwd_problem(value: str) -> str | None:
+    """Why a `cwd` cannot be used, or None: it must be `{worktree}` or `{harness}`, then
+    optionally a folder inside it."""
+    root, _, rest = value.partition("/")
+    if root not in ("{worktree}", "{harness}"):
+        return "must start with {worktree} or {harness} (then optionally /folder)"
+    if ".." in PurePosixPath(rest).parts:
+        return "must not leave its folder with '..'"
+    return None
+
+
+def _path_problems(raw: Mapping[str, Any]) -> list[str]:
+    """`cwd` and `harness_paths` entries that would point outside their folder."""
+    head = raw.get("matrix", {})
+    found: list[tuple[tuple[str | int, ...], str]] = (
+        [(("matrix", "cwd"), head["cwd"])] if "cwd" in head else []
+    )
+    found += [(("case", i, "cwd"), c["cwd"]) for i, c in enumerate(raw["case"]) if "cwd" in c]
+    problems = [_locate(raw, at, why) for at, value in found if (why := cwd_problem(value))]
+    for j, path in enumerate(head.get("harness_paths", ())):
+        posix = PurePosixPath(path)
+        if posix.is_absolute() or ".." in posix.parts or not path.strip("/"):
+            problems.append(
+                _locate(
+                    raw,
+                    ("matrix", "harness_paths", j),
+                    "must be a folder or file relative to the repository top, without '..'",
+                )
+            )
+    return problems
+
+
+def _accept_problems(raw: Mapping[str, Any]) -> list[str]:
+    """`[[accept]]` entries that name no finding one may accept, or no case of the table."""
+    ids = {c["id"] for c in raw["case"]}
+    problems = []
+    for i, entry in enumerate(raw.get("accept", ())):
+        why = accept.problem(entry["finding"])
+        if why:
+            problems.append(_locate(raw, ("accept", i, "finding"), why))
+        if "case" in entry and entry["case"] not in ids:
+            problems.append(
+                _locate(raw, ("accept", i, "case"), f"names no case: {entry['case']!r}")
+            )
     return problems
 
 
@@ -146,6 +218,8 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
         for path in _numbers(raw, ())
     ]
     problems += _placeholder_problems(raw)
+    problems += _path_problems(raw)
+    problems += _accept_problems(raw)
     seen: dict[str, int] = {}
     for i, case in enumerate(raw["case"]):
         here = ("case", i)
@@ -204,6 +278,7 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
                 tags=tuple(c.get("tags", ())),
                 env=dict(c.get("env", {})),
                 compare=specs.effective(defaults, c.get("compare", {}), outputs),
+                cwd=c.get("cwd", head.get("cwd")),
             )
         )
     return Matrix(
@@ -218,6 +293,8 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
         env=dict(head.get("env", {})),
         venv=bool(head.get("venv", False)),
         reuse_setup=bool(head.get("reuse_setup", False)),
+        harness_paths=tuple(p.strip("/") for p in head.get("harness_paths", ())),
+        accepts=tuple(Allowance.parse(a) for a in raw.get("accept", ())),
     )
 
 

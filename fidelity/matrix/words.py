@@ -23,10 +23,16 @@ def _rev(rev: str, sha: str) -> str:
 def headline(outcome: Outcome) -> str:
     h, b, c = outcome.harness, outcome.baseline, outcome.candidate
     harness = "checkout" if h.rev == WORKTREE else h.rev
-    return (
+    line = (
         f"baseline {_rev(b.rev, b.sha)} vs candidate {_rev(c.rev, c.sha)}; "
         f"table {h.table_path} from {_rev(harness, h.sha)}"
     )
+    if h.tree:  # runs recorded before the harness's tree was, do not know it
+        line += f", tree {h.tree[:10]}"
+        if h.reads:
+            held = f" ({', '.join(h.paths)})" if h.paths else ""
+            line += f"; cases read its files{held} as {{harness}}"
+    return line
 
 
 def same_commit(outcome: Outcome) -> list[str]:
@@ -148,10 +154,17 @@ def prediction_lines(outcome: Outcome) -> list[str]:
         f"predicted {len(j.predicted)} · moved {len(j.moved)} · confirmed {len(j.confirmed)} · "
         f"unexpected {len(j.unexpected)} · missed {len(j.missed)} · failed {len(j.failed)}",
     ]
+    if p.fixed or p.broken or p.findings:
+        lines.append(
+            f"predicted fixed {len(p.fixed)} · broken {len(p.broken)} · expected findings "
+            f"{len(p.findings)}, of which occurred {len(j.expected)}"
+        )
+    said = "did not move" if not (p.fixed or p.broken) else "did not do as predicted"
     named = [
         ("unexpected (moved, not predicted)", j.unexpected),
-        ("missed (predicted, did not move)", j.missed),
+        (f"missed (predicted, {said})", j.missed),
         ("failed", j.failed),
+        ("expected findings that did not occur", j.unmet),
     ]
     for label, ids in named:
         if ids:
@@ -175,14 +188,32 @@ def verdict(outcome: Outcome) -> str:
             f"UNTRUSTED: {len(outcome.findings)} provenance findings; {s.compared} of "
             f"{s.declared} compared (exit 3)"
         )
+    accepted = _accepted_note(outcome)
     if j is not None and j.verdict is Held.HELD:
-        return f"HELD: the moved set equals the prediction ({len(j.moved)} cases) (exit 0)"
+        p = outcome.prediction
+        if p is not None and (p.fixed or p.broken or p.findings):
+            return (
+                f"HELD: every case did as predicted ({len(j.moved)} moved, {len(p.fixed)} "
+                f"fixed, {len(p.broken)} broken, {len(j.expected)} expected findings)"
+                f"{accepted} (exit 0)"
+            )
+        return (
+            f"HELD: the moved set equals the prediction ({len(j.moved)} cases){accepted} (exit 0)"
+        )
     if j is not None:
+        unmet = f", {len(j.unmet)} expected findings did not occur" if j.unmet else ""
         return (
             f"FALSIFIED: {len(j.unexpected)} unexpected, {len(j.missed)} missed, "
-            f"{len(j.failed)} failed (exit 1)"
+            f"{len(j.failed)} failed{unmet} (exit 1)"
         )
     scope, partial = _scope(outcome)
+    partial += accepted
+    held = s.identical + s.within_tolerance
+    if code == 0 and held < s.declared:
+        return (
+            f"HOLDS: {held} of {scope} identical or within tolerance; the other "
+            f"{s.declared - held} carry findings the table accepts{partial} (exit 0)"
+        )
     if code == 0:
         if not s.within_tolerance:
             return f"HOLDS: all {scope} identical{partial} (exit 0)"
@@ -193,6 +224,26 @@ def verdict(outcome: Outcome) -> str:
             f"{s.within_tolerance} within tolerance){partial} (exit 0)"
         )
     return f"MOVED: {s.moved} moved, {s.failures} failed of {s.declared}{partial} (exit 1)"
+
+
+def _accepted_note(outcome: Outcome) -> str:
+    n = len(outcome.accepted)
+    return f"; {n} findings accepted by the table, listed above" if n else ""
+
+
+def allowed_lines(outcome: Outcome) -> list[str]:
+    """The findings the table accepted and the prediction expected: shown, never silent."""
+    lines = []
+    for title, pairs, verb in (
+        ("Accepted findings", outcome.accepted, "accepted"),
+        ("Findings the prediction expected", outcome.expected, "expected"),
+    ):
+        if pairs:
+            lines.append(f"{title} ({len(pairs)}): shown, not counted against the verdict")
+            for f, a in pairs:
+                until = f", until {a.until}" if a.until else ""
+                lines.append(f"  ~ {finding_line(f)} ({verb}: {a.why}{until})")
+    return lines
 
 
 def _scope(outcome: Outcome) -> tuple[str, str]:
@@ -212,3 +263,22 @@ def selection_line(outcome: Outcome) -> list[str]:
         f"a partial run: {len(selection.selected)} of {selection.declared} declared cases "
         f"selected by {chosen}; the full gate runs them all"
     ]
+
+
+def setup_lines(outcome: Outcome) -> list[str]:
+    """Per side whose set-up worktree was kept (`reuse_setup`): reused or set up, and where
+    it stays; then how to list and remove kept set-ups."""
+    lines = [
+        f"{side.role}: "
+        + (
+            "setup reused from the kept worktree"
+            if side.reused
+            else "set up in a worktree kept for the next run"
+        )
+        + f" {side.kept}"
+        for side in (outcome.baseline, outcome.candidate)
+        if side.kept
+    ]
+    if lines:
+        lines.append("kept set-up worktrees stay until removed: `fidelity gc` lists them")
+    return lines

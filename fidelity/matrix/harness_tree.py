@@ -1,0 +1,88 @@
+"""The harness checkout: the harness revision's files, once per run, read by both sides.
+
+Source at two revisions, harness at one. A case's driver script, its helpers and fixtures
+belong to the harness (the revision the table is read from), not to either side: a script
+added today must drive a commit of last year. When a table names `{harness}`, the
+harness revision's tree (or, for a table read from the checkout, the checkout's files as
+they are, uncommitted ones included) is written once into a fresh folder outside the
+repository, made read-only, and both sides' cases read it there. After the cases ran the
+folder is checked against what was written: anything a case added, changed or removed in
+it is a finding (`harness-changed`), since the two sides may then have read different
+harnesses. `__pycache__` folders are not counted: Python writes them wherever it can.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fidelity.git import export
+
+_WRITE = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
+def tree(repo: Path, sha: str, from_checkout: bool) -> str:
+    """The harness's tree: the commit's, or the checkout's files as they are (written to
+    the object store through a scratch index; the user's index is only read)."""
+    if not from_checkout:
+        return export.tree_of(repo, sha)
+    with tempfile.TemporaryDirectory(prefix="fidelity-index-") as scratch:
+        return export.worktree_tree(repo, Path(scratch))
+
+
+def relevant(dirty: Sequence[str], paths: Sequence[str]) -> tuple[str, ...]:
+    """The dirty paths the harness checkout holds (all of them without `harness_paths`)."""
+    if not paths:
+        return tuple(dirty)
+    return tuple(d for d in dirty if any(d == p or d.startswith(p + "/") for p in paths))
+
+
+@dataclass(slots=True)
+class Checkout:
+    """The harness folder of one run; `changed` is filled in when the run is done with it."""
+
+    path: Path
+    files: int
+    changed: list[str] = field(default_factory=list)
+
+
+def _chmod_tree(root: Path, writable: bool) -> None:
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            path = Path(folder, name)
+            if path.is_symlink():
+                continue
+            mode = path.stat().st_mode
+            path.chmod(mode | stat.S_IWUSR if writable else mode & ~_WRITE)
+    mode = root.stat().st_mode
+    root.chmod(mode | stat.S_IWUSR if writable else mode & ~_WRITE)
+
+
+def _remove(base: Path) -> None:
+    with contextlib.suppress(OSError):
+        _chmod_tree(base, writable=True)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def checked_out(repo: Path, tree_id: str, paths: Sequence[str]) -> Iterator[Checkout]:
+    """The harness tree (its `paths`, or all of it) in a fresh read-only folder, removed
+    afterwards, also on error and Ctrl-C."""
+    base = Path(tempfile.mkdtemp(prefix="fidelity-harness-"))
+    index, folder = base / "index", base / "harness"
+    folder.mkdir()
+    try:
+        checkout = Checkout(folder, export.export(repo, tree_id, folder, index, paths))
+        _chmod_tree(folder, writable=False)
+        export.refresh(repo, folder, index)
+        yield checkout
+        changed = export.changed_in(repo, folder, index)
+        checkout.changed = [p for p in changed if "__pycache__" not in Path(p).parts]
+    finally:
+        _remove(base)

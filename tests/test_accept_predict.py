@@ -1,0 +1,238 @@
+"""Predictions that say what a change does (moved, fixed, broken, unchanged, expected
+findings) and findings a table accepts in the open: each can hold, and each goes red."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from support import PY, Repo
+
+from fidelity import report_junit
+from fidelity.errors import TableError, UsageError
+from fidelity.matrix import gate, rejudge, reports, table
+from fidelity.matrix.findings import Code
+from fidelity.matrix.predict import Held, PredictionError
+
+CRASHY = """
+import pathlib, sys
+out = pathlib.Path(sys.argv[1])
+value = pathlib.Path("value.txt").read_text()
+if "crash" in value:
+    raise SystemExit("boom: " + value)
+(out / "result.txt").write_text(value.replace("crash", ""))
+"""
+
+
+def case(cid: str, extra: str = "") -> str:
+    return (
+        f'[[case]]\nid = "{cid}"\n'
+        f'argv = [{json.dumps(PY)}, "prog.py", "{{out}}"]\n'
+        f'outputs = ["result.txt"]\ntimeout_s = 30\n{extra}\n'
+    )
+
+
+def half(cid: str) -> str:
+    """A case that writes result.txt but never the second output it declares."""
+    return (
+        f'[[case]]\nid = "{cid}"\n'
+        f'argv = [{json.dumps(PY)}, "prog.py", "{{out}}"]\n'
+        'outputs = ["result.txt", "never.txt"]\ntimeout_s = 30\n'
+    )
+
+
+def prediction(**keys: object) -> str:
+    body = "".join(f"{k} = {json.dumps(v)}\n" for k, v in keys.items() if k != "findings")
+    text = f'[prediction]\nwhy = "the fix"\n{body}'
+    for f in keys.get("findings", []):  # type: ignore[attr-defined]
+        text += "[[prediction.findings]]\n" + "".join(
+            f"{k} = {json.dumps(v)}\n" for k, v in f.items()
+        )
+    return text
+
+
+@pytest.fixture
+def crash_fix(make_repo) -> tuple[Repo, str, str]:
+    """A baseline where case `a` crashes and a candidate that fixes it; `b` never moves."""
+    repo: Repo = make_repo("fix")
+    tables = {
+        "cases/matrix.toml": case("a") + case("b").replace("prog.py", "stable.py"),
+        "cases/fixed.toml": prediction(fixed=["a"]),
+        "cases/silent.toml": prediction(moved=[]),
+        "cases/moved.toml": prediction(moved=["a"]),
+        "cases/both.toml": prediction(moved=["a"], fixed=["a"]),
+    }
+    stable = CRASHY.replace('pathlib.Path("value.txt").read_text()', '"1"')
+    base = repo.commit({"prog.py": CRASHY, "stable.py": stable, "value.txt": "crash", **tables})
+    cand = repo.commit({"value.txt": "1"}, "fix the crash")
+    return repo, base, cand
+
+
+def run(repo: Repo, base: str, cand: str, expect: str | None = None):
+    return gate.run(repo.path, base, cand, "cases/matrix.toml", expect=expect)
+
+
+def test_a_crash_fix_predicted_fixed_holds(crash_fix) -> None:
+    repo, base, cand = crash_fix
+    outcome = run(repo, base, cand, "cases/fixed.toml")
+    assert [r.verdict.value for r in outcome.comparison.cases] == ["baseline-failed", "identical"]
+    assert outcome.judged is not None and outcome.judged.verdict is Held.HELD, outcome.findings
+    assert outcome.judged.confirmed == ("a",)
+    assert outcome.exit_code == 0
+    assert outcome.manifest["prediction"]["fixed"] == ["a"]
+    again = rejudge.verify(outcome.run_dir, None)
+    assert again.exit_code == 0 and again.judged is not None and again.judged.verdict is Held.HELD
+
+
+@pytest.mark.parametrize("name", ["cases/silent.toml", "cases/moved.toml"])
+def test_the_same_pair_without_fixed_falsifies(crash_fix, name: str) -> None:
+    repo, base, cand = crash_fix
+    outcome = run(repo, base, cand, name)
+    assert outcome.judged is not None and outcome.judged.verdict is Held.FALSIFIED
+    assert outcome.judged.failed == ("a",)
+    assert outcome.exit_code == 1
+
+
+def test_fixed_that_is_not_fixed_falsifies(crash_fix) -> None:
+    repo, base, _ = crash_fix
+    still = repo.commit({"value.txt": "crash again"}, "not a fix")
+    outcome = run(repo, base, still, "cases/fixed.toml")
+    assert outcome.judged is not None and outcome.judged.verdict is Held.FALSIFIED
+    assert outcome.judged.missed == ("a",) and outcome.judged.failed == ("a",)
+
+
+def test_broken_on_purpose_holds_and_unchanged_names_cases(make_repo) -> None:
+    repo: Repo = make_repo("broken")
+    tables = {
+        "cases/matrix.toml": case("a") + case("b").replace("prog.py", "stable.py"),
+        "cases/broken.toml": prediction(broken=["a"], unchanged=["b"]),
+    }
+    stable = CRASHY.replace('pathlib.Path("value.txt").read_text()', '"1"')
+    base = repo.commit({"prog.py": CRASHY, "stable.py": stable, "value.txt": "1", **tables})
+    cand = repo.commit({"value.txt": "crash"}, "drop support, on purpose")
+    outcome = run(repo, base, cand, "cases/broken.toml")
+    assert outcome.judged is not None and outcome.judged.verdict is Held.HELD
+    assert outcome.exit_code == 0
+
+
+def test_a_case_predicted_twice_is_an_error(crash_fix) -> None:
+    repo, base, cand = crash_fix
+    with pytest.raises(PredictionError, match="predicted both moved and fixed"):
+        run(repo, base, cand, "cases/both.toml")
+
+
+@pytest.fixture
+def half_written(make_repo) -> tuple[Repo, str, str]:
+    """Case `half` never writes one of its declared outputs, on either side."""
+    repo: Repo = make_repo("half")
+    base = repo.commit(
+        {"prog.py": CRASHY, "value.txt": "1", "cases/matrix.toml": case("a") + half("half")}
+    )
+    cand = repo.commit({"other.txt": "x"}, "moves nothing")
+    return repo, base, cand
+
+
+def test_an_expected_finding_lets_the_prediction_hold(half_written) -> None:
+    repo, base, cand = half_written
+    expect = {"finding": "missing-evidence", "case": "half", "why": "never.txt is issue 12"}
+    repo.commit({"cases/p.toml": prediction(moved=[], findings=[expect])}, "predict")
+    outcome = run(repo, base, cand)
+    assert outcome.exit_code == 3  # without a prediction it is a finding
+    held = run(repo, base, cand, "cases/p.toml")
+    assert held.judged is not None and held.judged.verdict is Held.HELD, held.findings
+    assert held.judged.expected == ("missing-evidence case half",)
+    assert held.exit_code == 0
+
+
+def test_an_expected_finding_that_does_not_occur_falsifies(crash_fix) -> None:
+    repo, base, cand = crash_fix
+    expect = {"finding": "dirty-side", "side": "baseline", "why": "replace refs"}
+    repo.commit({"cases/p.toml": prediction(fixed=["a"], findings=[expect])}, "predict")
+    outcome = run(repo, base, cand, "cases/p.toml")
+    assert outcome.judged is not None and outcome.judged.verdict is Held.FALSIFIED
+    assert outcome.judged.unmet == ("dirty-side [baseline]",)
+    assert outcome.exit_code == 1
+
+
+ACCEPT = '[[accept]]\nfinding = "missing-evidence"\ncase = "half"\nwhy = "never.txt: issue 12"\n'
+
+
+def test_an_accepted_finding_is_shown_in_every_report_and_counted(half_written) -> None:
+    repo, base, _ = half_written
+    cand = repo.commit(
+        {"cases/matrix.toml": case("a") + half("half") + ACCEPT + 'until = "2999-01-01"\n'},
+        "accept",
+    )
+    outcome = run(repo, base, cand)
+    assert outcome.exit_code == 0, outcome.findings
+    assert [a.finding for _, a in outcome.accepted] == ["missing-evidence"]
+    markdown = reports.markdown(outcome)
+    assert "Accepted findings (1)" in markdown and "never.txt: issue 12" in markdown
+    assert "accepted by the table" in markdown.splitlines()[0]
+    xml = ET.fromstring(report_junit.to_xml("fidelity", reports.junit_cases(outcome)))
+    said = "".join(t.text or "" for t in xml.iter("system-out"))
+    assert "missing-evidence case half" in said and "accepted: never.txt: issue 12" in said
+    assert outcome.manifest["accepted"][0]["by"]["why"] == "never.txt: issue 12"
+    again = rejudge.recompare(outcome.run_dir)
+    assert again.exit_code == 0 and len(again.accepted) == 1
+
+
+def test_an_expired_acceptance_fails(half_written) -> None:
+    repo, base, _ = half_written
+    cand = repo.commit(
+        {"cases/matrix.toml": case("a") + half("half") + ACCEPT + 'until = "2020-01-01"\n'},
+        "accept",
+    )
+    outcome = run(repo, base, cand)
+    codes = [f.code for f in outcome.findings]
+    assert Code.ACCEPTED_EXPIRED in codes and Code.MISSING_EVIDENCE in codes
+    assert outcome.exit_code == 3 and not outcome.accepted
+
+
+def test_an_acceptance_until_a_commit_expires_when_the_candidate_has_it(half_written) -> None:
+    repo, base, _ = half_written
+    marker = repo.commit({"fix-landed.txt": "x"}, "the fix lands")
+    cand = repo.commit(
+        {"cases/matrix.toml": case("a") + half("half") + ACCEPT + f'until = "{marker}"\n'},
+        "accept until the fix",
+    )
+    outcome = run(repo, base, cand)
+    assert Code.ACCEPTED_EXPIRED in [f.code for f in outcome.findings]
+    assert any("the candidate contains" in f.message for f in outcome.findings)
+
+
+def test_an_acceptance_that_matches_nothing_is_a_finding(crash_fix) -> None:
+    repo, base, _ = crash_fix
+    accept = '[[accept]]\nfinding = "dirty-side"\nside = "baseline"\nwhy = "replace refs"\n'
+    cand = repo.commit(
+        {"value.txt": "1", "cases/matrix.toml": case("a", 'tags = ["t"]') + accept}, "accept"
+    )
+    fixed = repo.commit({"value.txt": "1"}, "same")
+    outcome = gate.run(repo.path, cand, fixed, "cases/matrix.toml")
+    assert [f.code for f in outcome.findings] == [Code.ACCEPTED_UNUSED]
+    assert outcome.exit_code == 3
+
+
+def test_findings_that_mean_tampering_cannot_be_accepted() -> None:
+    bad = (
+        b'[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["o"]\n'
+        b'[[accept]]\nfinding = "evidence-altered"\nwhy = "no"\n'
+        b'[[accept]]\nfinding = "no-such-thing"\nwhy = "no"\n'
+        b'[[accept]]\nfinding = "dirty-side"\ncase = "ghost"\nwhy = "no"\n'
+    )
+    with pytest.raises(TableError) as caught:
+        table.parse(bad, "t.toml")
+    text = "\n".join(caught.value.problems)
+    assert "evidence-altered can never be accepted" in text
+    assert "'no-such-thing' is not a finding" in text
+    assert "names no case: 'ghost'" in text
+
+
+def test_an_until_that_is_neither_date_nor_commit_is_a_usage_error(half_written) -> None:
+    repo, base, _ = half_written
+    cand = repo.commit(
+        {"cases/matrix.toml": case("a") + half("half") + ACCEPT + 'until = "next-week"\n'}, "x"
+    )
+    with pytest.raises(UsageError, match="neither a date"):
+        run(repo, base, cand)

@@ -1,0 +1,263 @@
+"""`{harness}`: source at two revisions, harness at one. A driver script added today drives
+both sides, older commits that never had it included; what a case does to the harness
+checkout is a finding; an uncommitted harness is said before any case runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from support import PY, Repo, snapshot
+
+from fidelity.errors import TableError
+from fidelity.matrix import gate, table
+from fidelity.matrix.findings import Code
+from fidelity.matrix.predict import Held
+
+LIB_V1 = "def scale(x):\n    return x * 2\n"
+LIB_V2 = "def scale(x):\n    return x + x  # same values, other code\n"
+LIB_FIX = "def scale(x):\n    return x * 3\n"
+DRIVE = """
+import json, pathlib, sys
+sys.path.insert(0, ".")  # the side's own source: the working directory is its worktree
+import lib
+out = pathlib.Path(sys.argv[1])
+(out / "values.json").write_text(json.dumps([lib.scale(x) for x in range(5)]))
+"""
+
+
+def harness_table(extra_case: str = "", extra_matrix: str = "") -> str:
+    return f"""[matrix]
+name = "h"
+{extra_matrix}
+
+[[case]]
+id = "scale"
+argv = [{json.dumps(PY)}, "{{harness}}/cases/drive.py", "{{out}}"]
+outputs = ["values.json"]
+timeout_s = 30
+{extra_case}
+"""
+
+
+def history(repo: Repo) -> dict[str, str]:
+    """first: the library only; refactor: same values; then the harness (table + driver)
+    arrives, as it does in a project that starts gating today."""
+    shas = {"first": repo.commit({"lib.py": LIB_V1}, "first")}
+    shas["refactor"] = repo.commit({"lib.py": LIB_V2}, "refactor")
+    shas["harness"] = repo.commit(
+        {"cases/matrix.toml": harness_table(), "cases/drive.py": DRIVE}, "harness"
+    )
+    return shas
+
+
+def test_the_harness_revision_drives_a_side_that_never_had_the_script(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    before = snapshot(repo.path)
+    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    assert outcome.exit_code == 0, outcome.findings
+    assert [r.verdict.value for r in outcome.comparison.cases] == ["identical"]
+    assert outcome.harness.reads and outcome.harness.tree
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    assert outcome.harness.tree == tree
+    assert outcome.manifest["harness"]["tree"] == tree
+    assert snapshot(repo.path) == before  # checkout, index, worktree list all as they were
+
+    # without {harness}, the script comes from each side: both fail at the older commits
+    repo.commit({"cases/matrix.toml": harness_table().replace("{harness}/", "")}, "side-relative")
+    old = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    assert [r.verdict.value for r in old.comparison.cases] == ["both-failed"]
+    assert old.exit_code != 0
+
+
+def test_a_harness_revision_given_with_harness_is_checked_out(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    repo.commit({"cases/drive.py": DRIVE.replace("range(5)", "range(6)")}, "later driver")
+    outcome = gate.run(
+        repo.path, shas["first"], shas["refactor"], "cases/matrix.toml", harness_rev="HEAD~1"
+    )
+    assert outcome.exit_code == 0
+    assert outcome.harness.tree == repo.git("rev-parse", "HEAD~1^{tree}").strip()
+    values = outcome.run_dir / "baseline" / "cases" / "scale" / "out" / "values.json"
+    assert json.loads(values.read_text()) == [0, 2, 4, 6, 8]  # the HEAD~1 driver's range
+
+
+def test_a_fix_moves_the_case_through_the_harness_driver(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    fix = repo.commit({"lib.py": LIB_FIX}, "fix")
+    outcome = gate.run(repo.path, shas["first"], fix, "cases/matrix.toml")
+    assert [r.verdict.value for r in outcome.comparison.cases] == ["moved"]
+    assert outcome.exit_code == 1
+
+
+def test_a_case_that_writes_into_the_harness_is_a_finding(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    tamper = (
+        "import pathlib, os, stat; p = pathlib.Path(os.environ['H']) / 'cases' / 'drive.py';"
+        "p.chmod(p.stat().st_mode | stat.S_IWUSR); p.write_text(p.read_text() + '# x')"
+    )
+    extra = (
+        '[[case]]\nid = "tamper"\n'
+        f'argv = [{json.dumps(PY)}, "-c", {json.dumps(tamper)}]\n'
+        'env = { H = "{harness}" }\noutputs = []\ncache_env = "C"\n'
+    )
+    repo.commit({"cases/matrix.toml": harness_table() + extra}, "tampering case")
+    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    codes = {f.code for f in outcome.findings}
+    assert Code.HARNESS_CHANGED in codes, outcome.findings
+    assert outcome.exit_code == 3
+    assert outcome.manifest["harness"]["changed"] == ["cases/drive.py"]
+
+
+def test_the_harness_checkout_is_read_only_and_removed(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    probe = (
+        "import os, pathlib, sys; h = pathlib.Path(os.environ['H']);"
+        "pathlib.Path(sys.argv[1], 'where.txt').write_text("
+        "str(h) + ' ' + oct((h / 'cases' / 'drive.py').stat().st_mode & 0o222))"
+    )
+    extra = (
+        '[[case]]\nid = "probe"\n'
+        f'argv = [{json.dumps(PY)}, "-c", {json.dumps(probe)}, "{{out}}"]\n'
+        'env = { H = "{harness}" }\noutputs = ["where.txt"]\n'
+    )
+    repo.commit({"cases/matrix.toml": harness_table() + extra}, "probe")
+    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    where = (outcome.run_dir / "candidate" / "cases" / "probe" / "out" / "where.txt").read_text()
+    folder, mode = where.split()
+    assert mode == "0o0"  # no write bit for anyone
+    assert not Path(folder).exists()
+    assert outcome.exit_code == 0, outcome.findings
+
+
+def test_harness_paths_limit_what_is_checked_out_and_what_dirt_counts(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    count = (
+        "import os, pathlib, sys; h = pathlib.Path(os.environ['H']);"
+        "pathlib.Path(sys.argv[1], 'files.txt').write_text("
+        "' '.join(sorted(p.relative_to(h).as_posix() for p in h.rglob('*') if p.is_file())))"
+    )
+    extra = (
+        '[[case]]\nid = "files"\n'
+        f'argv = [{json.dumps(PY)}, "-c", {json.dumps(count)}, "{{out}}"]\n'
+        'env = { H = "{harness}" }\noutputs = ["files.txt"]\n'
+    )
+    table_text = harness_table(extra, extra_matrix='harness_paths = ["cases/"]')
+    repo.commit({"cases/matrix.toml": table_text}, "paths")
+    (repo.path / "lib.py").write_text("# uncommitted, outside the harness paths\n")
+    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    out = outcome.run_dir / "baseline" / "cases" / "files" / "out" / "files.txt"
+    assert out.read_text() == "cases/drive.py cases/matrix.toml"
+    assert outcome.exit_code == 0, outcome.findings
+
+    (repo.path / "cases" / "drive.py").write_text(DRIVE + "# uncommitted\n")
+    dirty = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    found = [f for f in dirty.findings if f.code is Code.DIRTY_HARNESS]
+    assert found and "cases/drive.py" in found[0].message
+    assert dirty.exit_code == 3
+
+
+def test_an_uncommitted_harness_is_said_before_any_case_runs(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    slow = harness_table().replace('"{out}"]', '"{out}"]\ncwd = "{harness}"')
+    (repo.path / "cases" / "matrix.toml").write_text(slow)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fidelity", "run", "--baseline", shas["first"]],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env=repo.env(),
+        check=False,
+    )
+    assert proc.returncode == 3, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert "will end untrusted (exit 3)" in first
+    assert "dirty-harness" in proc.stderr.splitlines()[1]
+
+
+def test_cwd_runs_a_case_in_the_harness(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    cwd_case = (
+        '[[case]]\nid = "cwd"\n'
+        f'argv = [{json.dumps(PY)}, "-c", "import os, pathlib, sys; '
+        "pathlib.Path(sys.argv[1], 'cwd.txt').write_text(str(sorted(os.listdir('.'))))\", "
+        '"{out}"]\ncwd = "{harness}/cases"\noutputs = ["cwd.txt"]\n'
+    )
+    repo.commit({"cases/matrix.toml": harness_table() + cwd_case}, "cwd")
+    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    text = (outcome.run_dir / "baseline" / "cases" / "cwd" / "out" / "cwd.txt").read_text()
+    assert text == "['drive.py', 'matrix.toml']"
+    assert outcome.exit_code == 0
+
+
+def test_cwd_and_harness_paths_are_validated() -> None:
+    bad = b"""[matrix]
+harness_paths = ["../up", "/abs"]
+[[case]]
+id = "a"
+argv = ["x"]
+cwd = "/tmp"
+outputs = ["o"]
+[[case]]
+id = "b"
+argv = ["x"]
+cwd = "{harness}/../x"
+outputs = ["o"]
+"""
+    try:
+        table.parse(bad, "t.toml")
+    except TableError as exc:
+        text = "\\n".join(exc.problems)
+    else:
+        raise AssertionError("an invalid cwd was accepted")
+    assert "$.case[0].cwd: must start with {worktree} or {harness}" in text
+    assert "$.case[1].cwd: must not leave its folder" in text
+    assert text.count("harness_paths") == 2
+
+
+def test_a_table_without_harness_does_not_check_it_out() -> None:
+    plain = table.parse(b'[[case]]\nid = "a"\nargv = ["x", "{out}"]\noutputs = ["o"]\n', "t")
+    assert not plain.reads_harness()
+    setup = table.parse(
+        b'[matrix]\nsetup = [["pip", "install", "{harness}/req"]]\n'
+        b'[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["o"]\n',
+        "t",
+    )
+    assert setup.reads_harness()
+
+
+def test_a_run_judged_again_keeps_the_harness_tree(make_repo) -> None:
+    from fidelity.matrix import rejudge
+
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    again = rejudge.recompare(outcome.run_dir)
+    assert again.harness.tree == outcome.harness.tree and again.harness.reads
+    assert again.exit_code == 0
+
+
+def test_a_held_prediction_over_the_harness_driver(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    repo.commit(
+        {"cases/refactor.toml": '[prediction]\nwhy = "same values"\nmoved = []\n'}, "predict"
+    )
+    outcome = gate.run(
+        repo.path,
+        shas["first"],
+        shas["refactor"],
+        "cases/matrix.toml",
+        expect="cases/refactor.toml",
+    )
+    assert outcome.judged is not None and outcome.judged.verdict is Held.HELD
