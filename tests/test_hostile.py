@@ -33,7 +33,11 @@ def table_with(extra_case_keys: str = "", extra_matrix: str = "") -> bytes:
         ("timeout_s = inf", "", "$.case[0].timeout_s: must be a finite number"),
         ('[case.compare."r.txt"]\nkind = "csv"\nrtol = nan', "", ".compare.r.txt.rtol: must be"),
         ("", "setup_timeout_s = -inf", "$.matrix.setup_timeout_s"),
-        ('env = { X = "{outt}" }', "", "unknown placeholder {outt}; known here: {cache}, {harness}, {out}"),
+        (
+            'env = { X = "{outt}" }',
+            "",
+            "unknown placeholder {outt}; known here: {cache}, {harness}, {out}",
+        ),
         ("", 'setup = [["make", "{out}"]]', "$.matrix.setup[0][1]: unknown placeholder {out}"),
     ],
 )

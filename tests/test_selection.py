@@ -75,6 +75,38 @@ def test_the_full_gate_never_reads_as_partial(repo: Repo, capsys) -> None:
     assert "HOLDS: all 3 declared cases identical (exit 0)" in out and "partial" not in out
 
 
+def test_a_selection_of_every_case_is_a_full_run(repo: Repo, capsys) -> None:
+    """`--tag fast --tag slow` names all 3 cases: the full gate, not "partial: 3 of 3"."""
+    argv = ["-q", "run", "--repo", str(repo.path), "--baseline", "HEAD", "--tag", "fast"]
+    assert main([*argv, "--tag", "slow"]) == 0
+    out = capsys.readouterr().out
+    assert "HOLDS: all 3 declared cases identical (exit 0)" in out and "partial" not in out
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["a", "b", "c"])
+    assert outcome.selection is None and outcome.manifest["selection"] is None
+
+
+def test_a_commit_compared_with_itself_says_so_everywhere(repo: Repo, tmp_path: Path, capsys):
+    """A fresh-clone self-gate (--baseline origin/main --candidate HEAD at origin/main) holds,
+    exit 0, but every report says the two sides are one commit."""
+    sha = repo.git("rev-parse", "HEAD")
+    note = (
+        f"baseline and candidate are the same commit {sha[:10]}: this compares a commit with itself"
+    )
+    reports = [f"--markdown={tmp_path / 'v.md'}", f"--json={tmp_path / 'v.json'}"]
+    argv = ["run", "--repo", str(repo.path), "--baseline", sha, "--candidate", "HEAD"]
+    assert main([*argv, *reports]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("HOLDS"))
+    assert lines[verdict - 1].startswith(note)
+    markdown = (tmp_path / "v.md").read_text().splitlines()
+    assert markdown[0].startswith("### fidelity: HOLDS") and markdown[2].startswith(f"**{note}")
+    assert json.loads((tmp_path / "v.json").read_text())["same_commit"] is True
+    repo.commit({"unrelated.txt": "x"})  # the nearest neighbour: two commits say nothing
+    assert main([*argv, *reports]) == 0
+    assert "same commit" not in capsys.readouterr().out + (tmp_path / "v.md").read_text()
+    assert json.loads((tmp_path / "v.json").read_text())["same_commit"] is False
+
+
 def test_a_prediction_about_unselected_cases_cannot_hold(repo: Repo) -> None:
     repo.commit({"cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["tag:fast"]\n', "v.txt": "2"})
     outcome = gate.run(

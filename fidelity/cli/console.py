@@ -1,7 +1,14 @@
-"""The terminal: one console per run, plain under `-q`, and a progress bar only when it helps."""
+"""The terminal: one console per run, plain under `-q`, and a progress bar only when it helps.
+
+Off a terminal (a CI log, a pipe, a file) the console is `WIDE`, whatever COLUMNS says: a
+table is then as wide as its content, so no log path, test id or sha is folded mid-token.
+This is the one rule for every table fidelity prints (the case matrix, controls, check-docs,
+stale and the other reports); on a terminal, tables fit its width.
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, cast
@@ -10,14 +17,30 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+WIDE = 10_000  # columns off a terminal: wider than any row fidelity prints
+
+
+def width(stream: object) -> int | None:
+    """None (fit the terminal) when `stream` is a terminal, else `WIDE`. Whether it is one
+    is asked of the stream itself: FORCE_COLOR makes rich treat a CI log as a terminal."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return None if isatty is not None and isatty() else WIDE
+    except ValueError:  # closed
+        return WIDE
+
+
 def make(quiet: bool) -> Console:
     from rich.console import Console
 
     from fidelity.cli.plain import PlainConsole
 
+    columns = width(sys.stdout)
     if quiet:
-        return PlainConsole(no_color=True, highlight=False, soft_wrap=True, force_terminal=False)
-    return Console(highlight=False, soft_wrap=True)
+        return PlainConsole(
+            no_color=True, highlight=False, soft_wrap=True, force_terminal=False, width=columns
+        )
+    return Console(highlight=False, soft_wrap=True, width=columns)
 
 
 class Lazy:

@@ -14,6 +14,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 from rich.console import Console
+from rich.rule import Rule
 
 from fidelity.controls import gate as controls
 from fidelity.controls import render as controls_render
@@ -23,6 +24,7 @@ from fidelity.matrix import gate, render
 from fidelity.matrix.outcome import Outcome
 
 EXPECTED_MOVES = frozenset({"dp2-online", "dp2-online-r2", "dp4-online"})
+RULE_WIDTH = 80  # a heading rule, even on a console as wide as a log (fidelity.cli.console)
 _IDENTITY = ("-c", "user.name=fidelity demo", "-c", "user.email=demo@fidelity.invalid")
 
 
@@ -66,6 +68,10 @@ def materialise(dest: Path) -> dict[str, str]:
     }
 
 
+def _rule(console: Console, title: str) -> None:
+    console.print(Rule(title), width=RULE_WIDTH)
+
+
 def _gate(
     console: Console,
     repo: Path,
@@ -74,7 +80,7 @@ def _gate(
     expect: str | None = None,
 ) -> Outcome:
     base, cand, harness = sides
-    console.rule(title)
+    _rule(console, title)
     outcome = gate.run(
         repo, base, cand, "cases/matrix.toml", harness_rev=harness, jobs=2, expect=expect
     )
@@ -85,7 +91,7 @@ def _gate(
 def _controls(console: Console, repo: Path) -> int:
     """The demo's cases/controls.toml against its HEAD."""
     table = controls.load(repo, "cases/controls.toml")
-    console.rule("4. mutation controls: every test must be seen to fail")
+    _rule(console, "4. mutation controls: every test must be seen to fail")
     report = controls.run(repo, table, "HEAD", jobs=2)
     controls_render.report(console, report)
     return report.exit_code()
@@ -128,7 +134,7 @@ def main(console: Console, where: Path | None) -> int:
             "wrong prediction FALSIFIED (exit 1)": wrong.exit_code == 1,
             "every control met its expectation (exit 0)": _controls(console, where) == 0,
         }
-        console.rule("demo")
+        _rule(console, "demo")
         for claim, held in shown.items():
             console.print(f"{'ok  ' if held else 'FAIL'} {claim}", markup=False)
         return 0 if all(shown.values()) else 1

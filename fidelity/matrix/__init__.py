@@ -5,6 +5,7 @@ evidence, then how a verdict is said.
 
 - `table`: case tables: TOML matrices validated against the shipped schema, frozen values
 - `outputs`: declared outputs: which files a case writes and the name each is compared under
+- `specs`: comparison specs: table-wide defaults resolved per case, blocks that misfire
 - `ignores`: the JSON comparator's `ignore` entries (paths and bare keys)
 - `evidence`: what one side of a run produced, as frozen values that round-trip run.json
 - `sources`: an output to compare, as a file in the run directory or as bytes

@@ -30,7 +30,6 @@ from fidelity.matrix.diffs import (
     OutputDiff,
     Tally,
     Tolerance,
-    counted_summary,
     judge,
     tolerance_for,
 )
@@ -262,7 +261,7 @@ def _result(path: str, kind: str, walk: _Walk) -> OutputDiff:
         path=path,
         kind=kind,
         within_tolerance=not tally.out and not extra,
-        summary=counted_summary(tally.out, tally.within, extra, _why_same(walk)),
+        summary=tally.summary(extra, _why_same(walk)),
         columns=tuple(tally.columns),
         keys=tuple(tally.keys),
         keys_total=tally.keys_total,
@@ -270,6 +269,9 @@ def _result(path: str, kind: str, walk: _Walk) -> OutputDiff:
         rows_dropped=tuple(dropped[:SHOWN_KEYS]),
         largest=tally.largest(),
         unmatched=unmatched_columns(walk.ignore, walk.base.columns, walk.cand.columns),
+        values_out=tally.out,
+        values_changed=tally.changed,
+        values_within=tally.within,
     )
 
 

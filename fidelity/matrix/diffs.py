@@ -7,6 +7,7 @@ relative to the baseline value: |cand - base| <= atol + rtol * |base|.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ class OutputDiff:
     kind: str
     within_tolerance: bool
     summary: str
-    columns: tuple[str, ...] = ()  # columns with values out of tolerance
+    columns: tuple[str, ...] = ()  # columns with values out of tolerance (or changed)
     keys: tuple[str, ...] = ()  # row keys (or JSON paths) out of tolerance, the first few
     keys_total: int = 0  # how many keys (or paths) are out of tolerance in all
     rows_added: tuple[str, ...] = ()
@@ -38,6 +39,9 @@ class OutputDiff:
     diff: tuple[str, ...] = field(default=())  # bounded unified diff, for text
     limit: str = ""  # why the comparator could not judge by value (too large): a finding
     unmatched: tuple[str, ...] = ()  # ignore entries that matched nothing on either side
+    values_out: int = 0  # values out of tolerance or changed (text lines: changed pairs)
+    values_changed: int = 0  # of those, values no tolerance applies to (text, booleans, types)
+    values_within: int = 0  # numbers that differ within tolerance
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +92,35 @@ def largest(diffs: Sequence[Difference], top: int) -> tuple[Difference, ...]:
     return tuple(sorted(diffs, key=order)[:top])
 
 
-def summary(out: Sequence[Difference], within: Sequence[Difference], extra: Sequence[str]) -> str:
-    return counted_summary(len(out), len(within), extra)
+def clip_pair(old: str, new: str, room: int) -> tuple[str, str]:
+    """Two values, each at most about `room` characters: a longer one is cut around where
+    the two first differ, with `...` where text was left out, so the change stays visible."""
+    if len(old) <= room and len(new) <= room:
+        return old, new
+    start = max(0, len(os.path.commonprefix([old, new])) - room // 3)
+
+    def cut(text: str) -> str:
+        if len(text) <= room:
+            return text
+        begin = min(start, len(text) - room)
+        head = "..." if begin else ""
+        return head + text[begin : begin + room] + ("..." if begin + room < len(text) else "")
+
+    return cut(old), cut(new)
 
 
-def counted_summary(out: int, within: int, extra: Sequence[str], same: str = "") -> str:
-    """What differs, in words; `same` says why nothing did although the bytes differ."""
+def counted_summary(
+    out: int, within: int, extra: Sequence[str], same: str = "", changed: int = 0
+) -> str:
+    """What differs, in words; `same` says why nothing did although the bytes differ.
+
+    Of the `out` values, `changed` are ones no tolerance applies to (text, booleans, a
+    change of type): they are "changed", never "out of tolerance"."""
     parts = [*extra]
-    if out:
-        parts.append(f"{out} values out of tolerance")
+    if out - changed:
+        parts.append(f"{out - changed} values out of tolerance")
+    if changed:
+        parts.append(f"{changed} values changed")
     if within:
         parts.append(f"{within} differ within tolerance")
     return "; ".join(parts) or same or "no value differs (formatting or row order only)"
@@ -113,6 +137,7 @@ class Tally:
     top: int = DEFAULT_TOP
     out: int = 0
     within: int = 0
+    changed: int = 0  # of `out`, the differences no tolerance applies to
     columns: dict[str, None] = field(default_factory=dict)
     keys: dict[str, None] = field(default_factory=dict)
     keys_total: int = 0
@@ -124,6 +149,7 @@ class Tally:
             self.within += 1
         else:
             self.out += 1
+            self.changed += diff.abs_diff is None
             if column is not None:
                 self.columns.setdefault(column, None)
             if key != self._last_key:  # a row's differences come together, once per row
@@ -137,3 +163,6 @@ class Tally:
 
     def largest(self) -> tuple[Difference, ...]:
         return largest(self._largest, self.top)
+
+    def summary(self, extra: Sequence[str], same: str = "") -> str:
+        return counted_summary(self.out, self.within, extra, same, self.changed)

@@ -368,7 +368,8 @@ def choose(
     durations: Mapping[str, float] | None = None,
 ) -> tuple[Matrix, Selection | None]:
     """The cases the selectors name (ids or `tag:` selectors), then one shard of them;
-    UsageError for a selector that names no case or a malformed shard."""
+    UsageError for a selector that names no case or a malformed shard. Selectors that
+    choose every case of the table make a full run, not a partial one (no Selection)."""
     if not selectors and shard is None:
         return matrix, None
     cases = matrix.cases
@@ -376,6 +377,8 @@ def choose(
         tags = {c.id: c.tags for c in matrix.cases}
         chosen = predict.resolve(selectors, tags, "--case/--tag")
         cases = tuple(c for c in cases if c.id in chosen)
+        if len(cases) == len(matrix.cases) and shard is None:
+            return matrix, None
     k_of_n = shards.parse(shard) if shard is not None else None
     if k_of_n is not None:
         mine = set(shards.assign([c.id for c in cases], k_of_n[1], durations)[k_of_n[0] - 1])

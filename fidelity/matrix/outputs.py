@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -119,13 +120,15 @@ def collect(root: Path, outputs: Sequence[Output], tree: Tree | None = None) -> 
 
 
 def spec_problem(key: str, outputs: Sequence[Output]) -> str | None:
-    """Why a comparison spec's key names no declared output, or None."""
+    """Why a comparison spec's key names no declared output, or None. A key is an output's
+    name or glob, a path the glob matches, or a glob over those (`*.csv`)."""
     for output in outputs:
-        if key in output.names() or matches(key, output.glob):
+        names = output.names()
+        if key in names or matches(key, output.glob) or any(fnmatchcase(n, key) for n in names):
             return None
         if output.strip is not None:
             prefix = output.strip.rstrip("/").replace("**", "x").replace("*", "x")
             if matches(f"{prefix}/{key}", output.glob):
                 return None
-    names = ", ".join(repr(n) for o in outputs for n in o.names()) or "none"
-    return f"names no output of this case (declared: {names})"
+    declared = ", ".join(repr(n) for o in outputs for n in o.names()) or "none"
+    return f"names no output of this case (declared: {declared})"

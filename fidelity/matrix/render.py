@@ -88,5 +88,7 @@ def outcome(
         _line(console, text)
     for text in words.prediction_lines(result) + words.setup_lines(result):
         _line(console, text)
+    for text in words.same_commit(result):  # right above the verdict, never read apart
+        _line(console, text, "bold yellow")
     _line(console, words.verdict(result), VERDICT_STYLE.get(result.exit_code, "bold"))
     _line(console, f"run directory: {result.run_dir}")

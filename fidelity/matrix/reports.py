@@ -78,6 +78,7 @@ def markdown(outcome: Outcome, limit: int = STEP_SUMMARY_LIMIT) -> str:
     counts and prediction always; findings and case rows while they fit, then a note of
     how many were cut; "" when not even the verdict fits."""
     top = [f"### fidelity: {inline(words.verdict(outcome))}", ""]
+    top += [line for text in words.same_commit(outcome) for line in (f"**{inline(text)}**", "")]
     top += [inline(words.headline(outcome)), ""]
     allowed = words.allowed_lines(outcome)  # never cut: an accepted finding is never silent
     top += [f"- {inline(t[4:])}" if t.startswith("  ~ ") else inline(t) for t in allowed]
@@ -174,4 +175,5 @@ def json_report(outcome: Outcome) -> dict[str, Any]:
     data["prediction"] = predict.to_json(outcome.prediction)
     data["prediction_verdict"] = asdict(outcome.judged) if outcome.judged else None
     data["exit_code"] = outcome.exit_code
+    data["same_commit"] = bool(words.same_commit(outcome))  # a commit compared with itself
     return rundir.plain(data)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from fidelity.matrix.diffs import (
@@ -20,7 +21,7 @@ from fidelity.matrix.diffs import (
     OutputDiff,
     Tally,
     Tolerance,
-    counted_summary,
+    clip_pair,
     tolerance_for,
 )
 from fidelity.matrix.ignores import Ignores
@@ -78,9 +79,18 @@ class _Absent:
 _ABSENT = _Absent()
 
 
+def _text(value: Any) -> str:
+    return repr(value) if value is _ABSENT else json.dumps(value)
+
+
 def _show(value: Any) -> str:
-    text = repr(value) if value is _ABSENT else json.dumps(value)
+    text = _text(value)
     return text if len(text) <= SHOWN_LINE_CHARS else text[:SHOWN_LINE_CHARS] + "..."
+
+
+def _changed(where: str, b: Any, c: Any) -> Difference:
+    """Two values no tolerance applies to, each cut around where they first differ."""
+    return Difference(where, *clip_pair(_text(b), _text(c), SHOWN_LINE_CHARS))
 
 
 def _numbers(where: str, b: Any, c: Any, tol: Tolerance) -> Difference:
@@ -121,17 +131,20 @@ def compare_json(
             paths_only = True
             continue
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (b, c))
-        diff = _numbers(where, b, c, tol) if numeric else Difference(where, _show(b), _show(c))
+        diff = _numbers(where, b, c, tol) if numeric else _changed(where, b, c)
         tally.add(where, None, diff)
     return OutputDiff(
         path,
         "json",
         not tally.out,
-        counted_summary(tally.out, tally.within, [], OWN_PATHS if paths_only else ""),
+        tally.summary([], OWN_PATHS if paths_only else ""),
         keys=tuple(tally.keys),
         keys_total=tally.keys_total,
         largest=tally.largest(),
         unmatched=ignore.unmatched(),
+        values_out=tally.out,
+        values_changed=tally.changed,
+        values_within=tally.within,
     )
 
 
@@ -162,7 +175,11 @@ def compare_text(
     lines = list(difflib.unified_diff(b_lines, c_lines, "baseline", "candidate", lineterm="", n=1))
     changed = sum(1 for line in lines[2:] if line[:1] in "+-")
     shown = _shown(lines, limit, len(lines))
-    return OutputDiff(path, "text", False, f"{changed} lines changed", diff=shown)
+    pairs = len(text_changes(lines))
+    summary = f"{changed} lines changed"
+    return OutputDiff(
+        path, "text", False, summary, diff=shown, values_out=pairs, values_changed=pairs
+    )
 
 
 def _text_in_step(path: str, base: Source, cand: Source, limit: int) -> OutputDiff:
@@ -187,7 +204,66 @@ def _text_in_step(path: str, base: Source, cand: Source, limit: int) -> OutputDi
                         shown.append(f"{sign}{number}: {text.decode(errors='replace').rstrip()}")
     summary = f"{differing} lines differ, compared line by line in step (over "
     summary += f"{TEXT_DIFF_LIMIT_BYTES // 2**20} MiB: an inserted line shifts all later ones)"
-    return OutputDiff(path, "text", False, summary, diff=_shown(shown, limit, total))
+    shown_lines = _shown(shown, limit, total)
+    return OutputDiff(
+        path,
+        "text",
+        False,
+        summary,
+        diff=shown_lines,
+        values_out=differing,
+        values_changed=differing,
+    )
+
+
+_HUNK = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_IN_STEP = re.compile(r"([-+])(\d+): (.*)", re.S)
+Change = tuple[str, str | None, str | None]  # where, old line, new line (None: absent)
+
+
+def _paired(removed: list[tuple[int, str]], added: list[tuple[int, str]]) -> Iterator[Change]:
+    for i in range(max(len(removed), len(added))):
+        old = removed[i] if i < len(removed) else None
+        new = added[i] if i < len(added) else None
+        where = f"line {old[0]}" if old else f"candidate line {new[0] if new else 0}"
+        yield where, old[1] if old else None, new[1] if new else None
+
+
+def _unified_changes(lines: Sequence[str]) -> Iterator[Change]:
+    removed: list[tuple[int, str]] = []
+    added: list[tuple[int, str]] = []
+    old = new = 0
+    for line in lines[2:]:  # after the "--- baseline" and "+++ candidate" headers
+        hunk = _HUNK.match(line)
+        if line[:1] not in "+-":
+            yield from _paired(removed, added)
+            removed, added = [], []
+        if hunk:
+            old, new = int(hunk[1]), int(hunk[2])
+        elif line[:1] == "-":
+            removed.append((old, line[1:]))
+            old += 1
+        elif line[:1] == "+":
+            added.append((new, line[1:]))
+            new += 1
+        elif line[:1] == " ":
+            old, new = old + 1, new + 1
+    yield from _paired(removed, added)
+
+
+def text_changes(lines: Sequence[str]) -> list[Change]:
+    """The changed lines of a text diff (as `compare_text` keeps it) as (where, old, new):
+    removed and added lines paired in order within each run; a line with no partner on the
+    other side is None."""
+    if lines[:1] and lines[0].startswith("--- "):
+        return list(_unified_changes(lines))
+    by_line: dict[str, list[str | None]] = {}
+    for line in lines:
+        step = _IN_STEP.fullmatch(line)
+        if step:
+            pair = by_line.setdefault(f"line {step[2]}", [None, None])
+            pair[step[1] == "+"] = step[3]
+    return [(where, old, new) for where, (old, new) in by_line.items()]
 
 
 def explain(

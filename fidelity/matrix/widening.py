@@ -8,10 +8,11 @@ differences pass, and each is named.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 Spec = Mapping[str, Any]
-Specs = Mapping[str, Spec]  # output glob -> comparison spec
+Specs = Mapping[str, Spec]  # output name or glob -> comparison spec
 TOLERANT_KINDS = frozenset({"csv", "tsv", "json"})
 
 
@@ -47,8 +48,22 @@ def widened(output: str, harness: Spec | None, own: Spec | None) -> list[str]:
     return reasons
 
 
+def _own_spec(output: str, own: Specs) -> Spec | None:
+    """The baseline's spec for the output a harness spec is keyed by, though the two tables
+    key it differently (`m.csv` in one, `*.csv` in the other)."""
+    if output in own:
+        return own[output]
+    return next(
+        (s for key, s in own.items() if fnmatchcase(output, key) or fnmatchcase(key, output)),
+        None,
+    )
+
+
 def case_widenings(harness: Specs, own: Specs | None) -> list[str]:
-    """Every widening of one case's comparison specs; nothing when the side had no table."""
+    """Every widening of one case's effective comparison specs (its own and the table-wide
+    ones, as `table` resolves them); nothing when the side had no table."""
     if own is None:
         return []
-    return [r for output, spec in harness.items() for r in widened(output, spec, own.get(output))]
+    return [
+        r for output, spec in harness.items() for r in widened(output, spec, _own_spec(output, own))
+    ]

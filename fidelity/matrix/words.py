@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from fidelity.matrix.compare import FAILURES, CaseResult, Comparison
+from fidelity.matrix.diffs import clip_pair
 from fidelity.matrix.findings import Finding
 from fidelity.matrix.outcome import WORKTREE, Outcome
 from fidelity.matrix.predict import Held
-from fidelity.matrix.valuecmp import OutputDiff
+from fidelity.matrix.valuecmp import OutputDiff, text_changes
 
 SHOWN = 3
+SHOWN_VALUE = 60  # characters of one old or new value in a line
 
 
 def _rev(rev: str, sha: str) -> str:
@@ -32,6 +35,18 @@ def headline(outcome: Outcome) -> str:
     return line
 
 
+def same_commit(outcome: Outcome) -> list[str]:
+    """The note a run of one commit against itself must carry: it can only test whether the
+    cases are deterministic, never a change; [] for two commits."""
+    sha = outcome.baseline.sha
+    if not sha or sha != outcome.candidate.sha:
+        return []
+    return [
+        f"baseline and candidate are the same commit {sha[:10]}: this compares a commit with "
+        "itself, so it shows whether the cases are deterministic, not what a change did"
+    ]
+
+
 def finding_line(f: Finding) -> str:
     where = " ".join(x for x in (f.side and f"[{f.side}]", f.case_id and f"case {f.case_id}") if x)
     return f"{f.code}{' ' + where if where else ''}: {f.message}"
@@ -43,17 +58,50 @@ def _some(items: tuple[str, ...], total: int = 0, limit: int = SHOWN) -> str:
     return ", ".join(items[:limit]) + more
 
 
+def _line(text: str | None) -> str:
+    return "(absent)" if text is None else json.dumps(text)
+
+
+def _pairs(e: OutputDiff) -> tuple[list[tuple[str, str, str]], int]:
+    """The changes an explanation shows as old -> new, and how many there are in all: the
+    values out of tolerance or changed (largest first), else those within tolerance."""
+    if e.kind == "text":
+        lines = [(where, _line(old), _line(new)) for where, old, new in text_changes(e.diff)]
+        return lines, e.values_out
+    out = [d for d in e.largest if not d.within]
+    chosen, total = (out, e.values_out) if out else (list(e.largest), e.values_within)
+    # a CSV cell is bare text: quoted unless it is a number, so that "" and " x" show
+    json_text = e.kind == "json"
+    quote = [not json_text and d.abs_diff is None for d in chosen]
+    shown = [
+        (d.where, json.dumps(d.base) if q else d.base, json.dumps(d.cand) if q else d.cand)
+        for d, q in zip(chosen, quote, strict=True)
+    ]
+    return shown, total
+
+
+def changes(e: OutputDiff, limit: int = SHOWN) -> str:
+    """The first `limit` changes of one output as `where: old -> new`, long values cut
+    around their difference, then how many more; "" when there are none to show."""
+    pairs, total = _pairs(e)
+    shown = []
+    for where, old, new in pairs[:limit]:
+        old, new = clip_pair(old, new, SHOWN_VALUE)
+        shown.append(f"{where}: {old} -> {new}")
+    more = max(total, len(pairs)) - len(shown)
+    return ", ".join(shown) + (f" (+{more} more)" if more > 0 and shown else "")
+
+
 def explanation(e: OutputDiff) -> str:
-    """One line: what differs in one output, and where."""
+    """One line: what differs in one output, where, and its first changes as old -> new."""
     parts = [f"{e.path}: {e.summary}"]
     if e.columns:
         parts.append(f"columns {_some(e.columns)}")
-    if e.keys:
+    shown = changes(e)
+    if e.keys and not (e.kind == "json" and shown):  # a JSON change names its path
         parts.append(f"keys {_some(e.keys, e.keys_total)}")
-    numeric = [d for d in e.largest if d.abs_diff is not None and not d.within]
-    if numeric:
-        d = numeric[0]
-        parts.append(f"largest {d.where}: {d.base} -> {d.cand}")
+    if shown:
+        parts.append(shown)
     return "; ".join(parts)
 
 
