@@ -281,3 +281,19 @@ def test_the_schema_names_every_gate_of_the_table() -> None:
 
     enum = schema.load("preflight")["properties"]["gates"]["items"]["enum"]
     assert enum == [gate.name for gate in GATES]
+
+
+def test_the_predictions_gate_reads_every_key_of_a_prediction(repo: Repo) -> None:
+    fixed = (
+        '[prediction]\nwhy = "x"\nmoved = ["b"]\nfixed = ["a"]\n'
+        '[[prediction.findings]]\nfinding = "missing-evidence"\ncase = "a"\nwhy = "known"\n'
+    )
+    stage(repo, {"cases/predict-fix.toml": fixed})
+    code, out = preflight(repo, "--staged")
+    assert code == 0 and line(out, "predictions").startswith("ok"), out
+    stage(repo, {"cases/predict-fix.toml": fixed.replace('fixed = ["a"]', 'fixed = ["ghost"]')})
+    code, out = preflight(repo, "--staged")
+    assert code == 1 and "(fixed): selector 'ghost' matches no case" in out, out
+    stage(repo, {"cases/predict-fix.toml": fixed.replace('fixed = ["a"]', 'fixed = ["b"]')})
+    code, out = preflight(repo, "--staged")
+    assert code == 1 and "predicted both moved and fixed" in out, out

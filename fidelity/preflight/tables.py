@@ -225,8 +225,7 @@ def check_predictions(ctx: Context) -> GateResult:
     problems: list[str] = []
     for name in files:
         try:
-            _, selectors = predict.parse(ctx.tree.read(name) or b"", name)
-            predict.resolve(selectors, tags, name)
+            predict.load(ctx.tree.read(name) or b"", name, tags, None, committed=True)
         except UsageError as exc:
             problems += [f"{name}: {p}" if not p.startswith(name) else p for p in _problems(exc)]
     if problems:
