@@ -198,8 +198,10 @@ def test_an_acceptance_until_a_commit_expires_when_the_candidate_has_it(half_wri
         "accept until the fix",
     )
     outcome = run(repo, base, cand)
-    assert Code.ACCEPTED_EXPIRED in [f.code for f in outcome.findings]
+    codes = [f.code for f in outcome.findings]
+    assert Code.ACCEPTED_EXPIRED in codes and Code.MISSING_EVIDENCE in codes
     assert any("the candidate contains" in f.message for f in outcome.findings)
+    assert outcome.exit_code == 3 and not outcome.accepted
 
 
 def test_an_acceptance_that_matches_nothing_is_a_finding(crash_fix) -> None:
