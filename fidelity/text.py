@@ -42,3 +42,8 @@ def one_line(text: str) -> str:
     """visible(text) with line breaks written as `\\n` too: one line of output, whatever the
     text (a line of a case's own could start a CI command, such as GitHub's `::error::`)."""
     return visible(text).replace("\n", "\\n")
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 finding`, `2 findings`: a count with its noun, plural when it is not one."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

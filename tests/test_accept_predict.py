@@ -176,6 +176,11 @@ def test_an_accepted_finding_is_shown_in_every_report_and_counted(half_written) 
     assert outcome.manifest["accepted"][0]["by"]["why"] == "never.txt: issue 12"
     again = rejudge.recompare(outcome.run_dir)
     assert again.exit_code == 0 and len(again.accepted) == 1
+    late = repo.path / "late.toml"  # a prediction stated after the run: judged, cannot pass
+    late.write_text(prediction(moved=[]))
+    verified = rejudge.verify(outcome.run_dir, late)
+    assert [f.code for f in verified.findings] == [Code.PREDICTION_NOT_STATED]
+    assert len(verified.accepted) == 1 and verified.exit_code == 3
 
 
 def test_an_expired_acceptance_fails(half_written) -> None:

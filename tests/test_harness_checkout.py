@@ -233,7 +233,11 @@ def test_a_table_without_harness_does_not_check_it_out() -> None:
         b'[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["o"]\n',
         "t",
     )
-    assert setup.reads_harness()
+    assert setup.reads_harness() and setup.reads_harness(cases=False)
+    in_case = table.parse(
+        b'[[case]]\nid = "a"\nargv = ["x"]\ncwd = "{harness}"\noutputs = ["o"]\n', "t"
+    )
+    assert in_case.reads_harness() and not in_case.reads_harness(cases=False)
 
 
 def test_a_run_judged_again_keeps_the_harness_tree(make_repo) -> None:

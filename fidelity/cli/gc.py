@@ -24,16 +24,6 @@ def _days(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "gc",
@@ -58,7 +48,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--keep-runs",
-        type=_count,
+        type=options.count,
         default=KEEP_RUNS,
         metavar="N",
         help=f"keep the newest N run directories whatever their age (default {KEEP_RUNS})",

@@ -85,15 +85,25 @@ def reports(
         )
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (`--jobs 0` would run nothing)."""
+def whole_number(text: str, minimum: int) -> int:
+    """An argparse value: a whole number of at least minimum, or ArgumentTypeError."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (`--jobs 0` would run nothing)."""
+    return whole_number(text, 1)
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return whole_number(text, 0)
 
 
 def jobs(parser: argparse.ArgumentParser, default: int, help: str) -> None:

@@ -1,5 +1,5 @@
 """A tree's files written into a plain folder (no `.git`, not a worktree) through a scratch
-index, the tree of a work tree as it is, and what was changed in such a folder since.
+index, and what was changed in such a folder since.
 """
 
 from __future__ import annotations
@@ -8,17 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fidelity.git.command import git
+from fidelity.git.stage import under
 
 
 def _names(out: bytes) -> list[str]:
     return [p.decode(errors="surrogateescape") for p in out.split(b"\0") if p]
-
-
-def _under(name: bytes, prefixes: Sequence[str]) -> bool:
-    if not prefixes:
-        return True
-    path = name.decode(errors="surrogateescape")
-    return any(path == p or path.startswith(p + "/") for p in prefixes)
 
 
 def tree_of(repo: Path, commit: str) -> str:
@@ -26,24 +20,14 @@ def tree_of(repo: Path, commit: str) -> str:
     return git(repo, "rev-parse", "--verify", f"{commit}^{{tree}}").decode().strip()
 
 
-def worktree_tree(repo: Path, scratch: Path) -> str:
-    """The tree of the work tree as it is (tracked and untracked, not ignored), written to
-    the object store through a copy of the index under scratch: the user's index file is
-    only read."""
-    index = scratch / "snapshot-index"
-    source = Path(repo, git(repo, "rev-parse", "--git-path", "index").decode().strip())
-    if source.is_file():
-        index.write_bytes(source.read_bytes())
-    git(repo, "add", "-A", "--", ":/", index=index)
-    return git(repo, "write-tree", index=index).decode().strip()
-
-
 def export(repo: Path, tree: str, dest: Path, index: Path, prefixes: Sequence[str] = ()) -> int:
     """Write the files of tree (those under prefixes, all without) into dest, which must
     exist; index is a scratch index file that records them. The number of files written."""
     listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", tree)
     entries = [
-        e + b"\0" for e in listing.split(b"\0") if e and _under(e.partition(b"\t")[2], prefixes)
+        e + b"\0"
+        for e in listing.split(b"\0")
+        if e and (not prefixes or under(e.partition(b"\t")[2], prefixes))
     ]
     entries = [e for e in entries if not e.startswith(b"160000")]  # submodules: not files
     index.unlink(missing_ok=True)

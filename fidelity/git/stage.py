@@ -25,21 +25,26 @@ def _commit_tree(repo: Path, tree: str, parent: str, message: str) -> str:
     return out.decode().strip()
 
 
-def snapshot_uncommitted(repo: Path, parent: str, scratch: Path) -> str:
-    """A commit of the work tree as it is (tracked and untracked, not ignored), on parent.
-
-    Built in a copy of the index under scratch, so the user's index file is never written.
-    """
+def worktree_tree(repo: Path, scratch: Path) -> str:
+    """The tree of the work tree as it is (tracked and untracked, not ignored), written to
+    the object store through a copy of the index under scratch: the user's index file is
+    only read, never written."""
     index = scratch / "index"
     source = Path(repo, git(repo, "rev-parse", "--git-path", "index").decode().strip())
     if source.is_file():
         index.write_bytes(source.read_bytes())
     git(repo, "add", "-A", "--", ":/", index=index)
-    tree = git(repo, "write-tree", index=index).decode().strip()
+    return git(repo, "write-tree", index=index).decode().strip()
+
+
+def snapshot_uncommitted(repo: Path, parent: str, scratch: Path) -> str:
+    """A commit of the work tree as it is (tracked and untracked, not ignored), on parent."""
+    tree = worktree_tree(repo, scratch)
     return _commit_tree(repo, tree, parent, "fidelity: uncommitted changes")
 
 
-def _under(path: bytes, prefixes: Sequence[str]) -> bool:
+def under(path: bytes, prefixes: Sequence[str]) -> bool:
+    """Whether a git path is one of prefixes or inside one of them."""
     name = path.decode(errors="surrogateescape")
     return any(name == p or name.startswith(p + "/") for p in prefixes)
 
@@ -51,7 +56,7 @@ def overlay_commit(repo: Path, base: str, overlay: str, paths: Sequence[str], sc
     for sha, keep_inside in ((base, False), (overlay, True)):
         out = git(repo, "ls-tree", "-r", "-z", "--full-tree", sha)
         for entry in out.split(b"\0"):
-            if entry and _under(entry.partition(b"\t")[2], prefixes) is keep_inside:
+            if entry and under(entry.partition(b"\t")[2], prefixes) is keep_inside:
                 entries.append(entry + b"\0")
     index = scratch / "overlay-index"
     git(repo, "update-index", "-z", "--index-info", stdin=b"".join(entries), index=index)

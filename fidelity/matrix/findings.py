@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fidelity.matrix.compare import CaseResult, Comparison, Verdict
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.widening import Specs, case_widenings
+from fidelity.text import counted
 
 
 class Code(enum.StrEnum):
@@ -212,15 +213,16 @@ def harness_findings(harness: Harness) -> Iterator[Finding]:
         if held:
             yield Finding(
                 Code.DIRTY_HARNESS,
-                f"the cases read the checkout's files as {{harness}}, and {len(held)} of them "
-                f"are uncommitted ({_shown(held)}); commit them (or run with --harness REV) so "
-                "that the comparison can be reproduced",
+                f"the cases read the checkout's files as {{harness}}, and "
+                f"{counted(len(held), 'uncommitted path')} are among them ({_shown(held)}); "
+                "commit them (or run with --harness REV) so that the comparison can be "
+                "reproduced",
             )
     if harness.changed:
         yield Finding(
             Code.HARNESS_CHANGED,
-            f"cases added, changed or removed {len(harness.changed)} files in the harness "
-            f"checkout ({_shown(harness.changed)}); the sides may have read different "
+            f"cases added, changed or removed {counted(len(harness.changed), 'file')} in the "
+            f"harness checkout ({_shown(harness.changed)}); the sides may have read different "
             "harnesses. A case must write only into {out} and {cache}",
         )
 

@@ -307,7 +307,7 @@ def _sides(plan: RunPlan) -> tuple[SideEvidence, SideEvidence, Harness]:
         base, cand = (SideEvidence(p.role, p.rev, p.sha) for p in plan.sides)
         return base, cand, plan.harness
     reads = plan.matrix.reads_harness()
-    setup_reads = replace(plan.matrix, cases=()).reads_harness()
+    setup_reads = plan.matrix.reads_harness(cases=False)
     with contextlib.ExitStack() as stack:
         checkout = (
             stack.enter_context(

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fidelity.git import export
+from fidelity.git import export, stage
 
 _WRITE = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
 
@@ -33,14 +33,7 @@ def tree(repo: Path, sha: str, from_checkout: bool) -> str:
     if not from_checkout:
         return export.tree_of(repo, sha)
     with tempfile.TemporaryDirectory(prefix="fidelity-index-") as scratch:
-        return export.worktree_tree(repo, Path(scratch))
-
-
-def relevant(dirty: Sequence[str], paths: Sequence[str]) -> tuple[str, ...]:
-    """The dirty paths the harness checkout holds (all of them without `harness_paths`)."""
-    if not paths:
-        return tuple(dirty)
-    return tuple(d for d in dirty if any(d == p or d.startswith(p + "/") for p in paths))
+        return stage.worktree_tree(repo, Path(scratch))
 
 
 @dataclass(slots=True)

@@ -72,12 +72,13 @@ class Matrix:
     harness_paths: tuple[str, ...] = ()  # what {harness} holds; () the whole tree
     accepts: tuple[Allowance, ...] = ()  # findings the team accepts, `[[accept]]`
 
-    def reads_harness(self) -> bool:
-        """Whether any command, environment or working directory names `{harness}`: only
-        then is the harness revision checked out for the run."""
+    def reads_harness(self, cases: bool = True) -> bool:
+        """Whether any command, environment or working directory names `{harness}` (with
+        `cases` False: setup, `[matrix]` env or python): only then is the harness revision
+        checked out for the run."""
         texts = [self.python, *self.env.values()]
         texts += [w for c in self.setup for w in ([c] if isinstance(c, str) else c)]
-        for c in self.cases:
+        for c in self.cases if cases else ():
             texts += [c.cwd or "", *c.env.values()]
             texts += [c.argv] if isinstance(c.argv, str) else c.argv
         return any("harness" in placeholders.names(text) for text in texts)

@@ -11,6 +11,7 @@ from fidelity.matrix.findings import Finding
 from fidelity.matrix.outcome import WORKTREE, Outcome
 from fidelity.matrix.predict import Held
 from fidelity.matrix.valuecmp import OutputDiff, text_changes
+from fidelity.text import counted
 
 SHOWN = 3
 SHOWN_VALUE = 60  # characters of one old or new value in a line
@@ -228,7 +229,7 @@ def verdict(outcome: Outcome) -> str:
 
 def _accepted_note(outcome: Outcome) -> str:
     n = len(outcome.accepted)
-    return f"; {n} findings accepted by the table, listed above" if n else ""
+    return f"; {counted(n, 'finding')} accepted by the table, listed above" if n else ""
 
 
 def allowed_lines(outcome: Outcome) -> list[str]:

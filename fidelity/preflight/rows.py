@@ -16,6 +16,7 @@ from fidelity.preflight.records import (
     touched_records,
     touched_specs,
 )
+from fidelity.text import counted
 
 
 def plan_rows(ctx: Context) -> Plan:
@@ -115,8 +116,8 @@ def check_rows(ctx: Context) -> GateResult:
         for p in duplicates(text or "", [spec.key]):
             problems.append(f"{spec.path}:{p.line}: {p.message}")
     problems = list(dict.fromkeys(problems))
-    judged = f"{_count(len(ctx.merges), 'merge')}, " if ctx.merges else ""
-    where = f"{judged}{_count(len(specs), 'record')}"
+    judged = f"{counted(len(ctx.merges), 'merge')}, " if ctx.merges else ""
+    where = f"{judged}{counted(len(specs), 'record')}"
     if problems:
         return GateResult(
             "rows", Status.FAILED, f"{where}: {len(problems)} problems", tuple(problems)
@@ -125,7 +126,3 @@ def check_rows(ctx: Context) -> GateResult:
         return GateResult("rows", Status.UNTRUSTED, "no record configured to judge")
     held = "every row kept, no key twice" if ctx.merges else "no key on two rows"
     return GateResult("rows", Status.OK, f"{where}: {held}")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
