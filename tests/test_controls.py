@@ -190,7 +190,13 @@ def test_quiet_prints_one_record_per_line(every_verdict) -> None:
     assert not any(c in out.getvalue() for c in "─│┃━")
     mine = [line.split("\t") for line in lines if line.startswith("mul-plus\t")]
     assert mine == [
-        ["mul-plus", "caught-differently", mine[0][2], f"{T}test_both, {T}test_mul"],
+        [
+            "mul-plus",
+            "caught-differently",
+            mine[0][2],
+            f"{T}test_both, {T}test_mul",
+            "by assertion 2",
+        ],
         ["mul-plus", "failed unexpectedly", f"{T}test_both"],
         ["mul-plus", "fix", render.suggest(next(r for r in report.results if r.id == "mul-plus"))],
     ]

@@ -77,3 +77,31 @@ def test_a_test_that_passes_on_the_old_code_does_not_test_the_fix(
     out = capsys.readouterr().out
     assert code == 1
     assert "SURVIVED: every test passes on the pre-fix source" in out
+
+
+def test_a_fix_test_that_only_crashes_on_the_old_code_is_caught_by_error(
+    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fix added an argument; its test calls it, so on the old code it fails with a
+    TypeError whatever the old code computes: that is no evidence the test checks the fix."""
+    repo = make_repo("api")
+    old = repo.commit(
+        {
+            "calc/__init__.py": FIXED,
+            "tests/test_calc.py": OLD_TESTS,
+            "cases/controls.toml": TABLE,
+            ".gitignore": "__pycache__/\n",
+        }
+    )
+    repo.commit(
+        {
+            "calc/__init__.py": "def neg(a, twice=False):\n    return -2 * a if twice else -a\n",
+            "tests/test_calc.py": OLD_TESTS + "\n\ndef test_twice():\n    neg(2, twice=True)\n",
+        }
+    )
+    argv = ["-q", "controls", "negative", "--repo", str(repo.path), "--source-from", old]
+    code = main([*argv, "--paths", "calc"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "CAUGHT BY ERROR: the 1 test(s) of the change fail on the pre-fix source only by " in out
+    assert "(error: TypeError 1)" in out

@@ -1,11 +1,12 @@
 """Mutation controls, negative controls and the failing-set baseline: can the tests fail?
 
-`table`, `junit`, `verdict` and `failset` are the pure core; `edit`, `runner`, `gate` and
-`negative` run test commands in their own worktrees; `render` says the verdicts.
+`table`, `junit`, `failkinds`, `verdict` and `failset` are the pure core; `edit`, `runner`,
+`gate` and `negative` run test commands in their own worktrees; `render` says the verdicts.
 
 - `table`: control tables (TOML), validated against the shipped schema
 - `anchors`: table mistakes found before anything runs (anchors, expected test ids)
 - `junit`: JUnit XML read into test outcomes, several files merged into one run
+- `failkinds`: how a test failed: an assertion, an exception, or a crash (`caught-by-error`)
 - `verdict`: the pure core: what a test run of a tree says, and each control's verdict
 - `selection`: which tests a control's edit can change (coverage-selected controls)
 - `treenames`: the top-level packages and modules of a tree, for the import guard

@@ -4,6 +4,7 @@ Several files merge into one result, so a sharded or split suite reads as one ru
 are pytest node ids when the file carries `file` attributes (pytest's `xunit1` family, which
 the controls runner asks for) and `classname::name` otherwise; `canonical` maps both forms
 to one key, so an expected node id matches either. Collection errors are their own outcome.
+Each failure also says how it failed (`failkinds`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from fidelity.controls import failkinds
+from fidelity.controls.failkinds import Failure
 from fidelity.errors import UntrustedError
 from fidelity.plugins.fidelity_testids import canonical as canonical  # one key for all forms
 
@@ -43,6 +46,7 @@ class TestResult:
     id: str
     outcome: Outcome
     message: str = ""
+    failure: Failure | None = None  # how a failed or erroring test failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +90,25 @@ def node_id(classname: str, name: str, file: str | None) -> str:
     return f"{classname}::{name}"
 
 
-def _outcome(case: ET.Element) -> tuple[Outcome, str]:
+def _failure(case: ET.Element, child: ET.Element, message: str) -> Failure:
+    for prop in case.iter("property"):
+        if prop.get("name") == failkinds.PROPERTY:
+            return failkinds.from_property(prop.get("value", ""))
+    return failkinds.from_junit(child.get("type", ""), message)
+
+
+def _outcome(case: ET.Element) -> tuple[Outcome, str, Failure | None]:
     for tag, outcome in (("failure", Outcome.FAILED), ("error", Outcome.ERROR)):
         child = case.find(tag)
         if child is not None:
             message = child.get("message", "") or (child.text or "").strip()[:200]
             if outcome is Outcome.ERROR and not case.get("classname"):
                 lines = [x.strip() for x in (child.text or "").splitlines() if x.strip()]
-                return Outcome.COLLECTION, (lines[-1][:300] if lines else message)
-            return outcome, message
+                return Outcome.COLLECTION, (lines[-1][:300] if lines else message), None
+            return outcome, message, _failure(case, child, message)
     if case.find("skipped") is not None:
-        return Outcome.SKIPPED, ""
-    return Outcome.PASSED, ""
+        return Outcome.SKIPPED, "", None
+    return Outcome.PASSED, "", None
 
 
 def parse_bytes(data: bytes, source: str) -> list[TestResult]:
@@ -110,9 +121,9 @@ def parse_bytes(data: bytes, source: str) -> list[TestResult]:
         raise JUnitError(f"{source}: root element <{root.tag}>, expected <testsuites>")
     found = []
     for case in root.iter("testcase"):
-        outcome, message = _outcome(case)
+        outcome, message, failure = _outcome(case)
         tid = node_id(case.get("classname", ""), case.get("name", ""), case.get("file"))
-        found.append(TestResult(tid, outcome, message))
+        found.append(TestResult(tid, outcome, message, failure))
     return found
 
 

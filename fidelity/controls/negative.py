@@ -2,7 +2,9 @@
 
 The tree under test is NEW with the source paths taken from OLD. NEW itself must pass first
 (else exit 3). The tests that fail there are reported, split by whether the change from OLD
-to NEW touched their file (the fix's own tests) or not.
+to NEW touched their file (the fix's own tests) or not. When the fix's own tests fail there
+only by crashing (a name the old source lacks, a new argument it does not take), that shows
+the API changed, not that the tests check the fix: `caught-by-error`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fidelity import proc
-from fidelity.controls import treenames
+from fidelity.controls import failkinds, treenames
 from fidelity.controls.gate import log_dir
 from fidelity.controls.lane import Tree, parallel, run_tree
 from fidelity.controls.table import ControlTable
@@ -40,7 +42,8 @@ class NegativeReport:
             return Verdict(str(self.mixed.status))
         own, other = self._split()
         if own:
-            return Verdict.CAUGHT
+            kinds = (self.mixed.kinds.get(t, failkinds.UNKNOWN) for t in own)
+            return Verdict.CAUGHT_BY_ERROR if failkinds.only_errors(kinds) else Verdict.CAUGHT
         return Verdict.CAUGHT_DIFFERENTLY if other else Verdict.SURVIVED
 
     def exit_code(self) -> int:
@@ -62,6 +65,7 @@ class NegativeReport:
             "detail": self.mixed.detail,
             "failing_touched": own,
             "failing_other": other,
+            "kinds": {t: f.label() for t, f in sorted(self.mixed.kinds.items())},
             "touched_files": sorted(self.touched),
         }
 
@@ -77,6 +81,11 @@ class NegativeReport:
         verdict = self.verdict()
         text = {
             Verdict.CAUGHT: f"CAUGHT: {len(own)} test(s) of the change fail on the pre-fix source",
+            Verdict.CAUGHT_BY_ERROR: f"CAUGHT BY ERROR: the {len(own)} test(s) of the change "
+            f"fail on the pre-fix source only by crashing "
+            f"({failkinds.summary({t: self.mixed.kinds[t] for t in own if t in self.mixed.kinds})})"
+            "; they show that the API changed, not that they check the fix: add an assertion "
+            "that the old code fails",
             Verdict.CAUGHT_DIFFERENTLY: f"CAUGHT DIFFERENTLY: only {len(other)} test(s) the "
             "change did not touch fail on the pre-fix source",
             Verdict.SURVIVED: "SURVIVED: every test passes on the pre-fix source; the fix's "

@@ -31,6 +31,7 @@ STYLE = {
     Verdict.CAUGHT: "green",
     Verdict.RESIDUE_HELD: "green",
     Verdict.CAUGHT_DIFFERENTLY: "yellow",
+    Verdict.CAUGHT_BY_ERROR: "red",
     Verdict.SURVIVED: "red",
     Verdict.RESIDUE_CLOSED: "red",
     Verdict.UNVIABLE: "red",
@@ -42,6 +43,11 @@ NEVER_SHOWN = 10  # tests never seen to fail, listed on the terminal (all of the
 
 def _tests(ids: tuple[str, ...]) -> str:
     return "\n".join(ids) if ids else "-"
+
+
+def verdict(r: ControlResult) -> str:
+    """`caught (assertion 3)`: which kind of failure caught a control (`failkinds`)."""
+    return f"{r.verdict} ({r.how})" if r.how and r.failing else str(r.verdict)
 
 
 def suggest(r: ControlResult) -> str:
@@ -63,13 +69,15 @@ def detail(r: ControlResult, known: Collection[str] = ()) -> str:
 def records(result: Report) -> list[str]:
     """One line per control for CI logs (`-q`): id, verdict, tests run, failing tests; a
     caught-differently control adds one line per test that did not fail or failed
-    unexpectedly, and one naming the fix."""
+    unexpectedly, and one naming the fix. The last field says how the tests failed."""
     total = len(result.baseline.tests)
     lines = []
     for r in result.results:
         why = "" if r.verdict is Verdict.CAUGHT_DIFFERENTLY else r.detail or r.selection
         failing = ", ".join(r.failing) or "-"
-        lines.append("\t".join(x for x in (r.id, str(r.verdict), ran(r, total), failing, why) if x))
+        how = f"by {r.how}" if r.how and r.failing else ""
+        fields = (r.id, str(r.verdict), ran(r, total), failing, why, how)
+        lines.append("\t".join(x for x in fields if x))
         if r.verdict is Verdict.CAUGHT_DIFFERENTLY:
             missing, extra = difference(r, result.baseline.tests)
             lines += [f"{r.id}\tdid not fail\t{t}" for t in missing]
@@ -146,7 +154,7 @@ def table(report: Report) -> Table:
     for r in report.results:
         out.add_row(
             Text(r.id),
-            Text(str(r.verdict), STYLE[r.verdict]),
+            Text(verdict(r), STYLE[r.verdict]),
             Text(_tests(r.failing)),
             Text(ran(r, total)),
             Text(detail(r, report.baseline.tests) or r.selection),
@@ -234,8 +242,8 @@ def to_markdown(result: Report) -> str:
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {inline(r.id)} | {r.verdict} | {inline(_tests(r.failing))} | {inline(why_ran(r))} "
-            f"| {inline(detail(r, result.baseline.tests))} |"
+            f"| {inline(r.id)} | {inline(verdict(r))} | {inline(_tests(r.failing))} "
+            f"| {inline(why_ran(r))} | {inline(detail(r, result.baseline.tests))} |"
             for r in result.results
         ]
     for group in identical_subsets(result.results):
@@ -261,7 +269,7 @@ def to_junit(result: Report) -> list[JUnitCase]:
         cases.append(JUnitCase("in-diff", "fidelity.controls", skipped=result.skipped))
     for r in result.results:
         failing = ", ".join(r.failing) or "-"
-        why = f"{r.verdict}: {detail(r, result.baseline.tests)}\nfailing: {failing}"
+        why = f"{verdict(r)}: {detail(r, result.baseline.tests)}\nfailing: {failing}"
         broken = r.verdict in (Verdict.UNVIABLE, Verdict.TIMEOUT, Verdict.CRASHED)
         cases.append(
             JUnitCase(

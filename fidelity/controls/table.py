@@ -44,6 +44,7 @@ class Control:
     match: Match = Match.EXACT
     survives: bool = False
     residue: str = ""
+    raises: tuple[str, ...] = ()  # exceptions whose raising is the behaviour under test
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -149,6 +150,7 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> ControlTable:
             match=Match(c.get("match", "exact")),
             survives=bool(c.get("survives", False)),
             residue=c.get("residue", ""),
+            raises=tuple(c.get("raises", ())),
         )
         for c in raw.get("control", ())
     )

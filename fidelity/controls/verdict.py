@@ -2,16 +2,20 @@
 
 Nothing here touches git, files or processes. A run that crashed, timed out or could not
 collect its tests is never read as a catch: only tests that failed or errored in a run that
-completed count. A gate refuses to return 0 before the unmodified tree passed, the no-op
-control survived and at least one control was judged.
+completed count, and a control whose expected tests failed only by crashing (an import,
+name, attribute, type or syntax error: `failkinds`) is `caught-by-error`, not `caught`.
+A gate refuses to return 0 before the unmodified tree passed, the no-op control survived
+and at least one control was judged.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
+from fidelity.controls import failkinds
+from fidelity.controls.failkinds import Failure
 from fidelity.controls.junit import Suite, canonical
 from fidelity.controls.table import Control, Match
 from fidelity.plugins import fidelity_testids as testids
@@ -38,6 +42,7 @@ class TreeRun:
     exit_code: int | None = None
     overhead_s: float = 0.0  # worktree, edits and cleanup around it
     mode: str = ""  # "warm" (forked pytest), "cold" (a fresh process) or "" (not run)
+    kinds: Mapping[str, Failure] = field(default_factory=dict)  # how each failing test failed
 
 
 def classify(
@@ -69,7 +74,8 @@ def classify(
             exit_code=returncode,
         )
     if suite.failing:
-        return TreeRun(RunStatus.FAILED, suite.failing, tests, exit_code=returncode)
+        kinds = {t: suite.results[t].failure or failkinds.UNKNOWN for t in sorted(suite.failing)}
+        return TreeRun(RunStatus.FAILED, suite.failing, tests, exit_code=returncode, kinds=kinds)
     if returncode != 0:
         return TreeRun(
             RunStatus.UNVIABLE,
@@ -100,6 +106,7 @@ def combine(runs: Sequence[tuple[str, TreeRun]]) -> TreeRun:
 class Verdict(enum.StrEnum):
     CAUGHT = "caught"
     CAUGHT_DIFFERENTLY = "caught-differently"
+    CAUGHT_BY_ERROR = "caught-by-error"  # the expected tests failed only by crashing
     SURVIVED = "survived"
     RESIDUE_HELD = "residue-held"
     RESIDUE_CLOSED = "residue-closed"  # an expected survivor is now caught: red, record it
@@ -126,6 +133,8 @@ class ControlResult:
     mode: str = ""  # warm, cold, or "" when nothing had to run
     timeout_s: float = 0.0
     log: str = ""
+    how: str = ""  # how the tests failed (the expected ones, if caught): `assertion 2, error: X 1`
+    kinds: Mapping[str, str] = field(default_factory=dict)  # each failing test: how it failed
 
     @property
     def met(self) -> bool:
@@ -187,9 +196,12 @@ def judge(control: Control, run: TreeRun, known: Iterable[str] = ()) -> ControlR
     """The verdict of one control's run against its expectation (known: the unmodified
     tree's tests, which a parametrized function id in caught_by expands to)."""
     failing = tuple(sorted(run.failing))
+    kinds = {t: failkinds.declared(f, control.raises) for t, f in run.kinds.items()}
+    counted = _expected_failures(control, failing, kinds, known)
 
     def result(verdict: Verdict, detail: str = "") -> ControlResult:
         match = str(control.match) if control.caught_by else ""
+        judged = counted if verdict in (Verdict.CAUGHT, Verdict.CAUGHT_BY_ERROR) else kinds
         return ControlResult(
             control.id,
             verdict,
@@ -202,6 +214,8 @@ def judge(control: Control, run: TreeRun, known: Iterable[str] = ()) -> ControlR
             len(run.tests),
             mode=run.mode,
             timeout_s=control.timeout_s or 0.0,
+            how=failkinds.summary(judged),
+            kinds={t: f.label() for t, f in kinds.items()},
         )
 
     if run.status in _RUN_VERDICT:
@@ -212,9 +226,32 @@ def judge(control: Control, run: TreeRun, known: Iterable[str] = ()) -> ControlR
         return result(Verdict.SURVIVED, "no test failed")
     if control.survives:
         return result(Verdict.RESIDUE_CLOSED, f"residue now caught; was: {control.residue}")
-    if matches(control.caught_by, failing, control.match, known):
-        return result(Verdict.CAUGHT)
-    return result(Verdict.CAUGHT_DIFFERENTLY, f"expected ({control.match}) differs from failing")
+    if not matches(control.caught_by, failing, control.match, known):
+        return result(
+            Verdict.CAUGHT_DIFFERENTLY, f"expected ({control.match}) differs from failing"
+        )
+    if failkinds.only_errors(counted.values()):
+        return result(Verdict.CAUGHT_BY_ERROR, _by_error(counted))
+    return result(Verdict.CAUGHT)
+
+
+def _expected_failures(
+    control: Control, failing: Sequence[str], kinds: Mapping[str, Failure], known: Iterable[str]
+) -> dict[str, Failure]:
+    """How each expected test that failed failed (every failing test, when none is expected)."""
+    wanted, failed = _spelled(control.caught_by, failing, known)
+    hits = [t for c, t in failed.items() if c in wanted] if control.caught_by else list(failing)
+    return {t: kinds.get(t, failkinds.UNKNOWN) for t in hits}
+
+
+def _by_error(counted: Mapping[str, Failure]) -> str:
+    first = sorted(counted.items())[0]
+    return (
+        f"every expected test failed by crashing ({failkinds.summary(counted)}; first: "
+        f"{first[0]}), not by an assertion: the edit broke the code, so this shows only that "
+        "the tests ran it. Make the edit a change of behaviour, or, if raising that exception "
+        "is the behaviour under test, name it in the control's `raises`"
+    )
 
 
 def unviable(control: Control, detail: str) -> ControlResult:

@@ -16,6 +16,11 @@ by an environment variable naming a file:
   test is marked and always selected.
 - ``FIDELITY_SELECT`` (read): ``{"files": [...], "ids": [...]}``: test files outside the list
   are not collected, and collected tests outside the list are deselected.
+
+Always on: every failing test carries a ``fidelity_failure`` property in the JUnit report,
+how it failed (``assertion``, ``error`` or ``exception``) and its exception's class names
+along the MRO, so that a control caught only by a crash is told from one caught by a test's
+assertion (``fidelity.controls.failkinds`` reads it).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -39,6 +44,9 @@ TRACE_ENV = "FIDELITY_TRACE"
 SELECT_ENV = "FIDELITY_SELECT"
 ROOT_ENV = "FIDELITY_GUARD_ROOT"
 UNKNOWN_EXIT = 4
+FAILURE_PROPERTY = "fidelity_failure"
+# exceptions that say the code could not run as written, not that it behaved differently
+_CRASHES = (ImportError, NameError, AttributeError, TypeError, SyntaxError)
 _SPAWN = frozenset(
     {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
 )
@@ -290,3 +298,27 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _TRACER is not None and _TRACER.active:
         _TRACER.stop()
         _write(TRACE_ENV, _TRACER.report(_foreign_modules(_TRACER.root)))
+
+
+def failure_kind(exc_type: type[BaseException]) -> str:
+    """`assertion` (an assert, `pytest.fail`, `pytest.raises` that saw nothing), `error` (the
+    code could not run as written) or `exception` (it raised something else)."""
+    if issubclass(exc_type, AssertionError | pytest.fail.Exception):
+        return "assertion"
+    return "error" if issubclass(exc_type, _CRASHES) else "exception"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None or not report.failed:
+        return
+    if any(name == FAILURE_PROPERTY for name, _ in item.user_properties):
+        return  # the first failing phase says how the test failed
+    kind = call.excinfo.type
+    names = [c.__name__ for c in kind.__mro__ if c not in (object, BaseException, Exception)]
+    # the teardown report copies the item's properties, and JUnit writes them from there
+    item.user_properties.append((FAILURE_PROPERTY, " ".join([failure_kind(kind), *names])))
