@@ -8,6 +8,7 @@ nothing and the control wrongly survives; with the guard the run fails loudly (e
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -177,3 +178,39 @@ def test_a_command_that_cannot_start_says_so(tmp_path: Path, make_repo) -> None:
     assert "could not be started" in report.baseline.detail
     assert "{python}" in report.baseline.detail
     assert report.exit_code() == 3
+
+
+def test_many_modules_from_elsewhere_give_a_short_first_line(tmp_path: Path) -> None:
+    """Issue 22: a package whose 30 submodules came from another checkout made a 2.8 kB
+    single line. The guard now says the first problem, how many more, and what to do on one
+    line, and lists the rest below it; the controls report shows the first line."""
+    from fidelity.controls import runner
+
+    elsewhere, tree = tmp_path / "elsewhere", tmp_path / "tree"
+    files = {"pkgx/__init__.py": ""} | {f"pkgx/m{i}.py": "" for i in range(30)}
+    for name, text in files.items():
+        (elsewhere / name).parent.mkdir(parents=True, exist_ok=True)
+        (elsewhere / name).write_text(text)
+    tree.mkdir()
+    imports = "".join(f"import pkgx.m{i}\n" for i in range(30))
+    (tree / "conftest.py").write_text(f"import sys\nsys.path.insert(0, {str(elsewhere)!r})\n")
+    (tree / "test_x.py").write_text(f"{imports}\n\ndef test_x():\n    pass\n")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(runner.PLUGIN_SOURCE),
+        "FIDELITY_GUARD_ROOT": str(tree),
+        "FIDELITY_GUARD_TREE": "pkgx",
+    }
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [*argv, "-p", "fidelity_pytest_guard"], cwd=tree, env=env, capture_output=True, text=True
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == runner.GUARD_EXIT, output
+    first = next(line for line in output.splitlines() if runner.GUARD_MARK in line)
+    assert len(first) < 500, first
+    assert "(and 30 more, listed below)" in first and "pythonpath" in first
+    assert output.count(f"outside the tree under test {tree}") >= 21, "one line per problem"
+    assert "  ... 11 more" in output
+    detail = runner.explain(runner.proc.ProcStatus.OK, "", argv, output, None)
+    assert detail.startswith("fidelity import guard: pkgx") and len(detail) < 600, detail

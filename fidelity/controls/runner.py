@@ -187,7 +187,8 @@ def explain(
             f'exists in [controls] command, e.g. "{{python}}" for fidelity\'s own{see}'
         )
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    guard = [line for line in lines if GUARD_MARK in line]
+    # pytest prints an exit message twice (`! _pytest.outcomes.Exit: ...`, `Exit: ...`)
+    guard = [line[line.index(GUARD_MARK) :].rstrip(" !") for line in lines if GUARD_MARK in line]
     if guard:
         return " ".join(dict.fromkeys(guard)) + see
     if "No module named pytest" in output:

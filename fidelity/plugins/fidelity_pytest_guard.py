@@ -143,13 +143,28 @@ def problems(names: list[str], root: str, *, final: bool) -> list[str]:
     return found
 
 
-def _fail(found: list[str]) -> None:
-    lines = "; ".join(found)
-    pytest.exit(
-        f"{MARK}: {lines}. The tests would run another checkout's code (an editable install?). "
-        'Make the tree importable first, e.g. `pythonpath = ["src"]` in the pytest config.',
-        returncode=EXIT,
+DETAIL_LINES = 20
+
+
+def message(found: list[str]) -> str:
+    """A short first line (the first problem, how many more, what to do), then one line per
+    problem: a package with many submodules imported from elsewhere made a 3 kB line."""
+    more = f" (and {len(found) - 1} more, listed below)" if len(found) > 1 else ""
+    first = (
+        f"{MARK}: {found[0]}{more}. The tests would run another checkout's code (an editable "
+        'install?): make the tree importable first, e.g. `pythonpath = ["src"]` in the pytest '
+        "config."
     )
+    if len(found) == 1:
+        return first
+    rest = [f"  - {p}" for p in found[:DETAIL_LINES]]
+    if len(found) > DETAIL_LINES:
+        rest.append(f"  ... {len(found) - DETAIL_LINES} more")
+    return "\n".join([first, *rest])
+
+
+def _fail(found: list[str]) -> None:
+    pytest.exit(message(found), returncode=EXIT)
 
 
 _REMOVED: list[str] = []
@@ -184,5 +199,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A test that imported a tree module from elsewhere while running makes the run fail."""
     found = imported_outside(_tree(), _root())
     if found:
-        sys.stderr.write(f"{MARK}: {'; '.join(found)}\n")
+        sys.stderr.write(message(found) + "\n")
         session.exitstatus = EXIT
