@@ -407,3 +407,17 @@ def test_only_plugin_folders_of_dead_owners_are_swept(tmp_path: Path) -> None:
         "fidelity-plugins-unowned",
         "unrelated-dead",
     ]
+
+
+def test_uncommitted_source_and_tests_are_said_to_be_untested(lib: Repo) -> None:
+    """Issue 22: a red test left uncommitted gave exit 0 and no word about it."""
+    (lib.path / "tests" / "test_wip.py").write_text("def test_wip():\n    assert False\n")
+    try:
+        code, text = run_cli(["-q", "controls", "run", "--repo", str(lib.path), "--jobs", "1"])
+    finally:
+        (lib.path / "tests" / "test_wip.py").unlink()
+    assert code == 0, "the committed tree is what is judged"
+    assert (
+        "note: 1 uncommitted file(s) were not tested (tests/test_wip.py): the controls ran on "
+        "HEAD as committed (pass --with-uncommitted to test the work tree)"
+    ) in " ".join(text.split())

@@ -122,18 +122,32 @@ def log_path(logs: Path, name: str) -> Path:
     return logs / f"{name}.log" if name[0].isalnum() else logs / f"_{name.strip('()')}.log"
 
 
-def table_notes(repo: Path, table: ControlTable, with_uncommitted: bool) -> tuple[str, ...]:
-    """Said above the verdicts: a table with uncommitted changes used against a commit."""
+def table_notes(
+    repo: Path, table: ControlTable, with_uncommitted: bool, sha: str = ""
+) -> tuple[str, ...]:
+    """Said above the verdicts: uncommitted changes the run did not test (a table used as it
+    is against the committed tree; source or tests when the commit judged is HEAD)."""
+    if with_uncommitted:
+        return ()
     try:
         rel = Path(table.source).resolve().relative_to(repo.resolve()).as_posix()
     except ValueError:
-        return ()
-    if with_uncommitted or not worktrees.dirty_paths(repo, [rel]):
-        return ()
-    return (
-        f"{rel} has uncommitted changes: the table as it is in your work tree was judged "
-        "against the committed tree (pass --with-uncommitted to test the work tree too)",
-    )
+        rel = ""
+    dirty = worktrees.dirty_paths(repo)
+    notes = []
+    if rel in dirty:
+        notes.append(
+            f"{rel} has uncommitted changes: the table as it is in your work tree was judged "
+            "against the committed tree (pass --with-uncommitted to test the work tree too)"
+        )
+    others = [p for p in dirty if p != rel]
+    if others and sha and sha == objects.resolve(repo, "HEAD"):
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        notes.append(
+            f"{len(others)} uncommitted file(s) were not tested ({shown}): the controls ran "
+            "on HEAD as committed (pass --with-uncommitted to test the work tree)"
+        )
+    return tuple(notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +328,7 @@ def run(
     """Judge the selected controls; the report's exit code is the gate's."""
     with tree_under_test(repo, rev, with_uncommitted) as sha:
         shown = f"{rev}+{UNCOMMITTED}" if with_uncommitted else rev
-        notes = table_notes(repo, table, with_uncommitted)
+        notes = table_notes(repo, table, with_uncommitted, sha)
         chosen = pick(table, only)
         if in_diff is not None:
             picked = diffsel.select(repo, table, sha, in_diff, chosen)
