@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
+from typing import BinaryIO
 
 from fidelity.errors import UsageError
 
 ROOT = ".fidelity"
+LIVE = ".live"  # in a run directory: locked while the process that writes it lives
+_HELD: list[BinaryIO] = []
 
 
 def fresh(repo: Path, kind: str, label: str) -> Path:
@@ -56,3 +60,26 @@ def cache(repo: Path, name: str) -> Path:
     except OSError as exc:
         raise UsageError(f"cannot make {out}: {exc.strerror or exc}") from exc
     return out
+
+
+def hold(folder: Path) -> None:
+    """Mark a run directory as in use for as long as this process lives, so that `fidelity
+    gc` leaves it alone: a shared lock on its `.live` file, which the kernel releases when
+    the process ends, killed or not (no stale marker to clean up)."""
+    handle = (folder / LIVE).open("wb")
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    _HELD.append(handle)
+
+
+def busy(folder: Path) -> bool:
+    """Whether a live process holds the run directory (`hold`)."""
+    try:
+        handle = (folder / LIVE).open("rb")
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False

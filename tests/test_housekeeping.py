@@ -248,3 +248,49 @@ def test_gc_writes_json_and_says_sizes(kept: Repo, tmp_path: Path) -> None:
         "28.0 MB",
         "1.0 GB",
     ]
+
+
+def test_controls_runs_fall_under_the_same_rule_and_a_live_one_stays(kept: Repo) -> None:
+    """Issue 22: `.fidelity/controls/` kept every run's logs for good. The rule is the
+    matrix's, with the newest counted apart; a folder a live process writes stays."""
+    import sys
+
+    root = kept.path / ".fidelity/controls"
+    names = ["20261101-101010-abcdef0", "20261102-101010-abcdef0", "20261103-101010-abcdef0"]
+    folders = []
+    for n, name in enumerate(names):
+        (root / name).mkdir(parents=True)
+        (root / name / "report.json").write_text("{}\n")
+        age([root / name], 30 - n)
+        folders.append(root / name)
+    (root / "mine").mkdir()  # not a controls run: left alone
+    live = root / "20261104-101010-abcdef0"
+    live.mkdir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from fidelity import workdir; "
+            f"workdir.hold(Path({str(live)!r})); print('held', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        age([live], 40)
+        run(kept)  # one matrix run: it does not count among the controls runs' newest
+        code, out = gc(kept, "--keep-runs", "1", "--keep-days", "7", "--apply")
+        assert code == 0, out
+        assert [f.is_dir() for f in folders] == [False, False, True], out
+        assert live.is_dir() and "a fidelity command is writing to it now" in out
+        assert (root / "mine").is_dir() and "not a fidelity controls run (no report.json)" in out
+        assert len(list((kept.path / ".fidelity/runs").iterdir())) == 1
+    finally:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+    code, out = gc(kept, "--keep-runs", "0", "--keep-days", "0", "--apply")
+    assert code == 0 and not live.exists(), "the holder is gone: the rule applies"

@@ -111,10 +111,15 @@ def select(
     return chosen
 
 
+CONTROLS_DIR = "controls"
+
+
 def log_dir(repo: Path, sha: str) -> Path:
     """A fresh run directory for one run's logs and report, kept after the worktrees go."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return workdir.fresh(repo, "controls", f"{stamp}-{sha[:7]}")
+    folder = workdir.fresh(repo, CONTROLS_DIR, f"{stamp}-{sha[:7]}")
+    workdir.hold(folder)  # `fidelity gc` leaves it alone while this process lives
+    return folder
 
 
 def log_path(logs: Path, name: str) -> Path:

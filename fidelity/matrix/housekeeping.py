@@ -12,6 +12,9 @@ The retention rule, one for every run:
   within `keep_days` days, while a live run holds it (`setups.locked`) and while it is
   locked in git (`git worktree lock`, the user's own say); it goes through git
   (`git worktree remove --force` and prune), its venv with it;
+- a controls run's directory under `.fidelity/controls/` (logs and report.json) follows the
+  same rule, its newest `keep_runs` counted apart from the matrix's; one a live process
+  still writes (`workdir.busy`) always stays;
 - a detached worktree left by a killed fidelity run always goes (`worktree.prune_stale`,
   what every `fidelity run` does first).
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
+import re
 import shutil
 import stat
 import time
@@ -42,6 +46,7 @@ DAY = 86400.0
 
 class Kind(enum.StrEnum):
     RUN = "run"
+    CONTROLS = "controls run"
     SETUP = "setup"
     STALE = "stale worktree"
 
@@ -79,7 +84,12 @@ class Item:
 def survey(repo: Path, rule: Rule, now: float | None = None) -> tuple[Item, ...]:
     """Every run directory, kept set-up worktree and stale worktree, with the rule's say."""
     now = time.time() if now is None else now
-    return (*_runs(repo, rule, now), *_setups(repo, rule, now), *_stale(repo))
+    return (
+        *_runs(repo, rule, now),
+        *_runs(repo, rule, now, Kind.CONTROLS),
+        *_setups(repo, rule, now),
+        *_stale(repo),
+    )
 
 
 def apply(repo: Path, items: Sequence[Item]) -> tuple[Item, ...]:
@@ -91,7 +101,7 @@ def apply(repo: Path, items: Sequence[Item]) -> tuple[Item, ...]:
     for item in items:
         if not item.remove:
             done.append(item)
-        elif item.kind is Kind.RUN:
+        elif item.kind in (Kind.RUN, Kind.CONTROLS):
             done.append(replace(item, done=_remove_run(item.path)))
         elif item.kind is Kind.SETUP:
             done.append(replace(item, done=_remove_setup(repo, item.path)))
@@ -110,8 +120,18 @@ def _said(removed: bool, path: Path) -> str:
 # --- run directories -----------------------------------------------------------------------
 
 
-def _runs(repo: Path, rule: Rule, now: float) -> list[Item]:
-    root = repo / workdir.ROOT / "runs"
+_CONTROLS_NAME = re.compile(r"\d{8}-\d{6}-[0-9a-f]{7}(-\d+)?")  # `controls.gate.log_dir`
+
+
+def _ours(folder: Path, kind: Kind) -> bool:
+    if kind is Kind.CONTROLS:
+        found = (folder / "report.json").is_file() or (folder / workdir.LIVE).is_file()
+        return found or _CONTROLS_NAME.fullmatch(folder.name) is not None
+    return (folder / "run.json").is_file() or (folder / ledger.PLAN).is_file()
+
+
+def _runs(repo: Path, rule: Rule, now: float, kind: Kind = Kind.RUN) -> list[Item]:
+    root = repo / workdir.ROOT / ("runs" if kind is Kind.RUN else "controls")
     if not root.is_dir():
         return []
     folders = [d for d in root.iterdir() if d.is_dir() and not d.is_symlink()]
@@ -119,17 +139,20 @@ def _runs(repo: Path, rule: Rule, now: float) -> list[Item]:
     items, rank = [], 0
     for folder in folders:
         age = (now - _mtime(folder)) / DAY
-        if not (folder / "run.json").is_file() and not (folder / ledger.PLAN).is_file():
-            why = "not a fidelity run (no run.json or plan.json): left alone"
-            items.append(Item(Kind.RUN, folder, _size(folder), age, False, why))
+        if not _ours(folder, kind):
+            files = "report.json" if kind is Kind.CONTROLS else "run.json or plan.json"
+            why = f"not a fidelity {kind} (no {files}): left alone"
+            items.append(Item(kind, folder, _size(folder), age, False, why))
             continue
         rank += 1
         remove, why = _run_rule(folder, rank, age, rule)
-        items.append(Item(Kind.RUN, folder, _size(folder), age, remove, why))
+        items.append(Item(kind, folder, _size(folder), age, remove, why))
     return items
 
 
 def _run_rule(folder: Path, rank: int, age: float, rule: Rule) -> tuple[bool, str]:
+    if workdir.busy(folder):
+        return False, "a fidelity command is writing to it now"
     if ledger.incomplete(folder):
         with ledger.idle(folder) as idle:
             if not idle:
@@ -148,7 +171,7 @@ def _run_rule(folder: Path, rank: int, age: float, rule: Rule) -> tuple[bool, st
 
 def _remove_run(folder: Path) -> str:
     with ledger.idle(folder) as idle:
-        if not idle:
+        if not idle or workdir.busy(folder):
             return "kept: a fidelity run started in it since it was listed"
         _writable(folder)
         _delete(folder)
