@@ -16,16 +16,23 @@ mutmut runs every mutant of the two modules most controls edit (`dicttoolz.py`,
 `itertoolz.py`) with one child (`--max-children 1`, like `--jobs 1`). Its figure per mutant
 is its total CPU over its mutant count: its fixed cost (stats run, mutant generation) is
 spread over hundreds of mutants, fidelity's over ten controls, so the marginal figure is the
-like-for-like one. Usage: python scripts/bench_controls_mutmut.py [--keep DIR]
+like-for-like one.
+
+The arms are interleaved: each round runs fidelity (all ten, one alone, `--full`) and mutmut
+(its `mutants/` folder removed first, so that it works afresh) back to back, and each figure
+is the median over the rounds (default 3), with the load average before every arm reported.
+Usage: python scripts/bench_controls_mutmut.py [--rounds N] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -168,13 +175,8 @@ def write_controls(repo: Path) -> None:
 
 
 def mutmut(repo: Path, python: Path) -> tuple[float, float, int]:
-    config = (
-        "\n[mutmut]\nsource_paths = toolz\n"
-        "only_mutate = toolz/dicttoolz.py\n    toolz/itertoolz.py\n"
-        "pytest_add_cli_args_test_selection = toolz/tests\n"
-    )
-    setup = repo / "setup.cfg"
-    setup.write_text(setup.read_text() + config)
+    """One full `mutmut run` from scratch (its `mutants/` folder removed first)."""
+    shutil.rmtree(repo / "mutants", ignore_errors=True)
     cpu, wall, result = cpu_of([str(python.parent / "mutmut"), "run", "--max-children", "1"], repo)
     results = sh([str(python.parent / "mutmut"), "results", "--all", "true"], repo, check=False)
     mutants = sum(1 for line in results.stdout.splitlines() if ": " in line)
@@ -183,49 +185,79 @@ def mutmut(repo: Path, python: Path) -> tuple[float, float, int]:
     return cpu, wall, mutants
 
 
+def configure_mutmut(repo: Path) -> None:
+    config = (
+        "\n[mutmut]\nsource_paths = toolz\n"
+        "only_mutate = toolz/dicttoolz.py\n    toolz/itertoolz.py\n"
+        "pytest_add_cli_args_test_selection = toolz/tests\n"
+    )
+    setup = repo / "setup.cfg"
+    setup.write_text(setup.read_text() + config)
+
+
+ARMS = {"selected": [], "one": ["--only", EDITS[0][0]], "full": ["--full"]}
+
+
+def fidelity(repo: Path, extra: list[str]) -> tuple[float, float]:
+    cpu, wall, result = cpu_of(["fidelity", "-q", "controls", "run", "--jobs", "1", *extra], repo)
+    if result.returncode != 0:
+        tail = result.stdout[-3000:]
+        raise SystemExit(f"fidelity controls run {extra} exited {result.returncode}:\n{tail}")
+    return cpu, wall
+
+
+def rounds(repo: Path, python: Path, n: int) -> tuple[dict[str, list[float]], int, list[float]]:
+    """CPU per arm per round, mutmut's mutant count, and the 1-minute load before each arm."""
+    cpu: dict[str, list[float]] = {name: [] for name in [*ARMS, "mutmut"]}
+    loads, mutants = [], 0
+    for _ in range(n):
+        for name, extra in ARMS.items():
+            loads.append(os.getloadavg()[0])
+            cpu[name].append(fidelity(repo, extra)[0])
+        loads.append(os.getloadavg()[0])
+        m_cpu, _, mutants = mutmut(repo, python)
+        cpu["mutmut"].append(m_cpu)
+    return cpu, mutants, loads
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-mutmut-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
         repo, python = prepare(work)
         write_controls(repo)
-        runs = {}
-        for name, extra in (
-            ("selected", []),
-            ("full", ["--full"]),
-            ("one", ["--only", EDITS[0][0]]),
-        ):
-            cpu, wall, result = cpu_of(
-                ["fidelity", "-q", "controls", "run", "--jobs", "1", *extra], repo
-            )
-            if result.returncode != 0:
-                tail = result.stdout[-3000:]
-                raise SystemExit(
-                    f"fidelity controls run {extra} exited {result.returncode}:\n{tail}"
-                )
-            runs[name] = (cpu, wall)
-        m_cpu, m_wall, mutants = mutmut(repo, python)
+        configure_mutmut(repo)
+        commit = sh(["git", "rev-parse", "HEAD"], repo).stdout.strip()
+        archive = next((work / "sdist").glob("toolz-*.tar.gz"))
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        cpu, mutants, loads = rounds(repo, python, args.rounds)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+    med = {name: statistics.median(values) for name, values in cpu.items()}
     n = len(EDITS)
-    per_selected = runs["selected"][0] / n
-    marginal = (runs["selected"][0] - runs["one"][0]) / (n - 1)
-    per_full = runs["full"][0] / n
-    per_mutant = m_cpu / mutants
+    per_selected = med["selected"] / n
+    marginal = (med["selected"] - med["one"]) / (n - 1)
+    per_full = med["full"] / n
+    per_mutant = med["mutmut"] / mutants
     lines = [
-        f"toolz 1.2.0, {n} controls, jobs 1; CPU = user + system of a command and its children",
-        f"fidelity default (selected, warm): {runs['selected'][0]:.2f} CPU-s, "
+        f"toolz 1.2.0 (sdist sha256 {digest[:16]}, committed as {commit[:10]}), {n} controls, "
+        f"jobs 1; mutmut 3.8.1 with one child; CPU = user + system of a command and its "
+        f"children; {args.rounds} interleaved rounds, medians; load before each arm "
+        f"{min(loads):.2f}-{max(loads):.2f}",
+        *(f"  {name}: " + ", ".join(f"{v:.2f}" for v in values) for name, values in cpu.items()),
+        f"fidelity default (selected, warm): {med['selected']:.2f} CPU-s, "
         f"{per_selected:.3f} per control, {marginal:.3f} marginal",
-        f"fidelity --full (every test, cold): {runs['full'][0]:.2f} CPU-s, "
-        f"{per_full:.3f} per control",
-        f"fidelity one control alone: {runs['one'][0]:.2f} CPU-s (fixed cost + one control)",
-        f"mutmut 3.8.1: {m_cpu:.2f} CPU-s for {mutants} mutants, {per_mutant:.3f} per mutant",
-        f"ratio per control / per mutant: {per_selected / per_mutant:.2f} all-in, "
-        f"{marginal / per_mutant:.2f} marginal; --full: {per_full / per_mutant:.2f}",
+        f"fidelity --full (every test, cold): {med['full']:.2f} CPU-s, {per_full:.3f} per control",
+        f"fidelity one control alone: {med['one']:.2f} CPU-s (fixed cost + one control)",
+        f"mutmut 3.8.1: {med['mutmut']:.2f} CPU-s for {mutants} mutants, "
+        f"{per_mutant:.3f} per mutant",
+        f"ratio per control / per mutant: {per_selected / per_mutant:.2f} all-in (goal 2), "
+        f"{marginal / per_mutant:.2f} marginal (goal 1.5); --full: {per_full / per_mutant:.2f}",
     ]
     print("\n".join(lines))
     return 0
