@@ -198,3 +198,15 @@ def test_declared_exceptions_match_along_the_mro() -> None:
     )
     assert failkinds.from_property("nonsense") == failkinds.UNKNOWN
     assert not failkinds.only_errors([])
+
+
+def test_suggest_warns_when_the_edit_only_crashes(
+    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo("kinds-suggest")
+    project(repo, header() + control("add-minus", fr("a + b", "a - b"), caught("test_add")), TESTS)
+    argv = ["-q", "controls", "suggest", "--repo", str(repo.path), "--file", "calc/__init__.py"]
+    code = main([*argv, "--find", "return a + b", "--replace", CRASH, "--id", "crash"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "but every one fails by crashing (error: ModuleNotFoundError 2)" in " ".join(err.split())

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity.controls import anchors, gate
+from fidelity.controls import anchors, failkinds, gate
 from fidelity.controls.lane import Job, Lanes, Tree
 from fidelity.controls.table import Control, ControlTable, Edit
 from fidelity.controls.verdict import RunStatus, TreeRun
@@ -84,7 +84,16 @@ class Suggestion:
             return f"NO ENTRY: the edit gave no usable failing set ({why}) (exit 1)"
         n = len(self.run.failing) if self.run else 0
         said = f"{n} test(s) fail" if n else "no test fails (a residue entry)"
-        return f"SUGGESTED: {said} for {self.control.id!r}; paste the entry above (exit 0)"
+        crash = ""
+        kinds = self.run.kinds if self.run else {}
+        found = {t: failkinds.declared(f, self.control.raises) for t, f in kinds.items()}
+        if failkinds.only_errors(found.values()):
+            crash = (
+                f"; but every one fails by crashing ({failkinds.summary(found)}), so `controls "
+                "run` will judge it caught-by-error: make the edit a change of behaviour, or "
+                "name the exception in `raises` if raising it is the behaviour under test"
+            )
+        return f"SUGGESTED: {said} for {self.control.id!r}{crash}; paste the entry above (exit 0)"
 
 
 def suggest(
