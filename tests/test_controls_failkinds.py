@@ -210,3 +210,42 @@ def test_suggest_warns_when_the_edit_only_crashes(
     err = capsys.readouterr().err
     assert code == 0
     assert "but every one fails by crashing (error: ModuleNotFoundError 2)" in " ".join(err.split())
+
+
+def test_every_controls_action_under_quiet_prints_records(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    """Issue 22: `-q` on each controls action, off a terminal, prints plain lines (no table
+    folded to 80 columns), one record per line, the summary last."""
+    import subprocess
+    import sys
+
+    repo = make_repo("kinds-quiet")
+    long_id = "add-minus-" + "x" * 90
+    old = project(
+        repo,
+        header() + control(long_id, fr("a + b", "a - b"), caught("test_add", "test_both")),
+        TESTS,
+    )
+    repo.commit(
+        {
+            "calc/__init__.py": "def add(a, b):\n    return a + b\n\n\n"
+            "def mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n"
+        }
+    )
+
+    def quiet(*action: str) -> list[str]:
+        argv = [sys.executable, "-m", "fidelity", "controls", *action, "-q"]
+        done = subprocess.run([*argv, "--repo", str(repo.path)], capture_output=True, text=True)
+        text = done.stdout + done.stderr
+        assert not any(c in text for c in "─│┃━┏┗"), text
+        return [line for line in text.splitlines() if line]
+
+    listed = quiet("list")
+    assert sum(line.startswith(long_id + "\t") for line in listed) == 1, listed
+    assert quiet("validate")[-1].startswith("VALID: 1 controls")
+    ran = quiet("run")
+    assert sum(line.startswith(long_id + "\tcaught\t") for line in ran) == 1, ran
+    assert ran[-1].startswith("HOLDS:")
+    negative = quiet("negative", "--source-from", old, "--paths", "calc")
+    assert negative[-1].startswith("SURVIVED"), negative
