@@ -195,7 +195,7 @@ _RUN_VERDICT = {
 def judge(control: Control, run: TreeRun, known: Iterable[str] = ()) -> ControlResult:
     """The verdict of one control's run against its expectation (known: the unmodified
     tree's tests, which a parametrized function id in caught_by expands to)."""
-    failing = tuple(sorted(run.failing))
+    failing, known = tuple(sorted(run.failing)), tuple(known)
     kinds = {t: failkinds.declared(f, control.raises) for t, f in run.kinds.items()}
     counted = _expected_failures(control, failing, kinds, known)
 
