@@ -1,6 +1,6 @@
 """Controls that write themselves (issue 13 item 10): `suggest` prints the observed failing
-set as an entry that then holds, `from-fix` proposes one control per hunk of a fix, and
-`validate` checks anchors and ids without running a test."""
+set as an entry that then holds, and `validate` checks anchors and ids without running a
+test (`from-fix`: tests/test_controls_fromfix.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from support import CONTROLS_LIB, Repo, controls_lib, run_cli
 
 from fidelity.controls import gate as controls
-from fidelity.controls.authoring import split_hunks
 from fidelity.controls.table import parse
 from fidelity.controls.verdict import Verdict
 
@@ -90,55 +89,6 @@ def test_suggest_refuses_an_edit_that_does_not_apply(lib: Repo) -> None:
                 "x",
             ]
         )
-
-
-CALC = "def neg(a):\n    return a\n\n\ndef double(a):\n    return a + a\n"
-FIXED = "def neg(a):\n    return -a\n\n\ndef double(a):\n    return a + a\n"
-TESTS = "from calc import double, neg\n\n\ndef test_double():\n    assert double(2) == 4\n"
-NEW_TEST = TESTS + "\n\ndef test_neg():\n    assert neg(2) == -2\n"
-
-
-def test_from_fix_proposes_the_reverted_hunk_with_the_new_test_and_it_is_caught(
-    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
-) -> None:
-    repo = make_repo("fix")
-    header = '[controls]\ncommand = ["{python}", "-m", "pytest", "-q"]\n'
-    base = repo.commit(
-        {"calc.py": CALC, "tests/test_calc.py": TESTS, "cases/controls.toml": header}
-    )
-    fix = repo.commit({"calc.py": FIXED, "tests/test_calc.py": NEW_TEST, "README.md": "x\n"})
-    code, out = run_cli(["controls", "from-fix", f"{base}..{fix}", "--repo", str(repo.path)])
-    assert code == 0
-    assert "PROPOSED: 1 control(s)" in capsys.readouterr().err
-    (proposed,) = parse((header + out).encode(), "proposed").controls
-    assert proposed.caught_by == ("tests/test_calc.py::test_neg",)
-    assert proposed.files == ("calc.py",)
-    repo.commit({"cases/controls.toml": header + out})
-    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
-    assert [(r.id, r.verdict) for r in report.results] == [(proposed.id, Verdict.CAUGHT)]
-
-
-def test_from_fix_needs_a_range_and_says_when_there_is_no_source_hunk(
-    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
-) -> None:
-    repo = make_repo("docs")
-    base = repo.commit({"calc.py": CALC})
-    docs = repo.commit({"README.md": "x\n", "tests/test_calc.py": TESTS})
-    assert run_cli(["controls", "from-fix", f"{base}..{docs}", "--repo", str(repo.path)])[0] == 1
-    assert "NOTHING TO PROPOSE" in capsys.readouterr().err
-    with pytest.raises(Exception, match="BASE..FIX"):
-        run_cli(["controls", "from-fix", base, "--repo", str(repo.path)])
-
-
-def test_split_hunks_gives_one_patch_per_hunk() -> None:
-    diff = (
-        "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
-        "@@ -9,2 +9,2 @@\n d\n-e\n+f\ndiff --git a/y.py b/y.py\n--- a/y.py\n+++ b/y.py\n"
-        "@@ -1 +1 @@\n-g\n+h\n"
-    )
-    hunks = split_hunks(diff)
-    assert [(h.file, h.first_line) for h in hunks] == [("x.py", 1), ("x.py", 9), ("y.py", 1)]
-    assert hunks[1].patch == "--- a/x.py\n+++ b/x.py\n@@ -9,2 +9,2 @@\n d\n-e\n+f\n"
 
 
 RAN = "from pathlib import Path\n\n\ndef test_marks_that_it_ran():\n    Path({mark!r}).write_text('ran')\n"

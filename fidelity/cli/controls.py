@@ -120,8 +120,11 @@ def _register_authoring(actions: Any) -> None:
         "from-fix",
         help="propose one control per source hunk of a fix (the hunk reverted)",
         description="Prints one [[control]] entry per hunk the fix changed outside test "
-        "files, each reverting that hunk and expecting the test functions the fix added or "
-        "changed. Nothing runs. Exit 0 with proposals, 1 when the fix changed no source.",
+        "files, each reverting that hunk. FIX runs in a worktree with each hunk reverted; "
+        "the entry expects the tests that failed there, the fix's own first (ids collected "
+        "at FIX that BASE lacks, and tests whose lines the fix changed), and is then run "
+        "once as written. Exit 0 when every proposal held, 1 when one did not (or the fix "
+        "changed no source), 3 when FIX itself does not pass.",
     )
     _table_args(fix)
     fix.add_argument("range", metavar="BASE..FIX")
@@ -172,14 +175,16 @@ def _suggest(args: argparse.Namespace, console: Console) -> int:
 
 
 def _from_fix(args: argparse.Namespace, console: Console) -> int:
-    from fidelity.controls import authoring, gate
+    from fidelity.controls import fromfix, gate
     from fidelity.git import worktrees
 
     repo = worktrees.toplevel(args.repo)
+    stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls, missing_ok=True)
-    found = authoring.from_fix(repo, table, args.range)
-    if found.text:
-        console.print(found.text, markup=False, highlight=False, end="", soft_wrap=True)
+    found = fromfix.from_fix(repo, table, args.range)
+    text = found.text()
+    if text:
+        console.print(text, markup=False, highlight=False, end="", soft_wrap=True)
     _err(args.quiet).print(found.summary(), markup=False)
     return found.exit_code()
 

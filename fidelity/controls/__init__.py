@@ -17,7 +17,9 @@
 - `lane`: one worktree per worker, reused control after control, and the pool of lanes
 - `gate`: `fidelity controls run`: table checks, the unmodified tree, every control, no-op
 - `negative`: `fidelity controls negative`: a fix's tests must fail on the code they fix
-- `authoring`: `suggest`, `from-fix` and `validate`: controls that write themselves
+- `authoring`: `suggest` and `validate`: controls that write themselves
+- `fixtests`: the pure half of `from-fix`: hunks, the fix's tests, the expectation a run supports
+- `fromfix`: `fidelity controls from-fix`: each hunk of a fix reverted, run, proposed, run again
 - `failset`: the failing-set gate: the set of failing tests against a recorded baseline
 - `render`: controls reports through an injected Console, and as JSON, Markdown, JUnit
 """

@@ -30,6 +30,15 @@ from fidelity.placeholders import fill, names
 GUARD_PACKAGES_ENV = "FIDELITY_GUARD_PACKAGES"
 GUARD_TREE_ENV = "FIDELITY_GUARD_TREE"
 GUARD_ROOT_ENV = "FIDELITY_GUARD_ROOT"
+# one run's files for the plugins; inherited from an outer run (fidelity's own tests of
+# `from-fix` under `controls run`) they would make the inner pytest check and overwrite them
+RUN_ENV = (
+    "FIDELITY_TRACE",
+    "FIDELITY_EXPECT",
+    "FIDELITY_COLLECTED",
+    "FIDELITY_SELECT",
+    "FIDELITY_WARM_PRELOAD",
+)
 GUARD_MARK = "fidelity import guard"
 GUARD_EXIT = 4
 GUARD_PLUGIN = "fidelity_pytest_guard"
@@ -129,11 +138,12 @@ def argv_for(command: Sequence[str], junit: Path, root: Path) -> list[str]:
 def env_for(
     table: ControlTable, root: Path, tree: Sequence[str], pytest: bool = True
 ) -> dict[str, str]:
-    """The test process's environment: the caller's (less GIT_*), the table's `env`, and for
-    pytest the guard's settings and the plugins' folder last on PYTHONPATH."""
+    """The test process's environment: the caller's (less GIT_* and an outer run's plugin
+    settings), the table's `env`, and for pytest the guard's settings and the plugins'
+    folder last on PYTHONPATH."""
     env = proc.child_env()
     env.update({k: fill(v, {"worktree": str(root)}) for k, v in table.env.items()})
-    for key in (GUARD_PACKAGES_ENV, GUARD_ROOT_ENV, GUARD_TREE_ENV):
+    for key in (GUARD_PACKAGES_ENV, GUARD_ROOT_ENV, GUARD_TREE_ENV, *RUN_ENV):
         env.pop(key, None)
     if not pytest:
         return env
