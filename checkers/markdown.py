@@ -26,7 +26,7 @@ from markdown_it.rules_core.state_core import StateCore
 from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
-from checkers import footnotes
+from checkers import footnotes, frontmatter
 
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 InlineRule = Callable[[StateInline, bool], bool]
@@ -40,8 +40,10 @@ except ImportError:  # markdown-it-py < 4 trimmed table lines with str.strip()
 
 
 def normalize(text: str) -> str:
-    """The text markdown-it actually parses: newlines unified, NUL replaced."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    """The text markdown-it actually parses: newlines unified, NUL replaced, front matter's
+    lines emptied (``checkers.frontmatter``)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    return frontmatter.blank(text)
 
 
 def _line_text(state: StateBlock, line: int) -> tuple[int, str]:
