@@ -18,6 +18,8 @@ _CLOSERS = {"---": ("---", "..."), "+++": ("+++",)}
 def length(text: str) -> int:
     """Characters of front matter at the start of normalized ``text`` (0 when none), up to
     and including the closing line's newline."""
+    if not text.startswith(("---", "+++")):
+        return 0
     first, newline, rest = text.partition("\n")
     closers = _CLOSERS.get(first.rstrip(" \t"))
     if closers is None or not newline:

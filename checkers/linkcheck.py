@@ -249,6 +249,11 @@ def check_link(
     return Later(link, target, found) if isinstance(answer, Deferred) else answer
 
 
+def _subject(link: Link) -> str:
+    """A broken link's subject in a baseline: its kind and decoded target, not its line."""
+    return f"{link.kind} {unquote(link.href).strip()}"
+
+
 def check_links(
     parsed: Parsed, page: str, path: str, rules: PageRules, site: Targets
 ) -> tuple[list[Finding], list[Later]]:
@@ -261,7 +266,7 @@ def check_links(
             later.append(problem)
         elif problem is not None:
             code, message = problem
-            findings.append(Finding(path, link.line, link.col, code, message))
+            findings.append(Finding(path, link.line, link.col, code, message, _subject(link)))
     return findings, later
 
 
@@ -272,5 +277,6 @@ def resolve_later(later: list[Later], path: str, rules: PageRules, site: Targets
         problem = fragment_problem(item.target, item.found, rules, site)
         if isinstance(problem, tuple):
             code, message = problem
-            findings.append(Finding(path, item.link.line, item.link.col, code, message))
+            link = item.link
+            findings.append(Finding(path, link.line, link.col, code, message, _subject(link)))
     return findings
