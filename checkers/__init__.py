@@ -4,9 +4,10 @@
 - `discover`: which files to check, where the repository root is, how to name them
 - `config`: `[tool.fidelity.docs]`: defaults for every Markdown file, then per page
 - `schema`: JSON Schemas shipped inside a package, violations located by JSON path
-- `check`: every rule over one page, and over a set of pages with their ratchets
+- `check`: every rule over one page, and over a set of pages against their baseline
 - `cache`: per-page results kept between runs (time only, never a verdict)
 - `markdown`: the one markdown-it-py parser: CommonMark plus GFM tables
+- `frontmatter`: YAML or TOML front matter at the top of a page, blanked before parsing
 - `positions`: source positions of offsets inside a token's content
 - `directives`: inline silencing: HTML comments that turn findings off
 - `fences`: code blocks as CommonMark pairs them, and the unclosed fences
@@ -21,7 +22,8 @@
 - `refs`: undefined references (`[text][label]`, `[^note]`)
 - `footnotes`: GitHub footnotes: references and definitions
 - `site`: the files a page and its links point into, read once, never outside the root
-- `ratchets`: per-page counts of tolerated findings that may only go down
+- `ratchets`: the baseline file: tolerated findings per page and code, listed or counted
+- `baseline`: findings judged by fingerprint against the baseline: new, held, fixed
 - `trailers`: commit-trailer rules, pure over trailers git parsed and a repository probe
 - `findings`: a located, coded finding; codes are stable
 - `report`: one `path:line:col: CODE message` line per finding, or JSON

@@ -182,7 +182,7 @@ class Cache:
     ) -> None:
         self.pages[rel] = {
             "digest": content,
-            "findings": [[f.line, f.col, str(f.code), f.message] for f in findings],
+            "findings": [[f.line, f.col, str(f.code), f.message, f.subject] for f in findings],
             "anchors": sorted(anchors),
             "deps": deps,
         }
@@ -245,10 +245,10 @@ def _valid(entry: dict[str, Any]) -> bool:
         isinstance(findings, list)
         and all(
             isinstance(f, list)
-            and len(f) == 4
+            and len(f) == 5
             and all(isinstance(v, int) and not isinstance(v, bool) for v in f[:2])
             and f[2] in _CODES
-            and isinstance(f[3], str)
+            and all(isinstance(v, str) for v in f[3:])
             for f in findings
         )
         and isinstance(anchors, list)
@@ -261,6 +261,6 @@ def _valid(entry: dict[str, Any]) -> bool:
 def findings_of(entry: dict[str, Any], path: str) -> list[Finding]:
     """An entry's findings, shown with this run's display path."""
     return [
-        Finding(path, line, col, Code(code), message)
-        for line, col, code, message in entry["findings"]
+        Finding(path, line, col, Code(code), message, subject)
+        for line, col, code, message, subject in entry["findings"]
     ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from checkers import ratchets
+from checkers import baseline, ratchets
 from checkers.cache import Cache, findings_of
 from checkers.config import DocsConfig, PageRules
 from checkers.directives import Directive, directives, silenced
@@ -33,14 +33,21 @@ class Page:
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """Findings after ratchets, the pages checked, ratchets changed (if asked), and notes
-    about the run that are not findings (why the cache was ignored)."""
+    """Findings the baseline does not hold, the pages checked, and what the baseline says:
+    entries fixed (removable), removed, converted from counts or recorded (when asked), the
+    findings held per page and code; and notes about the run that are not findings (why the
+    cache was ignored). ``lowered`` is kept for callers of the count ratchets: it is empty."""
 
     findings: tuple[Finding, ...]
     pages: tuple[Page, ...]
     lowered: tuple[ratchets.Lowered, ...] = ()
     recorded: tuple[ratchets.Lowered, ...] = ()
     notes: tuple[str, ...] = ()
+    fixed: tuple[baseline.Fixed, ...] = ()
+    removed: tuple[baseline.Fixed, ...] = ()
+    converted: tuple[ratchets.Lowered, ...] = ()
+    held: dict[str, dict[str, int]] = field(default_factory=dict)
+    baseline_file: str = ""
 
 
 @dataclass(slots=True)
@@ -175,24 +182,36 @@ def apply_ratchets(
     config: DocsConfig,
     mode: str = "check",
 ) -> Result:
-    """Apply ratchets; ``mode`` "update" lowers them, "record" also adds today's counts."""
-    ratchet_path = root / config.ratchets
-    current = ratchets.load(ratchet_path)
-    lowered: list[ratchets.Lowered] = []
-    recorded: list[ratchets.Lowered] = []
+    """Judge the findings against the baseline; ``mode`` "update" removes fixed entries and
+    converts counts, "record" also lists today's findings where the baseline has none."""
+    path = root / config.ratchets
+    current = ratchets.load(path)
+    changed = baseline.Updated()
     if mode in ("update", "record"):
-        measured = {rel: ratchets.measure(found) for rel, found in raw.items()}
-        new, lowered = ratchets.lower(current, measured)
-        if mode == "record":
-            new, recorded = ratchets.record(new, measured)
-        if lowered or recorded:
-            ratchet_path.parent.mkdir(parents=True, exist_ok=True)
-            ratchet_path.write_text(ratchets.dump(new), encoding="utf-8")
+        new, changed = baseline.update(current, raw, record=mode == "record")
+        if new != current:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(ratchets.dump(new), encoding="utf-8")
         current = new
     findings: list[Finding] = []
+    fixed: list[baseline.Fixed] = []
+    held: dict[str, dict[str, int]] = {}
     for rel, found in raw.items():
-        findings.extend(ratchets.apply(rel, found, current, config.ratchets))
-    return Result(tuple(sorted(findings)), pages, tuple(lowered), tuple(recorded))
+        judged = baseline.judge(rel, found, current.get(rel, {}), config.ratchets)
+        findings += judged.findings
+        fixed += judged.fixed
+        if judged.held:
+            held[rel] = judged.held
+    return Result(
+        tuple(sorted(findings)),
+        pages,
+        recorded=tuple(changed.recorded),
+        fixed=tuple(sorted(fixed)),
+        removed=tuple(changed.removed),
+        converted=tuple(changed.converted),
+        held=held,
+        baseline_file=config.ratchets,
+    )
 
 
 def check_pages(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import hashlib
+import re
+from dataclasses import dataclass, field
 
 
 class Code(enum.StrEnum):
@@ -59,24 +61,53 @@ DESCRIPTIONS = {
 }
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def content_subject(text: str) -> str:
+    """A finding's subject from content (a paragraph, a row): whitespace collapsed; a long
+    text is cut, with a hash of the whole so that an edit anywhere in it is a new subject."""
+    text = " ".join(text.split())
+    if len(text) <= 60:
+        return text
+    digest = hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+    return f"{text[:48]}… {digest}"
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Finding:
-    """One problem at ``path:line:col`` (1-based); ``path`` is as displayed."""
+    """One problem at ``path:line:col`` (1-based); ``path`` is as displayed.
+
+    ``subject`` is what the finding is about, with no line number in it (a link's target, a
+    label, a paragraph's content): with the code and the page it names the finding in a
+    baseline (``checkers.baseline``). ``fingerprint`` is set once the finding is judged
+    against one. Neither takes part in comparisons."""
 
     path: str
     line: int
     col: int
     code: Code
     message: str
+    subject: str = field(default="", compare=False)
+    fingerprint: str = field(default="", compare=False)
+
+    @property
+    def key(self) -> str:
+        """The subject, or the message with its numbers masked (no line, no count)."""
+        return self.subject or _DIGITS.sub("N", self.message)
 
     def render(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
 
     def as_dict(self) -> dict[str, str | int]:
-        return {
+        found: dict[str, str | int] = {
             "path": self.path,
             "line": self.line,
             "col": self.col,
             "code": str(self.code),
             "message": self.message,
         }
+        if self.fingerprint:
+            found["fingerprint"] = self.fingerprint
+            found["subject"] = self.key
+        return found

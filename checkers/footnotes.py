@@ -26,7 +26,7 @@ def _label_end(src: str, start: int, end: int) -> int:
     pos = start + 2
     while pos < end:
         ch = src[pos]
-        if ch in " \t\n":
+        if ch in " \t\n[":
             return -1
         if ch == "]":
             return pos if pos > start + 2 else -1
@@ -95,17 +95,20 @@ def definition(state: StateBlock, start_line: int, end_line: int, silent: bool) 
 def reference(state: StateInline, silent: bool) -> bool:
     """Inline rule: ``[^label]`` to a defined footnote; an undefined one is recorded."""
     start = state.pos
+    if silent:
+        # only parseLinkLabel skips tokens silently, to refuse a link inside a link's text;
+        # a footnote reference is allowed there (`[[^n]][label]` is a link on GitHub)
+        return False
     close = _label_end(state.src, start, state.posMax)
     if close < 0:
         return False
     label = state.src[start + 2 : close]
     if label.lower() not in state.env.get(DEFINED, ()):
         current = state.env.get(CURRENT)
-        if not silent and current is not None and state.src is current.content:
+        if current is not None and state.src is current.content:
             current.meta.setdefault("undefined_footnotes", []).append((start, label))
         return False
-    if not silent:
-        token = state.push("footnote_ref", "", 0)
-        token.meta = {"label": label, "pos": start}
+    token = state.push("footnote_ref", "", 0)
+    token.meta = {"label": label, "pos": start}
     state.pos = close + 1
     return True

@@ -61,6 +61,7 @@ def check_headings(parsed: Parsed, rules: PageRules, path: str) -> list[Finding]
                     Code.FORBIDDEN_HEADING,
                     f"per-attempt heading {heading.text!r} (matched {match.group(0)!r}); "
                     "record the attempt as a row of a keyed table instead",
+                    heading.text,
                 )
             )
         if allowed is not None and heading.level == 2 and heading.text not in allowed:
@@ -72,6 +73,7 @@ def check_headings(parsed: Parsed, rules: PageRules, path: str) -> list[Finding]
                     heading.col,
                     Code.NON_CANONICAL_SECTION,
                     f"section {heading.text!r} is not canonical for this page; allowed: {names}",
+                    heading.text,
                 )
             )
     return findings

@@ -10,7 +10,7 @@ rule must not pass by checking nothing.
 from __future__ import annotations
 
 from checkers.config import KeyedTable, PageRules
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, content_subject
 from checkers.tables import Row, Table
 
 
@@ -35,13 +35,21 @@ def _check_table(table: Table, key: str, path: str) -> list[Finding]:
                     Code.CELL_COUNT,
                     f"row has {row.cell_count} cells, the header has {width}; "
                     "check for a missing or unescaped '|'",
+                    content_subject(row.source),
                 )
             )
         value = row.texts[index] if index < row.cell_count else ""
         col = row.cells[index].col if index < row.cell_count else row.col
         if not value:
             findings.append(
-                Finding(path, row.line, col, Code.EMPTY_KEY, f"row has an empty {key!r} key")
+                Finding(
+                    path,
+                    row.line,
+                    col,
+                    Code.EMPTY_KEY,
+                    f"row has an empty {key!r} key",
+                    content_subject(row.source),
+                )
             )
         elif value in seen:
             findings.append(
@@ -52,6 +60,7 @@ def _check_table(table: Table, key: str, path: str) -> list[Finding]:
                     Code.DUPLICATE_KEY,
                     f"duplicate {key!r} key {value!r} (first at line {seen[value].line}); "
                     "update that row instead of adding another",
+                    value,
                 )
             )
         else:

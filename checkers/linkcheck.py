@@ -4,11 +4,12 @@
   only from there: that is what GitHub renders.
 - A root-relative path (``/guide/intro.md``) resolves from the repository root, or, when
   the page declares ``link_bases``, from each of those folders in order (a site whose
-  ``/`` is ``docs/``).
+  ``/`` is ``docs/``). A ``..`` above that root stays at it (``/../x.md`` is ``/x.md``), as
+  a browser resolves a URL's path and so GitHub.
 - ``link_rewrites`` rewrite a path before it resolves (a site generator's ``.html`` links
   to the ``.md`` sources it renders).
-- A path that leaves the repository (``../../../etc/passwd``), or a symlink that points out
-  of it, is FD404 and is never opened.
+- A page-relative path that leaves the repository (``../../../etc/passwd``), or a symlink
+  that points out of it, is FD404 and is never opened.
 - Fragments: a heading slug or HTML ``id``/``name`` of a Markdown target; GitHub's
   ``user-content-`` prefix is accepted; ``#top`` always lands; ``?plain=1#L5`` (or
   ``#L5-L9``) is a line of the file's source and must exist. Case follows
@@ -123,11 +124,24 @@ def rewrite(path: str, rewrites: tuple[tuple[str, str], ...]) -> str:
     return path
 
 
+def clamp(path: str) -> str:
+    """A root-relative path with ``..`` at the root dropped, as a browser resolves a URL's
+    path (RFC 3986 remove_dot_segments) and so GitHub: ``/../../x`` is ``/x``."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts) or "."
+
+
 def candidates(page: str, path: str, link_bases: tuple[str, ...]) -> tuple[str, ...]:
     """Root-relative paths a link's path may mean, in the order they are tried."""
     if path.startswith("/"):
         bases = link_bases or (".",)
-        return tuple(dict.fromkeys(join(base, path) for base in bases))
+        return tuple(dict.fromkeys(join(base, clamp(path)) for base in bases))
     return (join(page.rpartition("/")[0], path),)
 
 
@@ -235,6 +249,11 @@ def check_link(
     return Later(link, target, found) if isinstance(answer, Deferred) else answer
 
 
+def _subject(link: Link) -> str:
+    """A broken link's subject in a baseline: its kind and decoded target, not its line."""
+    return f"{link.kind} {unquote(link.href).strip()}"
+
+
 def check_links(
     parsed: Parsed, page: str, path: str, rules: PageRules, site: Targets
 ) -> tuple[list[Finding], list[Later]]:
@@ -247,7 +266,7 @@ def check_links(
             later.append(problem)
         elif problem is not None:
             code, message = problem
-            findings.append(Finding(path, link.line, link.col, code, message))
+            findings.append(Finding(path, link.line, link.col, code, message, _subject(link)))
     return findings, later
 
 
@@ -258,5 +277,6 @@ def resolve_later(later: list[Later], path: str, rules: PageRules, site: Targets
         problem = fragment_problem(item.target, item.found, rules, site)
         if isinstance(problem, tuple):
             code, message = problem
-            findings.append(Finding(path, item.link.line, item.link.col, code, message))
+            link = item.link
+            findings.append(Finding(path, link.line, link.col, code, message, _subject(link)))
     return findings

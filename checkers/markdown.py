@@ -26,7 +26,7 @@ from markdown_it.rules_core.state_core import StateCore
 from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
-from checkers import footnotes
+from checkers import footnotes, frontmatter
 
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 InlineRule = Callable[[StateInline, bool], bool]
@@ -40,8 +40,10 @@ except ImportError:  # markdown-it-py < 4 trimmed table lines with str.strip()
 
 
 def normalize(text: str) -> str:
-    """The text markdown-it actually parses: newlines unified, NUL replaced."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    """The text markdown-it actually parses: newlines unified, NUL replaced, front matter's
+    lines emptied (``checkers.frontmatter``)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    return frontmatter.blank(text)
 
 
 def _line_text(state: StateBlock, line: int) -> tuple[int, str]:
@@ -100,7 +102,26 @@ def _inline_core(state: StateCore) -> None:
                 token.children = []
             state.env[footnotes.CURRENT] = token
             state.md.inline.parse(token.content, state.md, state.env, token.children)
+            if "undefined_references" in token.meta:
+                _settle(token)
     state.env.pop(footnotes.CURRENT, None)
+
+
+def _settle(token: Token) -> None:
+    """Drop the ``[text][label]`` candidates whose ``[label]`` opens a link or footnote after
+    all: ``[text][label](url)`` and ``[IRC][^IRC]`` render literal ``[text]`` and then the
+    link (CommonMark matches a link's brackets from the later ``]``, GitHub's footnotes too).
+    """
+    starts = {
+        child.meta["pos"]
+        for child in token.children or ()
+        if child.type in ("link_open", "image", "footnote_ref") and "pos" in child.meta
+    }
+    token.meta["undefined_references"] = [
+        (start, label)
+        for start, label, opens in token.meta["undefined_references"]
+        if opens not in starts
+    ]
 
 
 def _current(state: StateInline) -> Token | None:
@@ -125,11 +146,54 @@ def _with_position(rule: InlineRule) -> InlineRule:
     return positioned
 
 
+def label_close(src: str, start: int, stop: int) -> int:
+    """The ``]`` closing a CommonMark link label opened at ``src[start]``, or -1: a backslash
+    escapes the next character, an unescaped ``[`` ends it, and so do 999 characters."""
+    pos = start + 1
+    while pos < stop and pos - start <= 1000:
+        char = src[pos]
+        if char == "\\":
+            pos += 2
+            continue
+        if char == "[":
+            return -1
+        if char == "]":
+            return pos
+        pos += 1
+    return -1
+
+
+def _shortcut_fallback(rule: InlineRule) -> InlineRule:
+    """markdown-it reads ``[a][[b]]`` as a full reference with the label ``[b]`` and fails
+    it; CommonMark (and GitHub) has no label there, so ``[a]`` is a shortcut reference."""
+
+    def link(state: StateInline, silent: bool) -> bool:
+        if rule(state, silent):
+            return True
+        src, start = state.src, state.pos
+        if src[start] != "[":
+            return False
+        end = state.md.helpers.parseLinkLabel(state, start, True)
+        if end < 0 or end + 1 >= state.posMax or src[end + 1] != "[":
+            return False
+        if src.startswith("[]", end + 1) or label_close(src, end + 1, state.posMax) >= 0:
+            return False
+        stop, state.posMax = state.posMax, end + 1
+        try:
+            return rule(state, silent)
+        finally:
+            state.posMax = stop
+
+    return link
+
+
 def _undefined_reference(state: StateInline, silent: bool) -> bool:
     """After ``link`` failed at a ``[``: record ``[text][label]`` whose label has no definition.
 
     Never matches: the brackets stay text, as CommonMark renders them. Only the full and
-    collapsed forms count (a lone ``[text]`` is as likely prose as a shortcut reference).
+    collapsed forms count (a lone ``[text]`` is as likely prose as a shortcut reference);
+    a ``[^label]`` is a footnote's (FD405), and a blank label is no label at all. A
+    candidate whose ``[label]`` turns out to open a link is dropped by ``_settle``.
     """
     src, start = state.src, state.pos
     if silent or src[start] != "[" or src.startswith("[^", start):
@@ -140,12 +204,14 @@ def _undefined_reference(state: StateInline, silent: bool) -> bool:
     end = state.md.helpers.parseLinkLabel(state, start, True)
     if end < 0 or end + 1 >= state.posMax or src[end + 1] != "[":
         return False
-    close = src.find("]", end + 2, state.posMax)
-    if close < 0 or "[" in src[end + 2 : close]:
+    close = label_close(src, end + 1, state.posMax)
+    if close < 0:
         return False
     label = src[end + 2 : close] or src[start + 1 : end]
+    if label.startswith("^") or not label.strip(" \t\n"):
+        return False
     if normalizeReference(label) not in state.env.get("references", {}):
-        current.meta.setdefault("undefined_references", []).append((start, label))
+        current.meta.setdefault("undefined_references", []).append((start, label, end + 1))
     return False
 
 
@@ -159,9 +225,10 @@ def parser() -> MarkdownIt:
     _footnotes(md)
     md.core.ruler.at("inline", _inline_core)
     inline = {rule.name: rule for rule in md.inline.ruler.__rules__}
-    for name in ("link", "image", "html_inline"):
+    md.inline.ruler.at("link", _with_position(_shortcut_fallback(inline["link"].fn)))
+    for name in ("image", "html_inline"):
         md.inline.ruler.at(name, _with_position(inline[name].fn))
-    md.inline.ruler.after("link", "undefined_reference", _undefined_reference)
+    md.inline.ruler.after("footnote_ref", "undefined_reference", _undefined_reference)
     return md
 
 
@@ -170,7 +237,8 @@ def _footnotes(md: MarkdownIt) -> None:
     # table rule stops at the blockquote rule's terminators); markdown-it-footnote's does not
     ends = ["paragraph", "reference", "blockquote"]
     md.block.ruler.before("reference", "footnote_def", footnotes.definition, {"alt": ends})
-    md.inline.ruler.before("link", "footnote_ref", footnotes.reference)
+    # after "link", as cmark-gfm tries them: `[^x](url)` and `[^x][label]` (defined) are links
+    md.inline.ruler.after("link", "footnote_ref", footnotes.reference)
 
 
 def _skim_table(rule: BlockRule) -> BlockRule:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from markdown_it.token import Token
 
 from checkers.config import PageRules
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, content_subject
 from checkers.markdown import Parsed
 
 
@@ -112,6 +112,7 @@ def check_prose(parsed: Parsed, rules: PageRules, path: str) -> list[Finding]:
                     f"{run.describe()} has {run.chars} characters, over "
                     f"max_paragraph_chars {cap}; split it with a blank line or move the "
                     "detail into a table row",
+                    content_subject(" ".join(parsed.lines[run.start - 1 : run.end])),
                 )
             )
     budget = rules.max_prose_paragraphs

@@ -41,5 +41,5 @@ def check_references(parsed: Parsed, path: str) -> list[Finding]:
                     f"footnote [^{label}] is not defined; add a line '[^{label}]: <text>' "
                     "or fix the label"
                 )
-            findings.append(Finding(path, line, col, code, message))
+            findings.append(Finding(path, line, col, code, message, " ".join(label.split())))
     return findings

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
 
+from checkers.baseline import Fixed
 from checkers.check import Result
 from checkers.findings import DESCRIPTIONS, Finding
+
+UPDATE = "fidelity check-docs --update-baseline"
+
+
+def _fixed(items: tuple[Fixed, ...]) -> list[dict[str, str]]:
+    return [{"page": f.page, "code": f.code, "subject": f.subject} for f in items]
 
 
 def as_json(result: Result) -> dict[str, Any]:
@@ -29,7 +37,45 @@ def as_json(result: Result) -> dict[str, Any]:
             if result.recorded
             else {}
         ),
+        "baseline": {
+            "file": result.baseline_file,
+            "held": result.held,
+            "fixed": _fixed(result.fixed),
+            "removed": _fixed(result.removed),
+            "converted": [
+                {"page": m.page, "code": m.code, "count": m.old, "subjects": m.new}
+                for m in result.converted
+            ],
+        },
     }
+
+
+def _baseline_lines(result: Result) -> list[str]:
+    """What the baseline says beside the findings: fixed entries, and what was changed."""
+    where = result.baseline_file
+    lines = [
+        f"baseline: {f.page} {f.code} {f.subject!r} is fixed; remove it from {where} with "
+        f"`{UPDATE}`"
+        for f in result.fixed
+    ]
+    lines += [f"baseline: removed {f.page} {f.code} {f.subject!r} (fixed)" for f in result.removed]
+    lines += [
+        f"baseline: converted {m.page} {m.code} from a count of {m.old} to {m.new} "
+        f"fingerprint{'s' if m.new != 1 else ''}"
+        for m in result.converted
+    ]
+    return lines
+
+
+def _held(result: Result) -> str:
+    held = sum(n for codes in result.held.values() for n in codes.values())
+    if not held:
+        return ""
+    pages = len(result.held)
+    return (
+        f"; {held} held by the baseline {result.baseline_file} "
+        f"({pages} page{'s' if pages != 1 else ''})"
+    )
 
 
 def json_text(result: Result) -> str:
@@ -50,6 +96,8 @@ def render(result: Result, console: Console, counted: tuple[Finding, ...] | None
         console.print(
             f"ratchet recorded: {added.page} {added.code} {added.new}", markup=False, soft_wrap=True
         )
+    for line in _baseline_lines(result):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     files = len(result.pages)
     noun = "file" if files == 1 else "files"
     findings = result.findings if counted is None else counted
@@ -60,18 +108,20 @@ def render(result: Result, console: Console, counted: tuple[Finding, ...] | None
         extra = "".join(f" and {other}" for other in sorted(paths - checked))
         console.print(
             f"check-docs: {count} finding{'s' if count != 1 else ''} in "
-            f"{len(paths & checked)} of {files} {noun}{extra}",
+            f"{len(paths & checked)} of {files} {noun}{extra}{_held(result)}",
             markup=False,
             soft_wrap=True,
         )
     else:
-        console.print(f"check-docs: {files} {noun} clean", markup=False, soft_wrap=True)
+        console.print(
+            f"check-docs: {files} {noun} clean{_held(result)}", markup=False, soft_wrap=True
+        )
 
 
 def render_summary(result: Result, console: Console) -> None:
     """The summary alone, counting every finding: under `--format github` the findings are
     annotations, which fidelity.github writes."""
-    render(Result((), result.pages, result.lowered, result.recorded), console, result.findings)
+    render(replace(result, findings=()), console, result.findings)
 
 
 def sarif(result: Result, version: str) -> dict[str, Any]:
@@ -97,6 +147,8 @@ def sarif(result: Result, version: str) -> dict[str, Any]:
                         "ruleId": str(f.code),
                         "level": "error",
                         "message": {"text": f.message},
+                        "baselineState": "new",
+                        "partialFingerprints": {"fidelityFinding/v1": f.fingerprint},
                         "locations": [
                             {
                                 "physicalLocation": {

@@ -7,7 +7,7 @@ else's, and two concurrent additions cannot merge into a page that fails.
 from __future__ import annotations
 
 from checkers.config import PageRules
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, content_subject
 from checkers.tables import Table
 
 
@@ -26,6 +26,7 @@ def check_rows(tables: tuple[Table, ...], rules: PageRules, path: str) -> list[F
                         Code.ROW_TOO_LONG,
                         f"table row has {len(row.source)} characters, over max_row_chars "
                         f"{row_cap}; shorten it or link to the detail",
+                        content_subject(row.source),
                     )
                 )
             if not cell_cap or len(row.source) <= cell_cap:
@@ -41,6 +42,7 @@ def check_rows(tables: tuple[Table, ...], rules: PageRules, path: str) -> list[F
                             Code.CELL_TOO_LONG,
                             f"cell in column {name!r} has {len(cell.text)} characters, over "
                             f"max_cell_chars {cell_cap}; shorten it or link to the detail",
+                            f"{name}: {content_subject(cell.text)}",
                         )
                     )
     return findings

@@ -33,3 +33,28 @@ def side(draw: st.DrawFn, role: str, ids: list[str]) -> SideEvidence:
 
 
 case_ids = st.lists(st.sampled_from([f"c{i}" for i in range(6)]), min_size=1, unique=True)
+
+
+# Markdown pages for the differential test against cmark-gfm (tests/test_checkers_gfm.py):
+# full, collapsed and shortcut references, inline links, images, footnotes, stray and
+# escaped brackets, over a few labels of which a drawn subset is defined. Each paragraph
+# starts with a word and a line break is followed by one, so no line starts a block.
+REFERENCE_LABELS = ["a", "b", "c", "A", "a b", "A\nB", " c"]
+FOOTNOTE_LABELS = ["x", "y", "X"]
+_BRACKET_ATOMS = (
+    [f"[{label}]" for label in REFERENCE_LABELS]
+    + [f"[^{label}]" for label in FOOTNOTE_LABELS]
+    + ["[]", "(u.md)", "(v.md)", "()", "(<u.md>)", "(u.md 't')"]
+    + ["[", "]", "!", "^", " ", "w", "\nw", "\\[", "\\]", "`", "*", "<b>"]
+)
+
+
+@st.composite
+def reference_pages(draw: st.DrawFn) -> str:
+    atoms = st.lists(st.sampled_from(_BRACKET_ATOMS), min_size=1, max_size=10)
+    paragraphs = draw(st.lists(atoms.map(lambda a: "w" + "".join(a)), min_size=1, max_size=3))
+    defined = draw(st.lists(st.sampled_from(["a", "b", "c", "a b"]), unique=True))
+    notes = draw(st.lists(st.sampled_from(["x", "y"]), unique=True))
+    definitions = [f"[{label}]: /{label.replace(' ', '')}" for label in defined]
+    definitions += [f"[^{label}]: note {label}" for label in notes]
+    return "\n\n".join(paragraphs) + "\n\n" + "\n".join(definitions) + "\n"

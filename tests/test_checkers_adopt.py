@@ -25,21 +25,105 @@ def test_adopt_in_one_command_then_a_new_finding_fails(tmp_path: Path) -> None:
     assert adopt.returncode == 0, adopt.stdout
     assert "ratchet recorded: docs/guide.md FD201 1" in adopt.stdout
     assert json.loads((repo.path / "records" / "ratchets.json").read_text()) == {
-        "README.md": {"FD401": 1},
-        "docs/guide.md": {"FD201": 1, "FD402": 1},
+        "README.md": {"FD401": ["link docs/gone.md"]},
+        "docs/guide.md": {"FD201": ["Attempt 1"], "FD402": ["link ../README.md#nowhere"]},
     }
     repo.commit(message="adopt check-docs")
     held = fidelity_cli(repo.path, "-q", "check-docs", "README.md", "docs")
-    assert (held.returncode, held.stdout) == (0, "check-docs: 3 files clean\n")
+    assert (held.returncode, held.stdout) == (
+        0,
+        "check-docs: 3 files clean; 3 held by the baseline records/ratchets.json (2 pages)\n",
+    )
     (repo.path / "docs" / "clean.md").write_text("# Clean\n\n[new](missing.md)\n")
     (repo.path / "README.md").write_text(LEGACY["README.md"] + "\n[another](gone-too.md)\n")
     worse = fidelity_cli(repo.path, "-q", "check-docs", "README.md", "docs")
     assert worse.returncode == 1
-    assert "README.md:3:42: FD601 2 FD401 findings exceed the ratchet of 1" in worse.stdout
-    assert "docs/clean.md:3:7: FD401 link target 'missing.md' does not exist" in worse.stdout
+    assert worse.stdout.splitlines()[:2] == [
+        "README.md:5:11: FD401 link target 'gone-too.md' does not exist (gone-too.md)",
+        "docs/clean.md:3:7: FD401 link target 'missing.md' does not exist (docs/missing.md)",
+    ]
     again = fidelity_cli(repo.path, "-q", "check-docs", "--record-ratchets", "README.md", "docs")
-    assert again.returncode == 1, "recording never raises an existing ratchet"
-    assert "FD601" in again.stdout
+    assert again.returncode == 1, "recording never adds to an entry the baseline has"
+    assert "gone-too.md" in again.stdout and "missing.md" not in again.stdout
+
+
+SEVEN = "# Guide\n\n" + "".join(f"- [old {i}](gone-{i}.md)\n" for i in range(1, 8))
+
+
+def _ci(repo: Repo, *extra: str) -> tuple[int, list[str]]:
+    done = fidelity_cli(repo.path, "-q", "check-docs", "--format", "github", *extra)
+    return done.returncode, done.stdout.splitlines()
+
+
+def test_a_baseline_of_fingerprints_annotates_only_what_is_new(tmp_path: Path) -> None:
+    """Issue 23's adoption story on a real repository with seven baselined broken links."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": SEVEN})
+    adopt = fidelity_cli(repo.path, "-q", "check-docs", "--record-baseline")
+    assert adopt.returncode == 0, adopt.stdout
+    repo.commit(message="adopt check-docs")
+
+    added = SEVEN + "- [new](gone-new.md)\n"
+    (repo.path / "README.md").write_text("Moved down a line.\n\n" + added)
+    code, lines = _ci(repo, "--sarif", "out.sarif")
+    assert code == 1
+    assert lines == [
+        "::error file=README.md,line=12,col=9,title=FD401::link target 'gone-new.md' does "
+        "not exist (gone-new.md)",
+        "check-docs: 1 finding in 1 of 1 file; 7 held by the baseline records/ratchets.json "
+        "(1 page)",
+    ]
+    (result,) = json.loads((repo.path / "out.sarif").read_text())["runs"][0]["results"]
+    assert result["baselineState"] == "new"
+    assert set(result["partialFingerprints"]) == {"fidelityFinding/v1"}
+
+    replaced = SEVEN.replace("gone-3.md", "README.md") + "- [new](gone-new.md)\n"
+    (repo.path / "README.md").write_text(replaced)
+    code, lines = _ci(repo)
+    assert code == 1, "a fixed finding does not make room for a new one"
+    assert [line for line in lines if line.startswith("::error")] == [
+        "::error file=README.md,line=10,col=9,title=FD401::link target 'gone-new.md' does "
+        "not exist (gone-new.md)",
+    ]
+
+    (repo.path / "README.md").write_text(SEVEN.replace("gone-3.md", "README.md"))
+    code, lines = _ci(repo)
+    assert code == 0
+    assert lines == [
+        "baseline: README.md FD401 'link gone-3.md' is fixed; remove it from "
+        "records/ratchets.json with `fidelity check-docs --update-baseline`",
+        "check-docs: 1 file clean; 6 held by the baseline records/ratchets.json (1 page)",
+    ]
+    update = fidelity_cli(repo.path, "-q", "check-docs", "--update-baseline")
+    assert (
+        update.stdout.splitlines()[0]
+        == "baseline: removed README.md FD401 'link gone-3.md' (fixed)"
+    )
+    listed = json.loads((repo.path / "records" / "ratchets.json").read_text())
+    assert listed == {"README.md": {"FD401": [f"link gone-{i}.md" for i in (1, 2, 4, 5, 6, 7)]}}
+    assert _ci(repo) == (
+        0,
+        ["check-docs: 1 file clean; 6 held by the baseline records/ratchets.json (1 page)"],
+    )
+
+
+def test_a_count_baseline_migrates_on_the_next_update(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": SEVEN, "records/ratchets.json": '{"README.md": {"FD401": 7}}\n'})
+    assert _ci(repo)[0] == 0, "a count entry keeps working"
+    (repo.path / "README.md").write_text(SEVEN.replace("gone-1.md", "gone-9.md"))
+    assert _ci(repo)[0] == 0, "a count cannot tell a replaced link: why it is converted"
+    update = fidelity_cli(repo.path, "-q", "check-docs", "--update-ratchets")
+    assert update.returncode == 0
+    assert (
+        "baseline: converted README.md FD401 from a count of 7 to 7 fingerprints" in update.stdout
+    )
+    (repo.path / "README.md").write_text(SEVEN.replace("gone-1.md", "gone-8.md"))
+    code, lines = _ci(repo)
+    assert code == 1
+    assert lines[0].startswith(
+        "::error file=README.md,line=3,col=11,title=FD401::link target 'gone-8.md'"
+    )
 
 
 def test_folders_skip_what_git_ignores_and_exclude_globs(tmp_path: Path) -> None:

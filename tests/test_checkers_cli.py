@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from io import StringIO
@@ -68,13 +69,16 @@ def test_no_paths_checks_readme_agents_and_records(repo: Path) -> None:
     report = json.loads(done.stdout)
     assert report["checked"] == ["../README.md", "bench.md"]
     assert [f["code"] for f in report["findings"]] == ["FD201"]
-    assert report["findings"][0] | {"message": ""} == {
+    assert report["findings"][0] | {"message": "", "fingerprint": "x", "subject": ""} == {
         "path": "bench.md",
         "line": 1,
         "col": 1,
         "code": "FD201",
         "message": "",
+        "fingerprint": "x",
+        "subject": "",
     }
+    assert re.fullmatch(r"[0-9a-f]{16}", report["findings"][0]["fingerprint"])
 
 
 def test_bad_config_exits_2_naming_the_key(repo: Path) -> None:

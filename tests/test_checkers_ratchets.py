@@ -1,4 +1,5 @@
-"""Ratchets only go down: --update-ratchets lowers to the measurement, never raises or adds."""
+"""The baseline file: fingerprints (subjects) judged finding by finding, and count entries
+from before fingerprints, which keep working until --update-baseline converts them."""
 
 from __future__ import annotations
 
@@ -7,70 +8,109 @@ from pathlib import Path
 
 import pytest
 
-from checkers import ratchets
+from checkers import baseline, ratchets
 from checkers.check import Page, check_pages
 from checkers.config import ConfigError, from_section
+from checkers.findings import Code, Finding
 
 CONFIG = from_section({"max_paragraph_chars": 10})
 LONG = "A paragraph over ten.\n\n"
+PAGE = (Page("page.md", "page.md"),)
 
 
-def _repo(tmp_path: Path, paragraphs: int, ratchet: dict[str, dict[str, int]]) -> Path:
+def _repo(tmp_path: Path, text: str, entries: dict[str, object]) -> Path:
     (tmp_path / "records").mkdir()
-    (tmp_path / "page.md").write_text(LONG * paragraphs)
-    (tmp_path / "records" / "ratchets.json").write_text(json.dumps(ratchet))
+    (tmp_path / "page.md").write_text(text)
+    (tmp_path / "records" / "ratchets.json").write_text(json.dumps(entries))
     return tmp_path
 
 
-def _ratchet(root: Path) -> dict[str, dict[str, int]]:
-    loaded: dict[str, dict[str, int]] = json.loads((root / "records/ratchets.json").read_text())
+def _baseline(root: Path) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads((root / "records/ratchets.json").read_text())
     return loaded
 
 
-def test_update_lowers_to_the_measurement_and_then_passes(tmp_path: Path) -> None:
-    root = _repo(tmp_path, 1, {"page.md": {"FD103": 3}})
-    page = (Page("page.md", "page.md"),)
-    assert [f.code for f in check_pages(root, page, CONFIG).findings] == ["FD602"]
-    result = check_pages(root, page, CONFIG, update_ratchets=True)
+def test_a_count_keeps_working_until_update_converts_it(tmp_path: Path) -> None:
+    root = _repo(tmp_path, LONG, {"page.md": {"FD103": 3}})
+    assert [f.code for f in check_pages(root, PAGE, CONFIG).findings] == ["FD602"]
+    result = check_pages(root, PAGE, CONFIG, update_ratchets=True)
     assert result.findings == ()
-    assert [(m.old, m.new) for m in result.lowered] == [(3, 1)]
-    assert _ratchet(root) == {"page.md": {"FD103": 1}}
+    assert [(m.old, m.new) for m in result.converted] == [(3, 1)]
+    assert _baseline(root) == {"page.md": {"FD103": ["A paragraph over ten."]}}
+    (root / "page.md").write_text(LONG + "Another paragraph.\n")
+    assert [f.code for f in check_pages(root, PAGE, CONFIG).findings] == ["FD103"]
 
 
-def test_update_never_raises_a_ratchet_or_adds_a_page(tmp_path: Path) -> None:
-    root = _repo(tmp_path, 3, {"page.md": {"FD103": 1}})
+def test_a_count_that_is_exceeded_stays_a_count_and_red(tmp_path: Path) -> None:
+    root = _repo(tmp_path, LONG * 3, {"page.md": {"FD103": 1}})
     (root / "new.md").write_text(LONG)
-    pages = (Page("page.md", "page.md"), Page("new.md", "new.md"))
+    pages = (*PAGE, Page("new.md", "new.md"))
     result = check_pages(root, pages, CONFIG, update_ratchets=True)
-    assert result.lowered == ()
-    assert _ratchet(root) == {"page.md": {"FD103": 1}}
+    assert (result.converted, result.recorded) == ((), ())
+    assert _baseline(root) == {"page.md": {"FD103": 1}}
     assert sorted(str(f.code) for f in result.findings) == ["FD103"] * 4 + ["FD601"]
 
 
-def test_a_ratchet_lowered_to_zero_is_removed(tmp_path: Path) -> None:
-    root = _repo(tmp_path, 0, {"page.md": {"FD103": 2}, "elsewhere.md": {"FD101": 1}})
-    check_pages(root, (Page("page.md", "page.md"),), CONFIG, update_ratchets=True)
-    assert _ratchet(root) == {"elsewhere.md": {"FD101": 1}}
+def test_update_removes_fixed_subjects_and_never_adds(tmp_path: Path) -> None:
+    entries = {"page.md": {"FD103": ["A paragraph over ten.", "Gone paragraph."]}}
+    root = _repo(tmp_path, LONG + "A new paragraph.\n", entries | {"else.md": {"FD101": 1}})
+    held = check_pages(root, PAGE, CONFIG)
+    assert [f.code for f in held.findings] == ["FD103"]
+    assert held.fixed == (baseline.Fixed("page.md", "FD103", "Gone paragraph."),)
+    assert held.held == {"page.md": {"FD103": 1}}
+    result = check_pages(root, PAGE, CONFIG, update_ratchets=True)
+    assert result.removed == (baseline.Fixed("page.md", "FD103", "Gone paragraph."),)
+    assert [f.code for f in result.findings] == ["FD103"]
+    assert _baseline(root) == {
+        "page.md": {"FD103": ["A paragraph over ten."]},
+        "else.md": {"FD101": 1},
+    }
+
+
+def test_record_lists_only_codes_without_an_entry(tmp_path: Path) -> None:
+    root = _repo(tmp_path, LONG + "[x](gone.md)\n", {"page.md": {"FD103": []}})
+    result = check_pages(root, PAGE, CONFIG, ratchet_mode="record")
+    assert [(m.code, m.new) for m in result.recorded] == [("FD401", 1)]
+    assert [f.code for f in result.findings] == ["FD103"]
+    assert _baseline(root) == {"page.md": {"FD401": ["link gone.md"]}}
+
+
+def test_fingerprints_ignore_lines_and_number_repeats() -> None:
+    def found(line: int, subject: str) -> Finding:
+        return Finding("shown/page.md", line, 1, Code.MISSING_FILE, f"m {line}", subject)
+
+    first = baseline.fingerprinted("page.md", [found(3, "link a"), found(9, "link a")])
+    moved = baseline.fingerprinted("page.md", [found(30, "link a"), found(90, "link a")])
+    other = baseline.fingerprinted("other.md", [found(3, "link a")])
+    assert [f.fingerprint for f in first] == [f.fingerprint for f in moved]
+    assert first[0].fingerprint != first[1].fingerprint
+    assert first[0].fingerprint != other[0].fingerprint
+    assert Finding("p", 1, 1, Code.UNCLOSED_FENCE, "swallows 12 lines").key == "swallows N lines"
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("[1]", "must be an object"),
-        ('{"p.md": 3}', "'p.md' must map finding codes to counts"),
+        ('{"p.md": 3}', "'p.md' must map finding codes to entries"),
         ('{"p.md": {"FD999": 1}}', "unknown code 'FD999'"),
         ('{"p.md": {"FD601": 1}}', "unknown code 'FD601'"),
-        ('{"p.md": {"FD103": -1}}', "FD103 must be a count >= 0"),
-        ('{"p.md": {"FD103": true}}', "FD103 must be a count >= 0"),
+        ('{"p.md": {"FD103": -1}}', "FD103 must be a list of subjects or a count >= 0"),
+        ('{"p.md": {"FD103": true}}', "FD103 must be a list of subjects or a count >= 0"),
+        ('{"p.md": {"FD103": "link x"}}', "FD103 must be a list of subjects or a count >= 0"),
+        ('{"p.md": {"FD103": [1]}}', "FD103 must list subjects (strings)"),
         ("{", "invalid JSON"),
     ],
 )
-def test_bad_ratchet_files_are_config_errors(text: str, message: str) -> None:
+def test_bad_baseline_files_are_config_errors(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match="ratchets.json") as info:
         ratchets.parse(text, "records/ratchets.json")
     assert message in str(info.value)
 
 
-def test_dump_is_stable_and_drops_empty_pages() -> None:
-    text = ratchets.dump({"b.md": {"FD103": 1, "FD101": 2}, "a.md": {}})
-    assert text == '{\n  "b.md": {\n    "FD101": 2,\n    "FD103": 1\n  }\n}\n'
+def test_dump_is_stable_and_drops_empty_entries() -> None:
+    text = ratchets.dump({"b.md": {"FD103": ["z", "a"], "FD101": 2, "FD102": []}, "a.md": {}})
+    assert (
+        text
+        == '{\n  "b.md": {\n    "FD101": 2,\n    "FD103": [\n      "a",\n      "z"\n    ]\n  }\n}\n'
+    )

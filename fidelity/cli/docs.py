@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def register(sub: Any) -> None:
     parser = sub.add_parser(
         "check-docs",
-        help="check Markdown records: caps, fences, links, headings, keyed tables, ratchets",
+        help="check Markdown records: caps, fences, links, headings, keyed tables, a baseline",
         description="Check Markdown pages against [tool.fidelity.docs] (reference: "
         "docs/check-docs.md). With no PATHS, checks the root's README.md, AGENTS.md and "
         "records/*.md (or [tool.fidelity.docs] paths). Folders are searched for Markdown, "
@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--root",
         type=Path,
-        help="repository root holding pyproject.toml and the ratchets (default: nearest "
+        help="repository root holding pyproject.toml and the baseline (default: nearest "
         "ancestor with .git)",
     )
     parser.add_argument(
@@ -60,17 +60,23 @@ def register(sub: Any) -> None:
         help="read the configuration from FILE (the [tool.fidelity.docs] keys at its top "
         "level) instead of pyproject.toml",
     )
-    ratchets = parser.add_mutually_exclusive_group()
-    ratchets.add_argument(
+    baseline = parser.add_mutually_exclusive_group()
+    baseline.add_argument(
+        "--update-baseline",
         "--update-ratchets",
+        dest="update_baseline",
         action="store_true",
-        help="lower ratchets in the ratchet file to the current counts (never raises)",
+        help="remove fixed findings from the baseline file and convert count entries to "
+        "fingerprints (never adds a finding); --update-ratchets is the old name",
     )
-    ratchets.add_argument(
+    baseline.add_argument(
+        "--record-baseline",
         "--record-ratchets",
+        dest="record_baseline",
         action="store_true",
-        help="adopt on a repository with findings: also add today's count for every page "
-        "and code without a ratchet (never raises one); from then on counts only go down",
+        help="adopt on a repository with findings: also list today's findings for every "
+        "page and code the baseline has no entry for (never adds to an entry); "
+        "--record-ratchets is the old name",
     )
     parser.add_argument(
         "--no-cache",
@@ -111,7 +117,7 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
 
     options.check_writable(args.json, args.sarif)
     err = Console(stderr=True, highlight=False, no_color=True, soft_wrap=True)
-    mode = "record" if args.record_ratchets else "update" if args.update_ratchets else "check"
+    mode = "record" if args.record_baseline else "update" if args.update_baseline else "check"
     cache_dir, cache_key = (None, None) if args.no_cache else _cache(args.root, err)
     run = Options(
         root=args.root,
