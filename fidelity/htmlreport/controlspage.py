@@ -12,27 +12,39 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fidelity.htmlreport.page import document, esc, items, pre, section
+from fidelity.plugins import fidelity_testids as testids
 
 TESTS_SHOWN = 300  # columns of the matrix; past them, said on the page
 MET = ("caught", "residue-held")
 
 
-def _cell(control: Mapping[str, Any], test: str) -> str:
-    failing, expected = set(control.get("failing", ())), set(control.get("expected", ()))
+def _expected(control: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """(the failing tests an expected id names, the expected ids that name none of them),
+    read as the verdict reads them: a function id stands for its parametrized cases."""
+    failing = tuple(control.get("failing", ()))
+    named = testids.expand(control.get("expected", ()), failing)
+    return {t for hits in named.values() for t in hits}, {e for e, h in named.items() if not h}
+
+
+def _cell(control: Mapping[str, Any], test: str, expected: set[str], missed: set[str]) -> str:
+    failing = set(control.get("failing", ()))
     kinds = control.get("kinds") or {}
     if test in failing:
         how = str(kinds.get(test, "failed"))
         cls = "caught" if test in expected else "extra"
         title = "expected, failed" if test in expected else "failed, not expected"
         return f'<td class="ctl-cell {cls}" title="{esc(title)}">{esc(how)}</td>'
-    if test in expected:
+    if test in missed:
         return '<td class="ctl-cell missed" title="expected, did not fail">not failed</td>'
     return '<td class="ctl-cell"></td>'
 
 
 def matrix(controls: Sequence[Mapping[str, Any]]) -> str:
-    """Rows are controls, columns the tests any control expected or saw fail."""
-    tests = sorted({t for c in controls for t in (*c.get("expected", ()), *c.get("failing", ()))})
+    """Rows are controls, columns the tests any control saw fail or expected in vain."""
+    read = [_expected(c) for c in controls]
+    tests = sorted(
+        {t for c in controls for t in c.get("failing", ())} | {t for _, m in read for t in m}
+    )
     shown = tests[:TESTS_SHOWN]
     more = (
         f'<p class="elided">{len(tests) - len(shown)} more tests not shown as columns '
@@ -45,9 +57,9 @@ def matrix(controls: Sequence[Mapping[str, Any]]) -> str:
     )
     rows = "".join(
         f'<tr><td class="id">{esc(c["id"])}</td><td>{esc(c["verdict"])}</td>'
-        + "".join(_cell(c, t) for t in shown)
+        + "".join(_cell(c, t, expected, missed) for t in shown)
         + "</tr>\n"
-        for c in controls
+        for c, (expected, missed) in zip(controls, read, strict=True)
     )
     legend = (
         "<p>A cell says how the test failed for that control: green, an expected test that "

@@ -79,15 +79,16 @@ class Budget:
     def count(self, what: str) -> None:
         self.elided[what] = self.elided.get(what, 0) + 1
 
-    def take(self, part: str, what: str, *, quiet: bool = False) -> str:
-        """part when it fits in what is left, else '' and (unless quiet) one more `what`
-        elided."""
+    def take(self, part: str, what: str, *, dry: bool = False) -> str:
+        """part when it fits in what is left, else '' and one more `what` elided (when
+        `what` names it); `dry` only asks, taking nothing and counting nothing."""
         size = len(part.encode())
         if size > self.left:
-            if not quiet:
+            if what and not dry:
                 self.count(what)
             return ""
-        self.left -= size
+        if not dry:
+            self.left -= size
         return part
 
     def note(self, limit: int) -> str:
@@ -96,7 +97,7 @@ class Budget:
             return ""
         said = ", ".join(f"{n} {what}" for what, n in self.elided.items())
         return (
-            f'<p class="elided" id="elided">Left out to keep this page under {limit // 2**20} '
+            f'<p class="elided" id="elided">Left out to keep this page under {limit / 2**20:g} '
             f"MiB: {esc(said)}. Every case is in the table; the run directory holds the rest "
             "(`fidelity compare RUN_DIR` says every value).</p>\n"
         )

@@ -115,8 +115,9 @@ def _plots(r: CaseResult, outcome: Outcome, specs: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def detail(r: CaseResult, outcome: Outcome, specs: Mapping[str, Any], plot: bool) -> str:
-    """One case's section: what it says, its explained outputs with plots, its log tails."""
+def detail(r: CaseResult, outcome: Outcome, plotted: str = "") -> str:
+    """One case's section: what it says, its explained outputs, their plots (made by
+    `_plots`), its log tails."""
     parts = [f"<h3>{esc(r.case_id)}: {esc(r.verdict)}</h3>\n"]
     parts.append(f"<p>{esc(words.case_detail(r, outcome.run_dir))}</p>\n")
     for label, names in (
@@ -126,18 +127,42 @@ def detail(r: CaseResult, outcome: Outcome, specs: Mapping[str, Any], plot: bool
     ):
         if names:
             parts.append(f"<p>{esc(label)}: {esc(', '.join(names))}</p>\n")
-    for e in r.explained:
-        parts.append(values.output(e))
-    if plot and r.explained:
-        parts.append(_plots(r, outcome, specs.get(r.case_id, {})))
-    parts.append(values.logs(outcome.run_dir, r.case_id))
+    parts += [values.output(e) for e in r.explained]
+    parts += [plotted, values.logs(outcome.run_dir, r.case_id)]
     anchor = esc(cases.anchor(r.case_id))
     return f'<section class="case-detail" id="{anchor}">\n' + "".join(parts) + "</section>\n"
 
 
+def _plottable(r: CaseResult) -> bool:
+    return any(e.kind in ("csv", "tsv") and not e.limit for e in r.explained)
+
+
+def _sections(outcome: Outcome, shown: Sequence[CaseResult], budget: Budget) -> list[str]:
+    """Each case's section while it fits; its plots too, for the first PLOTTED that fit."""
+    specs, _ = _specs(outcome)
+    sections, plotted = [], 0
+    for r in shown:
+        plain = detail(r, outcome)
+        if not budget.take(plain, "case sections", dry=True):
+            budget.count("case sections")
+            sections.append("")
+            continue
+        part = ""
+        if _plottable(r) and plotted < PLOTTED:
+            figures = _plots(r, outcome, specs.get(r.case_id, {}))
+            part = budget.take(detail(r, outcome, figures), "")
+            plotted += bool(part)
+            if not part:
+                budget.count("cases' plots (too large for the page)")
+        elif _plottable(r):
+            budget.count(f"cases' plots (past the first {PLOTTED} cases plotted)")
+        sections.append(part or budget.take(plain, "case sections"))
+    return sections
+
+
 def page(outcome: Outcome, limit: int = LIMIT) -> str:
     """The whole page, at most about `limit` bytes but for the case table, which is whole."""
-    specs, tags = _specs(outcome)
+    _, tags = _specs(outcome)
     shown = sorted(
         (r for r in outcome.comparison.cases if r.verdict is not Verdict.IDENTICAL),
         key=lambda r: ORDER.get(r.verdict, 2),
@@ -146,17 +171,7 @@ def page(outcome: Outcome, limit: int = LIMIT) -> str:
     budget = Budget(limit - sum(len(p.encode()) for p in top))
     table = cases.table(outcome, tags, {r.case_id for r in shown})
     budget.left -= len(table.encode()) + 16384  # the head, style and script
-    sections, plotted = [], 0
-    for r in shown:
-        part = ""
-        if r.explained and plotted < PLOTTED:
-            part = budget.take(detail(r, outcome, specs, True), "", quiet=True)
-            plotted += bool(part)
-            if not part:
-                budget.count("cases' plots (too large for the page)")
-        elif r.explained:
-            budget.count(f"cases' plots (past the first {PLOTTED} cases plotted)")
-        sections.append(part or budget.take(detail(r, outcome, specs, False), "case sections"))
+    sections = _sections(outcome, shown, budget)
     body = [*top, budget.note(limit), section("Cases", [table], id="cases-section")]
     if shown:
         body.append(section("What differs, case by case", sections, id="details"))
