@@ -8,6 +8,8 @@ tests/test_imports.py). Each package's own docstring maps its modules.
                          |
     front           demo/   preflight/
                          |
+    pages           htmlreport/
+                         |
     capabilities    matrix/   controls/   history/   ab/   recordmerge/
                          |
     worktrees       worktree.py

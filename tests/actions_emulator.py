@@ -293,6 +293,10 @@ def _upload(job: _Job, inputs: Mapping[str, str], store: Path) -> tuple[int, str
         return 1, f"an artifact named {name} already exists"  # v4 and later: names are unique
     if not source.exists():
         return 0, f"no files found at {inputs['path']}; no artifact uploaded"  # a warning
+    if source.is_file():  # a single file: the artifact holds it by its own name
+        target.mkdir(parents=True)
+        shutil.copy2(source, target / source.name)
+        return 0, f"uploaded {name}"
     hidden = inputs.get("include-hidden-files") == "true"
     ignore = None if hidden else shutil.ignore_patterns(".*")
     shutil.copytree(source, target, ignore=ignore)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -41,6 +42,19 @@ def not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     """Output is asserted as it is outside CI; tests of the GitHub behaviour set these."""
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Debian's headless Chromium under Playwright, one fresh profile per session; installed
+    with apt-get when missing (tests/browser.py), skipped only where that cannot be done."""
+    import browser
+
+    why = browser.ensure_chromium()
+    if why:
+        pytest.skip(why)
+    with browser.browser(tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context
 
 
 @pytest.fixture

@@ -268,8 +268,11 @@ def test_the_workflow_passes_a_change_that_moves_nothing(
         f"shard ({k})" for k in (1, 2, 3, 4)
     ]
     assert all(code == 0 for code in codes(steps, "shard")), log(steps)
-    assert codes(steps, "judge") == [0, 0, 0, 0, 0], log(steps)
-    assert "HELD" in steps[-1].output and "(exit 0)" in steps[-1].output
+    assert codes(steps, "judge") == [0, 0, 0, 0, 0, 0], log(steps)
+    verified = next(s for s in reversed(steps) if s.label.startswith("fidelity -q verify"))
+    assert "HELD" in verified.output and "(exit 0)" in verified.output
+    page = tmp_path / "artifacts" / "fidelity-report" / "fidelity-report.html"
+    assert "HELD: the moved set equals the prediction" in page.read_text()  # uploaded
     # each shard ran its own share: 3 cases over 4 shards, the fourth empty
     shards = [s.output for s in steps if s.label.startswith("fidelity -q run")]
     assert [f"SHARD {k}/4" in out for k, out in enumerate(shards, 1)] == [True] * 4
@@ -285,8 +288,12 @@ def test_the_workflow_fails_a_change_that_moves_against_its_prediction(
     steps = emulate(sim_repo, head, installed, tmp_path)
     assert all(code == 0 for code in codes(steps, "shard")), log(steps)  # evidence only
     judged = [s for s in steps if s.job == "judge" and s.code is not None]
-    assert judged[-1].code == 1 and "FALSIFIED" in judged[-1].output, log(steps)
-    assert "unexpected (moved, not predicted): a, b, c" in judged[-1].output
+    last = next(s for s in reversed(judged) if s.label.startswith("fidelity"))  # merge's
+    assert last.code == 1 and "FALSIFIED" in last.output, log(steps)
+    assert "unexpected (moved, not predicted): a, b, c" in last.output
+    assert judged[-1].label.startswith("actions/upload-artifact") and judged[-1].code == 0
+    page = tmp_path / "artifacts" / "fidelity-report" / "fidelity-report.html"
+    assert "FALSIFIED" in page.read_text()  # the page is kept when the gate does not hold
 
 
 # --- the emulator refuses what it does not know --------------------------------------------------

@@ -7,11 +7,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+from browser import open_page
 from support import run_git
 
 
-def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
+def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path, chromium: Any) -> None:
     """With a bare venv's python (no pytest, no fidelity) first on PATH, as under pipx."""
     where = tmp_path / "demo"
     bare = tmp_path / "bare"
@@ -51,6 +53,16 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path) -> None:
     ]
     assert run_git(where, "status", "--porcelain") == ""
     assert run_git(where, "worktree", "list", "--porcelain").count("worktree ") == 1
+    page = where / ".fidelity" / "demo-report.html"  # under the ignored .fidelity/
+    assert f"HTML report of gate 2 (what moved, with plots): {page}; open it" in out
+    opened = open_page(chromium, page)
+    assert opened.errors == [] and opened.requests == []
+    assert opened.page.locator("#verdict").inner_text().startswith("HELD: the moved set")
+    plot = opened.page.locator("#case-dp2-online figure.plot[data-column='lane'] svg")
+    assert plot.count() == 1 and plot.is_visible()
+    opened.shot("demo-report.png")
+    opened.shot("demo-report-plot.png", "#case-dp2-online figure.plot[data-column='lane']")
+    opened.page.close()
 
 
 def test_demo_refuses_a_non_empty_dir(tmp_path: Path) -> None:

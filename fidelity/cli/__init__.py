@@ -11,6 +11,7 @@ they hold no logic of their own and import heavy modules only inside their handl
 - `annotate`: GitHub annotations for a gate that did not hold, under GitHub Actions only
 - `stale_worktrees`: removes the worktrees killed runs left, before a command makes its own
 - `matrix`: `fidelity run|compare|verify|cases|merge`
+- `html`: `fidelity report RUN_DIR --html FILE`, and the --html page of the gates
 - `controls`: `fidelity controls ...` and `fidelity failset record|diff`
 - `history`: `fidelity stale|landed|trailers`
 - `preflight`: `fidelity preflight` and `fidelity install-hooks`

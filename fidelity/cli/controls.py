@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity.cli import options, stale_worktrees
+from fidelity.cli import html, options, stale_worktrees
 from fidelity.markdown import fit, inline
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ def _register_controls(sub: Any) -> None:
         "the tests that ran the edited code, in a warm pytest where that is sound)",
     )
     options.reports(run, junit="control")
+    options.html(run, "report (controls x tests: which test caught which control, and how)")
     run.set_defaults(handler=_run)
     _register_authoring(actions)
     listing = _action(actions, "list", help="list the controls of a table")
@@ -262,7 +263,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.controls import gate, render
     from fidelity.git import worktrees
 
-    options.check_writable(args.json, args.markdown, args.junit)
+    options.check_writable(args.json, args.markdown, args.junit, args.html)
     repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls)
@@ -285,8 +286,10 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         options.write_markdown(args.markdown, lambda limit: fit(text, limit))
     if args.junit:
         options.save(args.junit, report_junit.to_xml("fidelity controls", render.to_junit(result)))
+    html.controls_page(args.html, render.to_json(result))
     if not options.to_stdout(args.json):
         render.report(console, result, quiet=args.quiet)
+        html.said(console, args.html)
     return result.exit_code()
 
 

@@ -17,10 +17,17 @@ def register(sub: Any) -> None:
     demo.add_argument(
         "--dir", type=Path, metavar="DIR", help="where to build it (default: a temp dir)"
     )
+    demo.add_argument(
+        "--html",
+        type=Path,
+        metavar="PATH",
+        help="where to write the HTML report of the fix gate (default: DIR/.fidelity/"
+        "demo-report.html with --dir, else a new fidelity-demo-*.html in the temp folder)",
+    )
     demo.set_defaults(handler=_demo)
 
 
 def _demo(args: argparse.Namespace, console: Console) -> int:
     from fidelity.demo import show
 
-    return show.main(console, args.dir)
+    return show.main(console, args.dir, args.html)

@@ -25,6 +25,7 @@ from fidelity.cli import (
     docs,
     gc,
     history,
+    html,
     matrix,
     options,
     preflight,
@@ -35,7 +36,7 @@ from fidelity.errors import INTERRUPTED, SIGNALLED, Exit, FidelityError, exit_su
 if TYPE_CHECKING:
     from rich.console import Console
 
-COMMANDS = (matrix, demo, docs, history, ab, controls, preflight, records, gc)
+COMMANDS = (matrix, html, demo, docs, history, ab, controls, preflight, records, gc)
 # the gates that annotate their verdicts under GitHub Actions, and so their errors too
 ANNOTATED = frozenset(
     {"run", "merge", "compare", "verify", "stale", "landed", "trailers", "preflight"}

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity.cli import options
+from fidelity.cli import html, options
 from fidelity.errors import UsageError
 
 if TYPE_CHECKING:
@@ -134,6 +134,7 @@ def register(sub: Any) -> None:
 
 def _reports(parser: argparse.ArgumentParser) -> None:
     options.reports(parser, "verdict", junit="case")
+    options.html(parser)
     parser.add_argument("--all", action="store_true", help="list identical cases too")
 
 
@@ -154,7 +155,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.git import worktrees
     from fidelity.matrix import gate, shards
 
-    options.check_writable(args.json, args.markdown, args.junit)
+    options.check_writable(args.json, args.markdown, args.junit, args.html)
     shard = shards.resolve(args.shard, os.environ)  # `auto`: the job engine's variables
 
     repo = worktrees.toplevel(args.repo)
@@ -212,6 +213,8 @@ def _show(
     failed = _write_reports(outcome, args)
     if not options.to_stdout(args.json):
         render.outcome(console, outcome, args.all, plain=args.quiet)
+        if failed is None:
+            html.said(console, args.html)
     notes = annotate.outcome(args.command, outcome, root or Path.cwd())
     annotate.emit(console, args.json, notes)
     if failed is not None:
@@ -221,7 +224,8 @@ def _show(
 
 
 def _write_reports(outcome: Any, args: argparse.Namespace) -> options.ReportError | None:
-    """--json, --markdown, --junit in turn; the first that cannot be written stops them."""
+    """--json, --markdown, --junit, --html in turn; the first that cannot be written stops
+    them."""
     from fidelity import report_junit
     from fidelity.matrix import reports
 
@@ -232,6 +236,7 @@ def _write_reports(outcome: Any, args: argparse.Namespace) -> options.ReportErro
         if args.junit:
             xml = report_junit.to_xml("fidelity", reports.junit_cases(outcome))
             options.save(args.junit, xml)
+        html.run_page(args.html, outcome)
     except options.ReportError as exc:  # the run directory is whole: its reports can be remade
         where = outcome.run_dir
         again = f"; the run is kept whole in {where}: `fidelity compare {where}` writes them again"
@@ -248,21 +253,21 @@ def _durations(run_dir: Path | None) -> dict[str, float] | None:
 def _merge(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import merge
 
-    options.check_writable(args.json, args.markdown, args.junit)
+    options.check_writable(args.json, args.markdown, args.junit, args.html)
     return _show(merge.merge(args.run_dirs, args.out), args, console)
 
 
 def _compare(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
-    options.check_writable(args.json, args.markdown, args.junit)
+    options.check_writable(args.json, args.markdown, args.junit, args.html)
     return _show(rejudge.recompare(args.run_dir), args, console)
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
-    options.check_writable(args.json, args.markdown, args.junit)
+    options.check_writable(args.json, args.markdown, args.junit, args.html)
     return _show(rejudge.verify(args.run_dir, args.expect), args, console)
 
 

@@ -85,6 +85,17 @@ def reports(
         )
 
 
+def html(parser: argparse.ArgumentParser, what: str = "verdict") -> None:
+    """--html PATH: one self-contained page (fidelity.htmlreport)."""
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="PATH",
+        help=f"also write the {what} as one self-contained HTML page (no network access when "
+        "opened; plots of what moved; text from cases escaped): a CI artifact to open",
+    )
+
+
 def whole_number(text: str, minimum: int) -> int:
     """An argparse value: a whole number of at least minimum, or ArgumentTypeError."""
     try:

@@ -7,6 +7,7 @@ scheduling call, a refactor that changes no behaviour, and a fix that keeps the 
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from importlib import resources
@@ -20,6 +21,7 @@ from fidelity.controls import gate as controls
 from fidelity.controls import render as controls_render
 from fidelity.errors import UsageError
 from fidelity.git import command, objects
+from fidelity.htmlreport import runpage
 from fidelity.matrix import gate, render
 from fidelity.matrix.outcome import Outcome
 
@@ -97,9 +99,35 @@ def _controls(console: Console, repo: Path) -> int:
     return report.exit_code()
 
 
-def main(console: Console, where: Path | None) -> int:
-    """Run the gates and the controls; 0 when each verdict is the one the demo exists to show."""
+def page_path(where: Path | None) -> Path:
+    """Where the demo's page goes: under the demo repository's ignored .fidelity/ when it is
+    kept (--dir), else a new file in the system's temp folder, kept after the demo."""
+    if where is not None:
+        return where.absolute() / ".fidelity" / "demo-report.html"
+    handle, name = tempfile.mkstemp(prefix="fidelity-demo-", suffix=".html")
+    os.close(handle)
+    return Path(name)
+
+
+def _page(console: Console, outcome: Outcome, path: Path) -> None:
+    """The fix gate's HTML page: the moved cases with their plots."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(runpage.page(outcome), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the demo's HTML report {path}: {exc.strerror}") from exc
+    console.print(
+        f"HTML report of gate 2 (what moved, with plots): {path}; open it in a browser",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def main(console: Console, where: Path | None, html: Path | None = None) -> int:
+    """Run the gates and the controls; 0 when each verdict is the one the demo exists to show.
+    The fix gate's page is written to html (default: `page_path`)."""
     tmp = None
+    html = html or page_path(where)
     if where is None:
         tmp = Path(tempfile.mkdtemp(prefix="fidelity-demo-"))
         where = tmp / "tinysim"
@@ -120,6 +148,7 @@ def main(console: Console, where: Path | None) -> int:
             fix_sides,
             "cases/predict-fix.toml",
         )
+        _page(console, fix, html)
         wrong = _gate(
             console,
             where,
