@@ -239,8 +239,9 @@ def _compare(
     if problems:
         return OutputDiff(path, kind, False, "; ".join(problems))
     walk = _Walk(spec, key, _layout(base_first[0], key), _layout(cand_first[0], key), neutral)
-    base_rows = _blocks(base_first[1], base_chunks)
-    cand_rows = _blocks(cand_first[1], cand_chunks)
+    base_rows = _blocks([base_first], base_chunks)
+    cand_rows = _blocks([cand_first], cand_chunks)
+    del base_first, cand_first
     for b, c in _aligned(base_rows, cand_rows):
         if c is None and b is not None:
             walk.remember(b, walk.base, walk.hashes_base)
@@ -268,12 +269,17 @@ def _compare(
     return _result(path, kind, walk)
 
 
-def _blocks(first: Array, rest: Iterator[Chunk]) -> Iterator[Array]:
-    if len(first):
-        yield first
-    for _, rows in rest:
+def _blocks(first: list[Chunk], rest: Iterator[Chunk]) -> Iterator[Array]:
+    """The rows of each chunk, the first taken out of `first`: nothing here holds a chunk
+    while the next is read (memory: one chunk a side, see `csvread`)."""
+    chunk: Chunk | None = first.pop()
+    while chunk is not None:
+        rows = chunk[1]
+        chunk = None
         if len(rows):
             yield rows
+        del rows
+        chunk = next(rest, None)
 
 
 def _aligned(
@@ -286,8 +292,10 @@ def _aligned(
     while b is not None and c is not None:
         n = min(len(b), len(c))
         yield b[:n], c[:n]
-        b = b[n:] if len(b) > n else next(base, None)
-        c = c[n:] if len(c) > n else next(cand, None)
+        b = b[n:] if len(b) > n else None  # let go of a chunk before the next is read
+        c = c[n:] if len(c) > n else None
+        b = next(base, None) if b is None else b
+        c = next(cand, None) if c is None else c
     while b is not None:
         yield b, None
         b = next(base, None)

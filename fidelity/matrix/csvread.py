@@ -59,10 +59,10 @@ def plain_chunks(source: Source, sep: str) -> Iterator[Chunk]:
         columns = tuple(str(c) for c in _cells([head], sep, head.count(sep.encode()) + 1)[0])
         if len(set(columns)) != len(columns) or "" in columns or len(columns) < 2:
             raise NotPlain
-        lines = list(islice(f, CHUNK_ROWS))
-        yield columns, _cells(lines, sep, len(columns))
-        while lines := list(islice(f, CHUNK_ROWS)):
-            yield columns, _cells(lines, sep, len(columns))
+        yield columns, _cells(list(islice(f, CHUNK_ROWS)), sep, len(columns))
+        while len(rows := _cells(list(islice(f, CHUNK_ROWS)), sep, len(columns))):
+            yield columns, rows
+            del rows  # not held while the next chunk is read
 
 
 def pandas_chunks(source: Source, sep: str) -> Iterator[Chunk]:
