@@ -88,7 +88,7 @@ def differing(
             continue
         bt, ct = base[rows, column.base], cand[rows, column.cand]
         if neutral.base or neutral.cand:
-            same = np.array(neutral.same_each(list(bt), list(ct)), dtype=bool)
+            same = np.array(neutral.same_each(bt.tolist(), ct.tolist()), dtype=bool)
             if same.any():
                 paths_only = True
                 rows, bt, ct = rows[~same], bt[~same], ct[~same]

@@ -124,8 +124,12 @@ class _Walk:
 
     def remember(self, rows: Array, layout: _Layout, hashes: array[int]) -> None:
         """Each row's key hash, for the duplicate check (positions are unique)."""
-        if self.key and len(rows):
-            hashes.extend(map(hash, zip(*(rows[:, i] for i in layout.key), strict=True)))
+        if not self.key or not len(rows):
+            return
+        if len(layout.key) == 1:  # `_key_hash` of each row, without a tuple a row
+            hashes.extend(map(hash, rows[:, layout.key[0]].tolist()))
+        else:
+            hashes.extend(map(hash, zip(*(rows[:, i].tolist() for i in layout.key), strict=True)))
 
     def alone(self, row: tuple[str, ...], base_side: bool) -> None:
         """A row the other side has nothing at this position for."""
@@ -304,6 +308,10 @@ def _aligned(
         c = next(cand, None)
 
 
+def _key_hash(values: tuple[str, ...]) -> int:
+    return hash(values[0]) if len(values) == 1 else hash(values)  # one column: no tuple hash
+
+
 def _duplicated(hashes: array[int]) -> set[int]:
     if len(hashes) < 2:
         return set()
@@ -316,7 +324,7 @@ def _first_with(source: Source, sep: str, key: Sequence[str], hashes: set[int], 
     for columns, rows in chunks(source, sep, plain):
         where = [columns.index(k) for k in key]
         for values in zip(*(rows[:, i] for i in where), strict=True):
-            if hash(values) in hashes:
+            if _key_hash(values) in hashes:
                 return label(key, values)
     return "?"
 

@@ -41,11 +41,21 @@ def _cells(lines: list[bytes], sep: str, width: int) -> np.ndarray[Any, Any]:
         text = data.decode()
     except UnicodeDecodeError:
         raise NotPlain from None
-    rows = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
-    if any(row.count(sep) != width - 1 for row in rows):
+    body = text[:-1] if text.endswith("\n") else text
+    if not _rectangular(data[:-1] if data.endswith(b"\n") else data, sep, width):
         raise NotPlain
-    flat = sep.join(rows).split(sep)
-    return np.array(flat, dtype=object).reshape(len(rows), width)
+    flat = body.replace("\n", sep).split(sep)
+    return np.array(flat, dtype=object).reshape(-1, width)
+
+
+def _rectangular(data: bytes, sep: str, width: int) -> bool:
+    """Every line of `data` (no final newline) holds `width - 1` separators, counted with
+    array operations rather than line by line."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    seps = np.flatnonzero(raw == ord(sep))
+    before = np.searchsorted(seps, np.flatnonzero(raw == 10))  # separators before each end
+    per_line = np.diff(before, prepend=0, append=len(seps))
+    return bool((per_line == width - 1).all())
 
 
 def plain_chunks(source: Source, sep: str) -> Iterator[Chunk]:

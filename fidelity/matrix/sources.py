@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import operator
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ class Neutral:
         if not self.base and not self.cand:
             return [False] * len(b)
         joined_b, joined_c = _JOIN.join(b), _JOIN.join(c)
+        if not _holds(joined_b, self.base) and not _holds(joined_c, self.cand):
+            return list(map(operator.eq, b, c))  # no path to replace
         if joined_b.count(_JOIN) != len(b) - 1 or joined_c.count(_JOIN) != len(c) - 1:
             return [self.same(x, y) for x, y in zip(b, c, strict=True)]
         split_b = _replace(joined_b, self.base).split(_JOIN)
@@ -48,6 +51,10 @@ class Neutral:
 
 
 _JOIN = "\x00"
+
+
+def _holds(text: str, pairs: tuple[tuple[str, str], ...]) -> bool:
+    return any(path in text for path, _ in pairs)
 
 
 def _replace(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
