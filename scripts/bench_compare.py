@@ -11,9 +11,13 @@ round), median of the rounds:
 - `fidelity compare RUN_DIR` re-judging the stored run against the naive compare of the
   same 200 pairs, per pair.
 
+`--fidelity NAME=PATH` (repeatable) measures several installs in the same rounds, e.g. this
+branch against main, each a clean non-editable install in its own venv; every arm runs
+once a round, the order reversed every other round.
+
 Figures: CPU of the whole process tree (user + system of the arm and every descendant it
 waited for, from wait4) and wall; the 1-minute load average before and after each round.
-Usage: python scripts/bench_compare.py [--cases 200] [--rounds 5]
+Usage: python scripts/bench_compare.py [--cases 200] [--rounds 5] [--fidelity NAME=PATH ...]
 """
 
 from __future__ import annotations
@@ -142,39 +146,37 @@ def measured(argv: list[str], cwd: Path) -> tuple[float, float, int, str]:
     return usage.ru_utime + usage.ru_stime, wall, os.waitstatus_to_exitcode(status), text
 
 
-def one_round(repo: Path, tmp: Path, cases: int, n: int) -> dict[str, tuple[float, float]]:
+def one_round(
+    repo: Path, tmp: Path, cases: int, n: int, installs: dict[str, str]
+) -> dict[str, tuple[float, float]]:
     scripts = tmp / "scripts"
-    run_dir = tmp / f"run-{n}"
-    arms = {
-        "fidelity-run": (
-            ["fidelity", "-q", "run", "--baseline", "HEAD~1", "--jobs", "2", "--out", str(run_dir)],
-            (0,),
-        ),
-        "naive-run": (
-            [sys.executable, str(scripts / "run.py"), str(repo), "HEAD~1", "HEAD", str(cases)]
-            + [str(tmp / f"naive-{n}"), str(RTOL)],
-            (0,),
-        ),
+    runs = {name: tmp / f"run-{name}-{n}" for name in installs}
+    arms: dict[str, list[str]] = {
+        f"{name}-run": [exe, "-q", "run", "--baseline", "HEAD~1", "--jobs", "2"]
+        + ["--out", str(runs[name])]
+        for name, exe in installs.items()
     }
-    order = list(arms) if n % 2 == 0 else list(reversed(arms))
+    arms["naive-run"] = [sys.executable, str(scripts / "run.py"), str(repo), "HEAD~1", "HEAD"]
+    arms["naive-run"] += [str(cases), str(tmp / f"naive-{n}"), str(RTOL)]
     found = {}
-    for arm in order:
-        argv, ok = arms[arm]
-        cpu, wall, code, _ = measured(argv, repo)
-        if code not in ok:
-            sys.exit(f"{arm} exited {code}: {' '.join(argv)}")
+    for arm in list(arms) if n % 2 == 0 else list(reversed(arms)):
+        cpu, wall, code, _ = measured(arms[arm], repo)
+        if code != 0:
+            sys.exit(f"{arm} exited {code}: {' '.join(arms[arm])}")
         found[arm] = (cpu, wall)
+    first = next(iter(runs.values()))
     compares = {
-        "fidelity-compare": ["fidelity", "-q", "compare", str(run_dir)],
-        "naive-compare": [sys.executable, str(scripts / "compare.py"), str(run_dir), str(cases)]
-        + [str(RTOL)],
+        f"{name}-compare": [exe, "-q", "compare", str(runs[name])] for name, exe in installs.items()
     }
-    for arm in compares if n % 2 else reversed(compares):
+    compares["naive-compare"] = [sys.executable, str(scripts / "compare.py"), str(first)]
+    compares["naive-compare"] += [str(cases), str(RTOL)]
+    for arm in list(compares) if n % 2 else list(reversed(compares)):
         cpu, wall, code, _ = measured(compares[arm], repo)
         if code != 0:
             sys.exit(f"{arm} exited {code}")
         found[arm] = (cpu, wall)
-    shutil.rmtree(run_dir, ignore_errors=True)
+    for run_dir in runs.values():
+        shutil.rmtree(run_dir, ignore_errors=True)
     shutil.rmtree(tmp / f"naive-{n}", ignore_errors=True)
     return found
 
@@ -183,9 +185,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--fidelity", action="append", default=[], metavar="NAME=PATH")
     args = parser.parse_args()
-    if shutil.which("fidelity") is None:
-        sys.exit("install fidelity first (pip install .): this measures the installed CLI")
+    installs = dict(a.split("=", 1) for a in args.fidelity) or {"fidelity": "fidelity"}
+    missing = [exe for exe in installs.values() if shutil.which(exe) is None]
+    if missing:
+        sys.exit(
+            f"{missing[0]} not found: install fidelity first (pip install .); "
+            "this measures the installed CLI"
+        )
     tmp = Path(tempfile.mkdtemp(prefix="bench-compare-"))
     try:
         (tmp / "scripts").mkdir()
@@ -195,20 +203,23 @@ def main() -> None:
         rounds, loads = [], []
         for n in range(args.rounds):
             loads.append(os.getloadavg()[0])
-            rounds.append(one_round(repo, tmp, args.cases, n))
+            rounds.append(one_round(repo, tmp, args.cases, n, installs))
             loads.append(os.getloadavg()[0])
             print(f"round {n + 1}: {rounds[-1]}", flush=True)
-        report(rounds, args.cases, loads)
+        report(rounds, args.cases, loads, list(installs))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def report(rounds: list[dict[str, tuple[float, float]]], cases: int, loads: list[float]) -> None:
+def report(
+    rounds: list[dict[str, tuple[float, float]]], cases: int, loads: list[float], names: list[str]
+) -> None:
     def med(arm: str, i: int) -> float:
         return statistics.median(r[arm][i] for r in rounds)
 
     load = f"load {min(loads):.1f}-{max(loads):.1f}"
-    for ours, naive in (("fidelity-run", "naive-run"), ("fidelity-compare", "naive-compare")):
+    pairs = [(f"{name}-{what}", f"naive-{what}") for what in ("run", "compare") for name in names]
+    for ours, naive in pairs:
         print(
             f"{ours}: {med(ours, 0):.3f} CPU s vs {naive} {med(naive, 0):.3f} "
             f"= {med(ours, 0) / med(naive, 0):.2f}x; wall {med(ours, 1):.2f} s vs "
