@@ -7,7 +7,7 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from fidelity.matrix.diffs import Tolerance
@@ -239,3 +239,61 @@ def test_a_json_beyond_the_limit_is_a_limit_not_a_guess(tmp_path: Path) -> None:
 def test_text_that_differs_only_in_undecodable_bytes_or_line_endings_still_moves() -> None:
     assert not explain("t.txt", b"\x80", b"\x81", {"kind": "text"}).within_tolerance
     assert not explain("t.txt", b"a\nb\n", b"a\r\nb\r\n", {"kind": "text"}).within_tolerance
+
+
+def _leafwise(base: object, cand: object, ignore: tuple[str, ...]) -> tuple[list[str], set[str]]:
+    """The JSON walk as it was before equal subtrees were skipped: every leaf visited. What
+    differs, and the ignore entries that matched nothing."""
+    from fidelity.matrix import valuecmp
+    from fidelity.matrix.ignores import Ignores
+
+    seen, walked = Ignores(ignore), []
+    stack = [iter([(base, cand, "$")])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+        elif not seen.ignored(item[2]):
+            b, c, here = item
+            if isinstance(b, dict) and isinstance(c, dict):
+                stack.append(valuecmp._members(b, c, here))
+            elif isinstance(b, list) and isinstance(c, list):
+                stack.append(valuecmp._items(b, c, here))
+            elif b != c or type(b) is not type(c):
+                walked.append(f"{here} {b!r} {c!r}")
+    return walked, set(seen.unmatched())
+
+
+JSON_LEAVES = st.recursive(
+    st.sampled_from([0, 1, 1.0, True, False, None, "a", float("nan")]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("ab"), inner),
+    max_leaves=12,
+)
+
+
+@given(JSON_LEAVES, JSON_LEAVES, st.booleans())
+@example({"a": 0}, 0, True)  # the equal $.x holds the only match of the ignore entry "a"
+@example([1], [1.0], False)
+@example([float("nan")], [float("nan")], False)
+def test_json_equal_subtrees_skipped_give_what_the_leaf_walk_gives(
+    base: object, cand: object, same: bool
+) -> None:
+    """`==` settles equal subtrees, but never calls 1 and 1.0, True and 1, or NaN and NaN
+    equal where the leaf-by-leaf walk tells them apart; ignore entries are still matched."""
+    from fidelity.matrix import valuecmp
+    from fidelity.matrix.ignores import Ignores
+
+    cand = {"x": base, "y": cand} if same else cand
+    base = {"x": base, "y": base} if same else base
+    for ignore in ((), ("$.x",), ("a",)):
+        found = Ignores(ignore)
+        walked = [f"{w} {b!r} {c!r}" for w, b, c in valuecmp._walk(base, cand, "$", found)]
+        assert (walked, set(found.unmatched())) == _leafwise(base, cand, ignore)
+
+
+def test_json_numbers_of_another_type_or_nan_inside_equal_looking_lists_are_found() -> None:
+    b = b'{"a": [1, 2], "b": [true], "c": [NaN], "d": {"e": [1, 2]}}'
+    c = b'{"a": [1, 2.0], "b": [1], "c": [NaN], "d": {"e": [1, 2]}}'
+    result = explain("r.json", b, c, {"kind": "json"})
+    assert (result.values_changed, result.values_within) == (1, 2), result  # true vs 1; 2.0, NaN
+    assert sorted(d.where for d in result.largest) == ["$.a[1]", "$.b[0]", "$.c[0]"]

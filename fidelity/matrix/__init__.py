@@ -10,6 +10,8 @@ evidence, then how a verdict is said.
 - `evidence`: what one side of a run produced, as frozen values that round-trip run.json
 - `sources`: an output to compare, as a file in the run directory or as bytes
 - `diffs`: what a value-aware comparison finds: differences, tolerances, one explanation
+- `csvread`: a CSV/TSV output read in chunks of cell texts, without pandas when it is plain
+- `csvblock`: rows that arrive in step, compared a whole column at a time
 - `csvcmp`: CSV/TSV outputs compared by value, rows aligned on key columns
 - `valuecmp`: value-aware explanations of outputs whose bytes differ (CSV/TSV, JSON, text)
 - `compare`: the comparison: pure functions from two sides' evidence to one verdict per case

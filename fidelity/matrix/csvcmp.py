@@ -5,12 +5,13 @@ are parsed as numbers and judged against the tolerance. Keys are tuples of cell 
 to end (a label such as `a=1, b=x` is only ever shown, never compared), so no two keys can
 be mistaken for each other.
 
-Memory is bounded: both files are read in chunks (pandas' C parser) and walked in step.
-Rows that arrive in the same order cost nothing to align; a row whose partner has not been
-seen yet is held until it is. Duplicate keys are found from an 8-byte hash per row and
-side, sorted at the end (a second pass names one). So the cost is about `KEY_BYTES` per
-row plus the rows that arrive out of order, whatever the width of the rows; past
-`MAX_PENDING` out-of-order rows the comparison stops and says so.
+Memory is bounded: both files are read in chunks (`csvread`) and walked in step. Rows that
+arrive in step (same key at the same position, or no key) are compared a whole column at a
+time (`csvblock`); a row whose partner has not been seen yet is held until it is, and
+compared on its own. Duplicate keys are found from an 8-byte hash per row and side, sorted
+at the end (a second pass names one). So the cost is about `KEY_BYTES` per row plus the
+rows that arrive out of order, whatever the width of the rows; past `MAX_PENDING`
+out-of-order rows the comparison stops and says so.
 """
 
 from __future__ import annotations
@@ -22,25 +23,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from fidelity.matrix import csvblock
+from fidelity.matrix.csvread import Chunk, NotPlain, chunks
 from fidelity.matrix.diffs import (
     DEFAULT_TOP,
     SHOWN_KEYS,
     OutputDiff,
     Tally,
-    Tolerance,
     judge,
     tolerance_for,
 )
 from fidelity.matrix.ignores import unmatched_columns
-from fidelity.matrix.sources import NO_PATHS, Neutral, Source, opened
+from fidelity.matrix.sources import NO_PATHS, Neutral, Source
 
-CHUNK_ROWS = 50_000
 MAX_PENDING = 2_000_000
 KEY_BYTES = 16  # two sides' 8-byte key hashes per row
 
 Key = tuple[str, ...]
+Array = csvblock.Array
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,21 +50,6 @@ class _Layout:
 
     columns: tuple[str, ...]
     key: tuple[int, ...]
-
-
-def _chunks(source: Source, sep: str) -> Iterator[pd.DataFrame]:
-    with opened(source) as f:
-        if not f.read(1):
-            return
-        f.seek(0)
-        yield from pd.read_csv(f, sep=sep, dtype=str, keep_default_na=False, chunksize=CHUNK_ROWS)
-
-
-def _rows(chunks: Iterator[pd.DataFrame], first: pd.DataFrame | None) -> Iterator[tuple[str, ...]]:
-    if first is not None:
-        yield from first.itertuples(index=False, name=None)
-    for chunk in chunks:
-        yield from chunk.itertuples(index=False, name=None)
 
 
 def _quoted(value: str) -> str:
@@ -96,8 +82,10 @@ class _Walk:
         self.ignore = ignore = set(spec.get("ignore", [])) - set(key)
         skip = ignore | set(key)
         shared = [c for c in base.columns if c in cand.columns and c not in skip]
-        self.pairs = [(c, base.columns.index(c), cand.columns.index(c)) for c in shared]
-        self.tolerances: dict[str, Tolerance] = {c: tolerance_for(spec, c) for c in shared}
+        self.pairs = [
+            csvblock.Column(c, base.columns.index(c), cand.columns.index(c), tolerance_for(spec, c))
+            for c in shared
+        ]
         ignored = [c for c in ignore if c in base.columns and c in cand.columns]
         self.ignored = [(base.columns.index(c), cand.columns.index(c)) for c in ignored]
         self.base, self.cand = base, cand
@@ -118,40 +106,83 @@ class _Walk:
     def shown(self, key: Key) -> str:
         return label(self.key, key) if self.key else key[0]
 
-    def _remember(self, key: Key, hashes: array[int]) -> None:
-        if self.key:  # positions are unique
-            hashes.append(hash(key))
-
     def compare(self, key: Key, b: tuple[str, ...], c: tuple[str, ...]) -> None:
         if b == c:
             return
         shown = self.shown(key)
-        for column, i, j in self.pairs:
+        for column in self.pairs:
+            i, j = column.base, column.cand
             if b[i] != c[j]:
                 if self.neutral.same(b[i], c[j]):
                     self.paths_only = True
                     continue
-                diff = judge(f"{shown} / {column}", b[i], c[j], self.tolerances[column])
+                diff = judge(f"{shown} / {column.name}", b[i], c[j], column.tol)
                 if diff is not None:
-                    self.tally.add(shown, column, diff)
+                    self.tally.add(shown, column.name, diff)
         if any(b[i] != c[j] for i, j in self.ignored):
             self.ignored_differ = True
 
-    def step(self, b: tuple[str, ...] | None, c: tuple[str, ...] | None) -> None:
-        self.position += 1
-        kb = self._key(self.base, b) if b is not None else None
-        kc = self._key(self.cand, c) if c is not None else None
-        if kb is not None and b is not None:
-            self._remember(kb, self.hashes_base)
-        if kc is not None and c is not None:
-            self._remember(kc, self.hashes_cand)
-        if kb is not None and kb == kc and b is not None and c is not None:
-            self.compare(kb, b, c)
+    def remember(self, rows: Array, layout: _Layout, hashes: array[int]) -> None:
+        """Each row's key hash, for the duplicate check (positions are unique)."""
+        if not self.key or not len(rows):
             return
-        if kb is not None and b is not None:
-            self._place(kb, b, self.pending_cand, self.pending_base, base_side=True)
-        if kc is not None and c is not None:
-            self._place(kc, c, self.pending_base, self.pending_cand, base_side=False)
+        if len(layout.key) == 1:  # `_key_hash` of each row, without a tuple a row
+            hashes.extend(map(hash, rows[:, layout.key[0]].tolist()))
+        else:
+            hashes.extend(map(hash, zip(*(rows[:, i].tolist() for i in layout.key), strict=True)))
+
+    def alone(self, row: tuple[str, ...], base_side: bool) -> None:
+        """A row the other side has nothing at this position for."""
+        self.position += 1
+        layout = self.base if base_side else self.cand
+        if base_side:
+            self._place(self._key(layout, row), row, self.pending_cand, self.pending_base, True)
+        else:
+            self._place(self._key(layout, row), row, self.pending_base, self.pending_cand, False)
+
+    def apart(self, b: tuple[str, ...], c: tuple[str, ...]) -> None:
+        """Two rows at one position whose keys differ: each waits for its partner."""
+        self.position += 1
+        kb, kc = self._key(self.base, b), self._key(self.cand, c)
+        self._place(kb, b, self.pending_cand, self.pending_base, base_side=True)
+        self._place(kc, c, self.pending_base, self.pending_cand, base_side=False)
+
+    def in_step(self, b: Array, c: Array) -> None:
+        """Rows at the same positions with the same keys, compared a column at a time."""
+        first = self.position
+        self.position += len(b)
+        if not self.ignored_differ and any((b[:, i] != c[:, j]).any() for i, j in self.ignored):
+            self.ignored_differ = True
+        cells, paths_only = csvblock.differing(b, c, self.pairs, self.neutral)
+        self.paths_only |= paths_only
+        if cells is None:
+            return
+
+        def shown(row: int) -> str:
+            if not self.key:
+                return f"row {first + row + 1}"
+            return label(self.key, tuple(b[row, i] for i in self.base.key))
+
+        self.tally.add_block(csvblock.block(cells, self.pairs, self.tally.top, shown))
+
+    def pair(self, b: Array, c: Array) -> None:
+        """Two blocks of rows at the same positions: runs in step compared by column, rows
+        whose keys differ placed one by one, in the order of their positions."""
+        self.remember(b, self.base, self.hashes_base)
+        self.remember(c, self.cand, self.hashes_cand)
+        if self.key:
+            pairs = zip(self.base.key, self.cand.key, strict=True)
+            same = np.logical_and.reduce([b[:, i] == c[:, j] for i, j in pairs])
+            apart = np.flatnonzero(~same)
+        else:
+            apart = np.empty(0, dtype=np.intp)
+        start = 0
+        for n in (*apart.tolist(), len(b)):
+            if n > start:
+                self.in_step(b[start:n], c[start:n])
+            if n < len(b):
+                self.apart(tuple(b[n]), tuple(c[n]))
+            start = n + 1
 
     def _place(
         self,
@@ -173,40 +204,64 @@ class _Walk:
         return len(self.pending_base) + len(self.pending_cand) > MAX_PENDING
 
 
-def _layout(frame: pd.DataFrame, key: Sequence[str]) -> _Layout:
-    columns = tuple(str(c) for c in frame.columns)
+def _layout(columns: tuple[str, ...], key: Sequence[str]) -> _Layout:
     return _Layout(columns, tuple(columns.index(k) for k in key if k in columns))
 
 
-def _first(chunks: Iterator[pd.DataFrame]) -> pd.DataFrame:
-    return next(chunks, pd.DataFrame())
+EMPTY: Chunk = ((), np.empty((0, 0), dtype=object))
 
 
 def compare_csv(
     path: str, base: Source, cand: Source, spec: Mapping[str, Any], neutral: Neutral = NO_PATHS
 ) -> OutputDiff:
     """Explain a CSV (kind csv) or TSV (kind tsv) difference under the spec's tolerances."""
+    try:
+        return _compare(path, base, cand, spec, neutral, plain=True)
+    except NotPlain:
+        return _compare(path, base, cand, spec, neutral, plain=False)
+
+
+def _compare(
+    path: str,
+    base: Source,
+    cand: Source,
+    spec: Mapping[str, Any],
+    neutral: Neutral,
+    *,
+    plain: bool,
+) -> OutputDiff:
     kind = spec.get("kind", "csv")
     sep = "\t" if kind == "tsv" else ","
     key = list(spec.get("key", []))
-    base_chunks, cand_chunks = _chunks(base, sep), _chunks(cand, sep)
-    base_first, cand_first = _first(base_chunks), _first(cand_chunks)
+    base_chunks, cand_chunks = chunks(base, sep, plain), chunks(cand, sep, plain)
+    base_first, cand_first = next(base_chunks, EMPTY), next(cand_chunks, EMPTY)
     problems = [
         f"{role} lacks key column {', '.join(absent)}"
-        for role, frame in (("baseline", base_first), ("candidate", cand_first))
-        if (absent := [k for k in key if k not in frame.columns])
+        for role, (columns, _) in (("baseline", base_first), ("candidate", cand_first))
+        if (absent := [k for k in key if k not in columns])
     ]
     if problems:
         return OutputDiff(path, kind, False, "; ".join(problems))
-    walk = _Walk(spec, key, _layout(base_first, key), _layout(cand_first, key), neutral)
-    base_rows, cand_rows = _rows(base_chunks, base_first), _rows(cand_chunks, cand_first)
-    for b, c in _zip_longest(base_rows, cand_rows):
-        walk.step(b, c)
+    walk = _Walk(spec, key, _layout(base_first[0], key), _layout(cand_first[0], key), neutral)
+    base_rows = _blocks([base_first], base_chunks)
+    cand_rows = _blocks([cand_first], cand_chunks)
+    del base_first, cand_first
+    for b, c in _aligned(base_rows, cand_rows):
+        if c is None and b is not None:
+            walk.remember(b, walk.base, walk.hashes_base)
+            for row in b:
+                walk.alone(tuple(row), base_side=True)
+        elif b is None and c is not None:
+            walk.remember(c, walk.cand, walk.hashes_cand)
+            for row in c:
+                walk.alone(tuple(row), base_side=False)
+        elif b is not None and c is not None:
+            walk.pair(b, c)
         if walk.overflowing:
             why = f"over {MAX_PENDING:,} rows out of order: too many to align in memory"
             return OutputDiff(path, kind, False, f"not compared by value: {why}", limit=why)
     duplicates = [
-        f"{role} has duplicate keys ({_first_with(source, sep, key, dup)})"
+        f"{role} has duplicate keys ({_first_with(source, sep, key, dup, plain)})"
         for role, source, hashes in (
             ("baseline", base, walk.hashes_base),
             ("candidate", cand, walk.hashes_cand),
@@ -218,6 +273,45 @@ def compare_csv(
     return _result(path, kind, walk)
 
 
+def _blocks(first: list[Chunk], rest: Iterator[Chunk]) -> Iterator[Array]:
+    """The rows of each chunk, the first taken out of `first`: nothing here holds a chunk
+    while the next is read (memory: one chunk a side, see `csvread`)."""
+    chunk: Chunk | None = first.pop()
+    while chunk is not None:
+        rows = chunk[1]
+        chunk = None
+        if len(rows):
+            yield rows
+        del rows
+        chunk = next(rest, None)
+
+
+def _aligned(
+    base: Iterator[Array], cand: Iterator[Array]
+) -> Iterator[tuple[Array | None, Array | None]]:
+    """Blocks of rows at the same positions on both sides (the longer one's rest carried
+    to the next step), then the rows of whichever side is longer, alone."""
+    b = next(base, None)
+    c = next(cand, None)
+    while b is not None and c is not None:
+        n = min(len(b), len(c))
+        yield b[:n], c[:n]
+        b = b[n:] if len(b) > n else None  # let go of a chunk before the next is read
+        c = c[n:] if len(c) > n else None
+        b = next(base, None) if b is None else b
+        c = next(cand, None) if c is None else c
+    while b is not None:
+        yield b, None
+        b = next(base, None)
+    while c is not None:
+        yield None, c
+        c = next(cand, None)
+
+
+def _key_hash(values: tuple[str, ...]) -> int:
+    return hash(values[0]) if len(values) == 1 else hash(values)  # one column: no tuple hash
+
+
 def _duplicated(hashes: array[int]) -> set[int]:
     if len(hashes) < 2:
         return set()
@@ -225,23 +319,14 @@ def _duplicated(hashes: array[int]) -> set[int]:
     return {int(v) for v in values[counts > 1][:3]}
 
 
-def _first_with(source: Source, sep: str, key: Sequence[str], hashes: set[int]) -> str:
+def _first_with(source: Source, sep: str, key: Sequence[str], hashes: set[int], plain: bool) -> str:
     """A second pass, only when duplicates were seen: the first key with such a hash."""
-    for chunk in _chunks(source, sep):
-        for values in chunk[list(key)].itertuples(index=False, name=None):
-            if hash(values) in hashes:
+    for columns, rows in chunks(source, sep, plain):
+        where = [columns.index(k) for k in key]
+        for values in zip(*(rows[:, i] for i in where), strict=True):
+            if _key_hash(values) in hashes:
                 return label(key, values)
     return "?"
-
-
-def _zip_longest(
-    a: Iterator[tuple[str, ...]], b: Iterator[tuple[str, ...]]
-) -> Iterator[tuple[tuple[str, ...] | None, tuple[str, ...] | None]]:
-    while True:
-        x, y = next(a, None), next(b, None)
-        if x is None and y is None:
-            return
-        yield x, y
 
 
 def _result(path: str, kind: str, walk: _Walk) -> OutputDiff:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,9 +85,15 @@ def judge(where: str, base: str, cand: str, tol: Tolerance) -> Difference | None
     return Difference(where, base, cand, abs(c - b), tol.holds(b, c))
 
 
+def rank(abs_diff: float | None) -> float:
+    """How large a difference ranks: a change no size applies to, or a NaN against a
+    number, as large as any (a NaN key would leave the sort's order to chance)."""
+    return math.inf if abs_diff is None or math.isnan(abs_diff) else abs_diff
+
+
 def largest(diffs: Sequence[Difference], top: int) -> tuple[Difference, ...]:
     def order(d: Difference) -> tuple[bool, float]:
-        return (d.within, -(d.abs_diff if d.abs_diff is not None else math.inf))
+        return (d.within, -rank(d.abs_diff))
 
     return tuple(sorted(diffs, key=order)[:top])
 
@@ -129,6 +135,21 @@ def counted_summary(
 SHOWN_KEYS = 50
 
 
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Differences met in bulk (a block of rows compared column by column): counts, the
+    columns out of tolerance in the order met, `rows` rows out of tolerance whose labels
+    `key(n)` gives (asked only for the few shown), and the `top` largest in order met."""
+
+    within: int
+    out: int
+    changed: int
+    columns: Sequence[str]
+    rows: int
+    key: Callable[[int], str]
+    top: Sequence[Difference]
+
+
 @dataclass(slots=True)
 class Tally:
     """Differences met while streaming through an output: counts, the first keys and
@@ -158,6 +179,24 @@ class Tally:
                     self.keys[key] = None
                 self._last_key = key
         self._largest.append(diff)
+        if len(self._largest) > 4 * self.top + 16:
+            self._largest = list(largest(self._largest, self.top))
+
+    def add_block(self, block: Block) -> None:
+        """Differences counted in bulk, as `add` one by one would count them."""
+        self.within += block.within
+        self.out += block.out
+        self.changed += block.changed
+        for column in block.columns:
+            self.columns.setdefault(column, None)
+        if block.rows:
+            self.keys_total += block.rows - (block.key(0) == self._last_key)
+            n = 0
+            while len(self.keys) < SHOWN_KEYS and n < block.rows:
+                self.keys.setdefault(block.key(n), None)
+                n += 1
+            self._last_key = block.key(block.rows - 1)
+        self._largest.extend(block.top)
         if len(self._largest) > 4 * self.top + 16:
             self._largest = list(largest(self._largest, self.top))
 

@@ -20,7 +20,7 @@ from fidelity.matrix import harness_tree, ledger, predict, repo_state, rundir, s
 from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import SideEvidence
-from fidelity.matrix.explain import explanations
+from fidelity.matrix.explain import Meeting, explanations
 from fidelity.matrix.findings import Finding, Harness, harness_findings, provenance
 from fidelity.matrix.harness import accept_state, read_harness, read_prediction, table_path
 from fidelity.matrix.outcome import Outcome, Selection, decide, prediction_findings
@@ -255,10 +255,11 @@ def execute(plan: RunPlan) -> Outcome:
 
 
 def _execute(plan: RunPlan) -> Outcome:
-    base, cand, harness = _sides(plan)
-    declared = tuple((c.id, c.definition_sha()) for c in plan.matrix.cases)
     specs = {c.id: c.compare for c in plan.matrix.cases}
-    explained = explanations(plan.run_dir, base, cand, specs, plan.run_dir)
+    meeting = Meeting(plan.run_dir, specs)  # cases compared while others run
+    base, cand, harness = _sides(plan, meeting)
+    declared = tuple((c.id, c.definition_sha()) for c in plan.matrix.cases)
+    explained = explanations(plan.run_dir, base, cand, specs, plan.run_dir, known=meeting.explained)
     comparison = compare(declared, base, cand, explained)
     repo, run_dir = plan.repo, plan.run_dir
     own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
@@ -300,7 +301,7 @@ def _execute(plan: RunPlan) -> Outcome:
     )
 
 
-def _sides(plan: RunPlan) -> tuple[SideEvidence, SideEvidence, Harness]:
+def _sides(plan: RunPlan, meeting: Meeting) -> tuple[SideEvidence, SideEvidence, Harness]:
     """Both sides' evidence, their cases run (or, an empty shard, nothing to check out), and
     the harness with what the cases changed in its checkout."""
     if not plan.matrix.cases:
@@ -326,6 +327,7 @@ def _sides(plan: RunPlan) -> tuple[SideEvidence, SideEvidence, Harness]:
             full=plan.full,
             harness=checkout.path if checkout else None,
             harness_tree=plan.harness.tree if setup_reads else "",
+            meeting=meeting,
         )
         try:
             with proc.adopting():  # a case's descendant that escapes its group comes back

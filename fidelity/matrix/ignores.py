@@ -47,6 +47,10 @@ class Ignores:
                 return True
         return False
 
+    def all_hit(self) -> bool:
+        """Every entry has matched: a subtree skipped now cannot leave one unmatched."""
+        return len(self.hit) == len(self.entries)
+
     def unmatched(self) -> tuple[str, ...]:
         return tuple(e for e in self.entries if e not in self.hit)
 

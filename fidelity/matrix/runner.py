@@ -24,6 +24,7 @@ from fidelity.git import objects, stage, worktrees
 from fidelity.matrix import importguard, ledger, repo_state, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
+from fidelity.matrix.explain import Arrival, Meeting
 from fidelity.matrix.files import hash_tree as hash_tree
 from fidelity.matrix.files import walk
 from fidelity.matrix.outputs import collect
@@ -55,6 +56,7 @@ class RunContext:
     cancel: proc.Cancel = field(default_factory=proc.Cancel)
     harness: Path | None = None  # the harness checkout, {harness}, when the table reads it
     harness_tree: str = ""  # its tree: part of what a kept setup that reads it was made from
+    meeting: Meeting | None = None  # where a case is compared once both sides have run it
 
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
@@ -247,6 +249,8 @@ def run_cases(
         ledger.save_case(case_dir, evidence)
         if ctx.progress:
             ctx.progress(role, case.id, evidence.status)
+        if ctx.meeting is not None and not ctx.cancel.is_set():
+            ctx.meeting.arrived(Arrival(role, evidence, side["worktree"]), how.budget)
         return evidence
 
     todo = [c for c in ctx.matrix.cases if c.id not in how.done]

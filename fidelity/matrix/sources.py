@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import operator
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +34,27 @@ class Neutral:
         if not self.base and not self.cand:
             return False
         return _replace(b, self.base) == _replace(c, self.cand)
+
+    def same_each(self, b: list[str], c: list[str]) -> list[bool]:
+        """`same` for each pair, with each side's paths replaced once in all its texts
+        joined by NUL (no path holds one, so no match crosses from one text to the next)."""
+        if not self.base and not self.cand:
+            return [False] * len(b)
+        joined_b, joined_c = _JOIN.join(b), _JOIN.join(c)
+        if not _holds(joined_b, self.base) and not _holds(joined_c, self.cand):
+            return list(map(operator.eq, b, c))  # no path to replace
+        if joined_b.count(_JOIN) != len(b) - 1 or joined_c.count(_JOIN) != len(c) - 1:
+            return [self.same(x, y) for x, y in zip(b, c, strict=True)]
+        split_b = _replace(joined_b, self.base).split(_JOIN)
+        split_c = _replace(joined_c, self.cand).split(_JOIN)
+        return [x == y for x, y in zip(split_b, split_c, strict=True)]
+
+
+_JOIN = "\x00"
+
+
+def _holds(text: str, pairs: tuple[tuple[str, str], ...]) -> bool:
+    return any(path in text for path, _ in pairs)
 
 
 def _replace(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
