@@ -206,6 +206,18 @@ def test_ignored_columns_and_reordering_are_said_as_they_are() -> None:
     assert quoted.summary.startswith("no value differs; only the formatting changed")
 
 
+def test_rtol_boundary_on_the_scalar_path_json_and_rows_out_of_step() -> None:
+    """The tolerance has two forms: a column at a time for CSV rows in step (csvblock) and
+    one value at a time for JSON and for CSV rows that arrive out of step. This checks the
+    second (the control `rtol-ignored-scalar` once survived for want of it)."""
+    base, cand = b'{"n": 100.0, "m": [1.0, 2.0]}', b'{"n": 101.0, "m": [1.0, 2.0]}'
+    assert explain("r.json", base, cand, {"kind": "json", "rtol": 0.01}).within_tolerance
+    assert not explain("r.json", base, cand, {"kind": "json", "rtol": 0.0099}).within_tolerance
+    shuffled = b"id,lat,name,wall\n3,30.0,c,7\n1,10.0,a,5\n2,20.2,b,6\n"
+    assert csv({"key": ["id"], "rtol": 0.01}, shuffled).within_tolerance
+    assert not csv({"key": ["id"], "rtol": 0.0099}, shuffled).within_tolerance
+
+
 def test_json_too_deep_or_too_large_for_a_float_is_said_not_raised() -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
     d = explain("r.json", deep, b"[]", {"kind": "json"})
