@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support import Repo
+from test_controls import TESTS as BASE_TESTS
 from test_controls import caught, control, fr, header, project
 
 from fidelity.cli.main import main
@@ -22,31 +23,12 @@ from fidelity.controls import gate as controls
 from fidelity.controls.failkinds import Failure, Kind
 from fidelity.controls.verdict import Report, Verdict
 
-TESTS = """import pytest
-
-from calc import add, mul, neg
-
-
-def test_add():
-    assert add(2, 3) == 5
-
-
-def test_mul():
-    assert mul(2, 3) == 6
-
-
-def test_both():
-    assert add(1, 1) == mul(1, 2)
-
-
-def test_neg():
-    assert neg(2) == -2
-
-
-def test_neg_refuses_text():
-    with pytest.raises(TypeError):
-        neg("x")
-"""
+# the project of test_controls, plus a test that expects an exception of its own
+TESTS = (
+    "import pytest\n\n"
+    + BASE_TESTS
+    + '\n\ndef test_neg_refuses_text():\n    with pytest.raises(TypeError):\n        neg("x")\n'
+)
 
 T = "tests/test_calc.py::"
 CRASH = "import calc._no_such_module\n    return a + b"

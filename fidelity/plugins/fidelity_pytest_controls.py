@@ -303,7 +303,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def failure_kind(exc_type: type[BaseException]) -> str:
     """`assertion` (an assert, `pytest.fail`, `pytest.raises` that saw nothing), `error` (the
     code could not run as written) or `exception` (it raised something else)."""
-    if issubclass(exc_type, AssertionError | pytest.fail.Exception):
+    if issubclass(exc_type, (AssertionError, pytest.fail.Exception)):  # any Python pytest runs on
         return "assertion"
     return "error" if issubclass(exc_type, _CRASHES) else "exception"
 
