@@ -78,6 +78,15 @@ def register(sub: Any) -> None:
         help="balance the shards by the case durations of an earlier run (else by count)",
     )
     run.add_argument(
+        "--replay",
+        choices=("cold-warm", "twice"),
+        help="run every case again on its own side, as if each had `replay` in the table "
+        "(a case's own `replay` wins): `cold-warm` runs a case with a `cache_env` once more "
+        "with a copy of the cache its first run wrote, `twice` (and `cold-warm` for a case "
+        "without a cache) once more from scratch; each side's replay verdict is reported "
+        "and a diverging, unused or failing replay fails the gate (exit 1)",
+    )
+    run.add_argument(
         "--expect",
         metavar="FILE",
         help="the predicted move set, read from the harness like the table; the verdict is "
@@ -164,6 +173,11 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     with progress(console, args.quiet, "running cases") as advance:
         if args.baseline is None and args.resume is None:
             raise UsageError("name the reference revision: --baseline REV")
+        if args.resume is not None and args.replay is not None:
+            raise UsageError(
+                "a resumed run keeps the --replay it began with: drop --replay, or start a "
+                "new run without --resume"
+            )
         outcome = gate.run(
             repo,
             args.baseline,
@@ -179,6 +193,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             shard=shard,
             durations=_durations(args.shard_durations),
             warn=_warn_early,
+            replay=args.replay,
         )
     return _show(outcome, args, console, repo)
 

@@ -10,7 +10,8 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from fidelity.matrix.evidence import CaseEvidence, SideEvidence
+from fidelity.matrix import spread
+from fidelity.matrix.evidence import CaseEvidence, ReplayVerdict, SideEvidence
 from fidelity.matrix.valuecmp import OutputDiff
 
 Explanations = Mapping[str, Sequence[OutputDiff]]  # case id -> explained changed outputs
@@ -20,6 +21,7 @@ class Verdict(enum.StrEnum):
     IDENTICAL = "identical"
     MOVED = "moved"
     WITHIN_TOLERANCE = "within-tolerance"
+    WITHIN_SPREAD = "within-spread"  # differs only as runs of one commit differ
     BASELINE_FAILED = "baseline-failed"
     CANDIDATE_ONLY_FAILED = "candidate-only-failed"
     BOTH_FAILED = "both-failed"
@@ -29,7 +31,9 @@ class Verdict(enum.StrEnum):
 
 
 FAILURES = frozenset({Verdict.BASELINE_FAILED, Verdict.CANDIDATE_ONLY_FAILED, Verdict.BOTH_FAILED})
-COMPARED = frozenset({Verdict.IDENTICAL, Verdict.WITHIN_TOLERANCE, Verdict.MOVED})
+COMPARED = frozenset(
+    {Verdict.IDENTICAL, Verdict.WITHIN_TOLERANCE, Verdict.WITHIN_SPREAD, Verdict.MOVED}
+)
 SWAPPED = {
     Verdict.BASELINE_FAILED: Verdict.CANDIDATE_ONLY_FAILED,
     Verdict.CANDIDATE_ONLY_FAILED: Verdict.BASELINE_FAILED,
@@ -61,6 +65,8 @@ class CaseResult:
     detail: str = ""
     explained: tuple[OutputDiff, ...] = ()
     missing: tuple[str, ...] = ()  # required outputs no file matched, per side
+    unsure: str = ""  # a nondeterministic case's move its runs were too few to judge
+    replay: tuple[tuple[str, str], ...] = ()  # (side, replay verdict) of a replayed case
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,7 @@ class Summary:
     compared: int
     identical: int
     within_tolerance: int
+    within_spread: int
     moved: int
     failures: int
     missing_evidence: int
@@ -79,6 +86,7 @@ class Summary:
     cache_files_baseline: int
     cache_files_candidate: int
     cache_files_differ: int
+    replay_failures: int = 0  # cases a side's replay showed diverging, not cached or failing
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +160,25 @@ def compare_case(
     own: Sequence[tuple[str, Mapping[str, str] | None]] = (),
     explained: Sequence[OutputDiff] = (),
 ) -> CaseResult:
+    """Classify one declared case, with each side's replay verdict beside its class."""
+    result = _classify(case_id, harness_sha, base, cand, own=own, explained=explained)
+    replays = tuple(
+        (role, ev.replay.verdict.value)
+        for role, ev in (("baseline", base), ("candidate", cand))
+        if ev is not None and ev.replay is not None
+    )
+    return replace(result, replay=replays) if replays else result
+
+
+def _classify(
+    case_id: str,
+    harness_sha: str,
+    base: CaseEvidence | None,
+    cand: CaseEvidence | None,
+    *,
+    own: Sequence[tuple[str, Mapping[str, str] | None]] = (),
+    explained: Sequence[OutputDiff] = (),
+) -> CaseResult:
     """Classify one declared case; `own` holds each side's own-table definitions, if read."""
     if base is None or cand is None or not base.status.executed or not cand.status.executed:
         ran = [
@@ -173,7 +200,7 @@ def compare_case(
     outputs = file_delta(base.outputs, cand.outputs)
     cache = file_delta(base.cache, cand.cache)
     if outputs or cache:  # every output that exists is compared, whatever else is missing
-        moved = _moved(case_id, outputs, cache, explained)
+        moved = _spread(_moved(case_id, outputs, cache, explained), base, cand)
         if not missing:
             return moved
         verdict = Verdict.MOVED if moved.verdict is Verdict.MOVED else Verdict.MISSING_EVIDENCE
@@ -213,6 +240,23 @@ def _moved(
         ", ".join(what) + " files differ",
         tuple(by_path.values()),
     )
+
+
+def _spread(moved: CaseResult, base: CaseEvidence, cand: CaseEvidence) -> CaseResult:
+    """A move of a nondeterministic case within both sides' spread is `within-spread`; one
+    its runs cannot judge keeps `moved`, with why (a finding)."""
+    if moved.verdict is not Verdict.MOVED:
+        return moved
+    tolerated = {e.path for e in moved.explained if e.within_tolerance}
+    o, c = moved.outputs, moved.cache
+    files = [p for p in (*o.changed, *o.added, *o.missing) if p not in tolerated]
+    files += [f"cache/{p}" for p in (*c.changed, *c.added, *c.missing)]
+    judged = spread.judge(files, base, cand)
+    if judged is None:
+        return moved
+    if judged.within:
+        return replace(moved, verdict=Verdict.WITHIN_SPREAD, detail=judged.detail)
+    return replace(moved, detail=f"{moved.detail}; {judged.detail}", unsure=judged.unsure)
 
 
 def compare(
@@ -260,6 +304,7 @@ def summarize(
         compared=len(compared),
         identical=count(Verdict.IDENTICAL),
         within_tolerance=count(Verdict.WITHIN_TOLERANCE),
+        within_spread=count(Verdict.WITHIN_SPREAD),
         moved=count(Verdict.MOVED),
         failures=count(*FAILURES),
         missing_evidence=count(Verdict.MISSING_EVIDENCE),
@@ -268,4 +313,5 @@ def summarize(
         cache_files_baseline=sum(len(e.cache) for cid in ids if (e := baseline.cases.get(cid))),
         cache_files_candidate=sum(len(e.cache) for cid in ids if (e := candidate.cases.get(cid))),
         cache_files_differ=sum(r.cache.count for r in compared),
+        replay_failures=sum(1 for r in results if any(ReplayVerdict(v).bad for _, v in r.replay)),
     )

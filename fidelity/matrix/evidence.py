@@ -25,6 +25,88 @@ class CaseStatus(enum.StrEnum):
         return self not in (CaseStatus.OK, CaseStatus.NOT_RUN)
 
 
+class ReplayVerdict(enum.StrEnum):
+    """What running a case again on the same side showed (`replay`, `repeat`)."""
+
+    CACHE_REPRODUCES = "cache-reproduces"  # warm outputs as cold, and warm wrote no cache
+    CACHE_DIVERGES = "cache-diverges"  # warm outputs differ from cold
+    CACHE_NOT_USED = "cache-not-used"  # nothing cached, cache written again, or not faster
+    NONDETERMINISTIC = "nondeterministic"  # cold runs differ from each other
+    REPRODUCES = "reproduces"  # cold runs identical
+    REPLAY_FAILED = "replay-failed"  # a later run failed where the first did not
+    NOT_REPLAYED = "not-replayed"  # the first run failed: nothing to reproduce
+
+    @property
+    def bad(self) -> bool:
+        """A replay verdict that fails the gate, as a failed case does."""
+        return self in (
+            ReplayVerdict.CACHE_DIVERGES,
+            ReplayVerdict.CACHE_NOT_USED,
+            ReplayVerdict.REPLAY_FAILED,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRun:
+    """One more run of a case on the same side, kept under the case's folder."""
+
+    kind: str  # "cold" (fresh cache) or "warm" (a copy of the first run's cache)
+    folder: str  # under the case's folder: replay/cold-2, replay/warm
+    status: CaseStatus
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    outputs: Mapping[str, str] = field(default_factory=dict)  # paired name -> sha256
+    paths: Mapping[str, str] = field(default_factory=dict)  # paired name -> path under out/
+    cache: Mapping[str, str] = field(default_factory=dict)  # path under its cache -> sha256
+    cache_written: tuple[str, ...] = ()  # cache files it added or wrote again
+
+    def path_of(self, name: str) -> str:
+        return self.paths.get(name, name)
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A case's runs on one side beyond the first, and what they showed."""
+
+    mode: str  # "cold-warm", "twice" or "repeat"
+    verdict: ReplayVerdict
+    runs: tuple[ReplayRun, ...] = ()
+    varying: tuple[str, ...] = ()  # outputs (and cache/ files) that differ between cold runs
+    detail: str = ""
+    differences: tuple[str, ...] = ()  # the differing values, said by the case's comparators
+    declared: bool = False  # the table declares the case nondeterministic
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["runs"] = [{**asdict(r), "status": r.status.value} for r in self.runs]
+        data["verdict"] = self.verdict.value
+        return data
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any] | None) -> Replay | None:
+        if data is None:
+            return None
+        runs = tuple(
+            ReplayRun(
+                **{
+                    **r,
+                    "status": CaseStatus(r["status"]),
+                    "cache_written": tuple(r.get("cache_written", ())),
+                }
+            )
+            for r in data["runs"]
+        )
+        return Replay(
+            mode=data["mode"],
+            verdict=ReplayVerdict(data["verdict"]),
+            runs=runs,
+            varying=tuple(data.get("varying", ())),
+            detail=data.get("detail", ""),
+            differences=tuple(data.get("differences", ())),
+            declared=bool(data.get("declared", False)),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class CaseEvidence:
     case_id: str
@@ -43,6 +125,7 @@ class CaseEvidence:
     paths: Mapping[str, str] = field(default_factory=dict)  # paired name -> path under out/
     unexpected: tuple[str, ...] = ()  # files of outputs declared absent
     output_problems: tuple[str, ...] = ()  # e.g. two files paired under one name
+    replay: Replay | None = None  # its runs beyond the first on this side, if replayed
 
     def path_of(self, name: str) -> str:
         """Where the output compared under `name` lies under out/."""
@@ -95,6 +178,10 @@ def case_to_json(case: CaseEvidence) -> dict[str, Any]:
         dict(case.cache),
         dict(case.paths),
     )
+    if case.replay is None:
+        del data["replay"]  # run.json of a run without replays is as before
+    else:
+        data["replay"] = case.replay.to_json()
     return data
 
 
@@ -116,6 +203,7 @@ def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
                 "leftover": tuple(v.get("leftover", ())),
                 "unexpected": tuple(v.get("unexpected", ())),
                 "output_problems": tuple(v.get("output_problems", ())),
+                "replay": Replay.from_json(v.get("replay")),
             }
         )
         for k, v in data["cases"].items()

@@ -48,6 +48,7 @@ class Code(enum.StrEnum):
     HARNESS_CHANGED = "harness-changed"
     ACCEPTED_UNUSED = "accepted-unused"
     ACCEPTED_EXPIRED = "accepted-expired"
+    SPREAD_TOO_SMALL = "spread-too-small"
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +262,8 @@ def provenance(
             found.append(Finding(Code.MISSING_EVIDENCE, result.detail, case_id=result.case_id))
         elif result.verdict is Verdict.DEFINITION_DIFFERS:
             found.append(Finding(Code.DEFINITION_DIFFERS, result.detail, case_id=result.case_id))
+        if result.unsure:
+            found.append(Finding(Code.SPREAD_TOO_SMALL, result.unsure, case_id=result.case_id))
     if comparison.summary.compared == 0 and comparison.summary.declared > 0:
         found.append(
             Finding(
@@ -273,13 +276,14 @@ def provenance(
 
 
 def exit_code(comparison: Comparison, findings: tuple[Finding, ...]) -> int:
-    """0 identical and clean; 1 moved or failed; 3 findings or nothing compared."""
+    """0 identical and clean; 1 moved, failed, or a replay that diverged, cached nothing or
+    failed; 3 findings or nothing compared."""
     summary = comparison.summary
     if findings or summary.compared == 0:
         return 3
-    if summary.moved or summary.failures:
+    if summary.moved or summary.failures or summary.replay_failures:
         return 1
-    held = summary.identical + summary.within_tolerance
+    held = summary.identical + summary.within_tolerance + summary.within_spread
     # the rest carried findings, every one of them accepted (shown with the verdict)
     assert 0 < held <= summary.declared, "a gate cannot hold without comparing"
     return 0

@@ -27,7 +27,7 @@ from fidelity.matrix.outcome import Outcome, Selection, decide, prediction_findi
 from fidelity.matrix.plan import Progress, RunPlan, SidePlan
 from fidelity.matrix.predict import Prediction
 from fidelity.matrix.runner import RunContext, run_sides
-from fidelity.matrix.table import Matrix
+from fidelity.matrix.table import Matrix, with_replay
 
 
 def _now() -> str:
@@ -50,6 +50,7 @@ def run(
     shard: str | None = None,
     durations: Mapping[str, float] | None = None,
     warn: Callable[[tuple[Finding, ...]], None] | None = None,
+    replay: str | None = None,
 ) -> Outcome:
     """Run both sides under one harness table, compare, and write the run directory.
 
@@ -77,6 +78,7 @@ def run(
         select=select,
         shard=shard,
         durations=durations,
+        replay=replay,
     )
     if warn is not None:
         warn(known_before(plan))
@@ -114,6 +116,7 @@ def _read_table(
     select: Sequence[str],
     shard: str | None,
     durations: Mapping[str, float] | None,
+    replay: str | None = None,
 ) -> _Table:
     baseline, candidate = revs
     if baseline is None or candidate is None:
@@ -121,7 +124,7 @@ def _read_table(
     rel = table_path(repo, cases)
     harness, full = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
-    matrix, selection = choose(full, select, shard, durations)
+    matrix, selection = choose(with_replay(full, replay), select, shard, durations)
     sides = (
         SidePlan("baseline", baseline, objects.rev_parse(repo, baseline)),
         SidePlan("candidate", candidate, objects.rev_parse(repo, candidate)),
@@ -144,6 +147,7 @@ def start(
     select: Sequence[str] = (),
     shard: str | None = None,
     durations: Mapping[str, float] | None = None,
+    replay: str | None = None,
 ) -> RunPlan:
     """A fresh run's plan (baseline and candidate revisions in `revs`), its run directory
     made and its plan.json written before anything runs."""
@@ -158,6 +162,7 @@ def start(
         select=select,
         shard=shard,
         durations=durations,
+        replay=replay,
     )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     label = f"{stamp}-{table.sides[0].sha[:7]}-{table.sides[1].sha[:7]}"
@@ -182,6 +187,7 @@ def start(
         jobs=jobs,
         progress=progress,
         accepts=table.accepts,
+        replay=replay,
     )
     ledger.write_plan(plan.run_dir, plan.to_json())
     return plan
@@ -214,6 +220,7 @@ def resume(
         select=began["selectors"],
         shard=began.get("shard"),
         durations=began.get("durations"),
+        replay=began.get("replay"),
     )
     run_dir = run_dir.absolute()
     _same_as_began(began, table.harness, table.sides)
@@ -240,6 +247,7 @@ def resume(
         progress=progress,
         resumed=True,
         accepts=table.accepts,
+        replay=began.get("replay"),
         done={p.role: ledger.completed(run_dir / p.role, definitions) for p in table.sides},
     )
 

@@ -57,6 +57,7 @@ class RunPlan:
     resumed: bool = False
     done: Mapping[str, Mapping[str, CaseEvidence]] = field(default_factory=dict)  # role -> id
     accepts: tuple[Allowance, ...] = ()  # the table's accepted findings, expiry decided
+    replay: str | None = None  # --replay: the mode of every case without its own
 
     def to_json(self) -> dict[str, Any]:
         """The body of plan.json: what `resume` needs to continue the same run."""
@@ -71,4 +72,5 @@ class RunPlan:
             "started": self.started,
             "shard": self.shard,
             "durations": dict(self.durations) if self.durations is not None else None,
+            "replay": self.replay,
         }

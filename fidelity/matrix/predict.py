@@ -11,7 +11,7 @@ import enum
 import hashlib
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fidelity import schema
@@ -19,6 +19,7 @@ from fidelity.errors import UsageError
 from fidelity.matrix import accept
 from fidelity.matrix.accept import Allowance, Settled
 from fidelity.matrix.compare import FAILURES, Comparison, Verdict
+from fidelity.matrix.evidence import ReplayVerdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,7 @@ class Prediction:
     broken: frozenset[str] = frozenset()  # run at the baseline, fail at the candidate
     unchanged: frozenset[str] = frozenset()  # named unchanged (all unnamed cases are too)
     findings: tuple[Allowance, ...] = ()  # expected findings, each with its reason
+    replay: Mapping[str, str] = field(default_factory=dict)  # case id -> candidate's replay
 
     def expected_verdicts(self) -> dict[str, str]:
         """case id -> the verdict predicted for it, for every case a key names."""
@@ -104,6 +106,9 @@ def load(
                     "one predicted verdict"
                 )
     expected = tuple(Allowance.parse(f) for f in body.get("findings", ()))
+    for case_id in body.get("replay", {}):
+        if case_id not in tags:
+            raise PredictionError(f"{path}: replay names no case of the table: {case_id!r}")
     for allowance in expected:
         if allowance.case is not None and allowance.case not in tags:
             raise PredictionError(f"{path}: expected finding {allowance.label()} names no case")
@@ -120,6 +125,7 @@ def load(
         broken=named["broken"],
         unchanged=named["unchanged"],
         findings=expected,
+        replay=dict(body.get("replay", {})),
     )
 
 
@@ -154,7 +160,9 @@ def judge(comparison: Comparison, prediction: Prediction, settled: Settled) -> P
     failed = tuple(
         r.case_id for r in comparison.cases if r.verdict in FAILURES and r.case_id not in as_said
     )
-    missed = tuple(sorted(changing - as_said))
+    replays = _replays(comparison, prediction.replay)
+    failed += tuple(c for c in replays["failed"] if c not in failed)
+    missed = tuple(sorted((changing - as_said) | replays["missed"]))
     unmet = tuple(a.label() for a in settled.unmet)
     if settled.findings or comparison.summary.compared == 0:
         verdict, code = Held.UNTRUSTED, 3
@@ -164,9 +172,9 @@ def judge(comparison: Comparison, prediction: Prediction, settled: Settled) -> P
         verdict, code = Held.FALSIFIED, 1
     return PredictionVerdict(
         verdict=verdict,
-        predicted=tuple(sorted(changing)),
+        predicted=tuple(sorted(changing | set(prediction.replay))),
         moved=tuple(sorted(moved)),
-        confirmed=tuple(sorted(as_said & changing)),
+        confirmed=tuple(sorted((as_said & changing) | replays["confirmed"])),
         unexpected=tuple(sorted(moved - predicted)),
         missed=missed,
         failed=failed,
@@ -176,6 +184,20 @@ def judge(comparison: Comparison, prediction: Prediction, settled: Settled) -> P
     )
 
 
+def _replays(comparison: Comparison, said: Mapping[str, str]) -> dict[str, set[str]]:
+    """Cases whose candidate replayed as predicted (confirmed) or not (missed), and the
+    unnamed ones whose replay failed on a side (failed, not as predicted)."""
+    found: dict[str, set[str]] = {"confirmed": set(), "missed": set(), "failed": set()}
+    for r in comparison.cases:
+        verdicts = dict(r.replay)
+        if r.case_id in said:
+            hit = verdicts.get("candidate") == said[r.case_id]
+            found["confirmed" if hit else "missed"].add(r.case_id)
+        elif any(ReplayVerdict(v).bad for v in verdicts.values()):
+            found["failed"].add(r.case_id)
+    return found
+
+
 def to_json(prediction: Prediction | None) -> dict[str, Any] | None:
     if prediction is None:
         return None
@@ -183,6 +205,7 @@ def to_json(prediction: Prediction | None) -> dict[str, Any] | None:
     for key in KEYS:
         data[key] = sorted(getattr(prediction, key))
     data["findings"] = [a.to_json() for a in prediction.findings]
+    data["replay"] = dict(prediction.replay)
     return data
 
 
@@ -191,4 +214,12 @@ def from_json(data: Mapping[str, Any] | None) -> Prediction | None:
         return None
     sets = {key: frozenset(data.get(key, ())) for key in KEYS}
     found = tuple(Allowance.from_json(a) for a in data.get("findings", ()))
-    return Prediction(**{**data, **sets, "selectors": tuple(data["selectors"]), "findings": found})
+    return Prediction(
+        **{
+            **data,
+            **sets,
+            "selectors": tuple(data["selectors"]),
+            "findings": found,
+            "replay": dict(data.get("replay", {})),
+        }
+    )

@@ -54,6 +54,11 @@ def drift(case_dir: Path, ev: CaseEvidence, outputs: tuple[Output, ...] | None) 
             if rel not in known and any(matches(rel, o.glob) for o in outputs)
         ]
     found += [f"cache/{rel} added" for rel in cache.files if rel not in ev.cache]
+    for run in ev.replay.runs if ev.replay else ():  # a replay's runs are evidence too
+        here = case_dir / run.folder
+        recorded = {run.path_of(name): sha for name, sha in run.outputs.items()}
+        found += _against(f"{run.folder}/out", recorded, walk(here / "out"))
+        found += _against(f"{run.folder}/cache", run.cache, walk(here / "cache"))
     return found
 
 

@@ -24,6 +24,7 @@ from fidelity.text import one_line
 STYLE = {
     Verdict.IDENTICAL: "green",
     Verdict.WITHIN_TOLERANCE: "green",
+    Verdict.WITHIN_SPREAD: "green",
     Verdict.MOVED: "yellow",
     Verdict.NOT_COMPARED: "red",
     Verdict.MISSING_EVIDENCE: "red",
@@ -85,6 +86,8 @@ def outcome(
     elif show_identical or any(r.verdict is not Verdict.IDENTICAL for r in result.comparison.cases):
         console.print(case_table(result.comparison, show_identical, result.run_dir))
     for text in words.selection_line(result) + words.summary_lines(result.comparison):
+        _line(console, text)
+    for text in words.replay_lines(result):
         _line(console, text)
     for text in words.prediction_lines(result) + words.setup_lines(result):
         _line(console, text)

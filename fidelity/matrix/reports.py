@@ -14,6 +14,7 @@ from typing import Any
 from fidelity.markdown import CUT_NOTE, STEP_SUMMARY_LIMIT, code, fit, inline
 from fidelity.matrix import predict, rundir, words
 from fidelity.matrix.compare import FAILURES, CaseResult, Verdict
+from fidelity.matrix.evidence import ReplayVerdict
 from fidelity.matrix.outcome import Outcome
 from fidelity.report_junit import JUnitCase
 
@@ -47,6 +48,7 @@ def _ids(ids: tuple[str, ...]) -> str:
 def _summary(outcome: Outcome) -> list[str]:
     """The counts, and the prediction with how it fared."""
     summary = words.selection_line(outcome) + words.summary_lines(outcome.comparison)
+    summary += words.replay_lines(outcome, only_bad=True)  # the rest are in run.json
     lines = [f"{inline(line)}  " for line in summary] + [""]
     j, p = outcome.judged, outcome.prediction
     if j is not None and p is not None:
@@ -131,6 +133,9 @@ def judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]
     if r.verdict in FAILURES:
         return f"{r.verdict}: {detail}", None
     j = outcome.judged
+    replayed = [f"{role} {v}" for role, v in r.replay if ReplayVerdict(v).bad]
+    if replayed and (j is None or r.case_id in j.failed or r.case_id in j.missed):
+        return f"replay: {', '.join(replayed)}; {detail}", None
     if j is not None:
         if r.case_id in j.unexpected:
             return f"moved, not predicted: {detail}", None

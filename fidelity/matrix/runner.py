@@ -8,6 +8,7 @@ worktree and `fidelity compare` can check it again later.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 from fidelity import proc
 from fidelity.errors import TableError
 from fidelity.git import objects, stage, worktrees
-from fidelity.matrix import importguard, ledger, repo_state, setups
+from fidelity.matrix import importguard, ledger, replay, repo_state, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.explain import Arrival, Meeting
@@ -92,10 +93,17 @@ def side_env(matrix: Matrix, places: Mapping[str, str]) -> dict[str, str]:
 
 
 def run_case(
-    ctx: RunContext, case: Case, side: Mapping[str, str], case_dir: Path, budget: Budget = None
+    ctx: RunContext,
+    case: Case,
+    side: Mapping[str, str],
+    case_dir: Path,
+    budget: Budget = None,
+    *,
+    seed: Path | None = None,
 ) -> CaseEvidence:
     """Run one case in the side's worktree; its status is evidence, never an exception
-    (but Interrupted when the run is being stopped)."""
+    (but Interrupted when the run is being stopped). `seed` is a cache folder the case
+    starts with a copy of (a warm replay); otherwise its cache starts empty."""
     if ctx.cancel.is_set():
         raise Interrupted(case.id)
     if case_dir.exists():  # a resumed run starts the case afresh
@@ -103,6 +111,8 @@ def run_case(
     out_dir, cache_dir = case_dir / "out", case_dir / "cache"
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_dir.mkdir(parents=True, exist_ok=True)
+    if seed is not None:
+        shutil.copytree(seed, cache_dir, symlinks=True, dirs_exist_ok=True)
     preexisting = tuple(sorted({*walk(cache_dir).files, *walk(cache_dir).links}))
     places = {**side, "out": str(out_dir), "cache": str(cache_dir)}
     with budget or contextlib.nullcontext():
@@ -243,9 +253,15 @@ def run_cases(
 ) -> dict[str, CaseEvidence]:
     """Every case not already done; each one's evidence is kept the moment it completes."""
 
+    def runs_again(case: Case) -> replay.RunOnce:
+        return lambda folder, seed: run_case(ctx, case, side, folder, how.budget, seed=seed)
+
     def one(case: Case) -> CaseEvidence:
         case_dir = side_dir / "cases" / case.id
         evidence = run_case(ctx, case, side, case_dir, how.budget)
+        if case.replayed:
+            again = replay.replay(case, evidence, case_dir, runs_again(case), side["worktree"])
+            evidence = dataclasses.replace(evidence, replay=again)
         ledger.save_case(case_dir, evidence)
         if ctx.progress:
             ctx.progress(role, case.id, evidence.status)

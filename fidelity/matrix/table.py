@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -35,6 +35,9 @@ class Case:
     # its comparison specs: its own, then the table-wide ones for outputs it declares
     compare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     cwd: str | None = None  # the working directory (a template); None: {worktree}
+    replay: str | None = None  # "cold-warm" or "twice": run again on each side (`replay`)
+    repeat: int = 1  # cold runs per side: the spread of a nondeterministic case
+    nondeterministic: bool = False  # declared: a difference within the spread is not moved
 
     def definition(self) -> dict[str, Any]:
         """What decides the evidence a case produces; timeout, tags and the comparison spec
@@ -50,6 +53,15 @@ class Case:
         if self.cwd is not None:
             found["cwd"] = self.cwd
         return found
+
+    @property
+    def cold_runs(self) -> int:
+        """How many times the case runs cold (fresh cache) on each side."""
+        return max(self.repeat, 2 if self.replay == "twice" else 1)
+
+    @property
+    def replayed(self) -> bool:
+        return self.replay is not None or self.repeat > 1
 
     def definition_sha(self) -> str:
         blob = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
@@ -246,6 +258,7 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
                         else (*here, "outputs", j, key)
                     )
                     problems.append(_locate(raw, where, f"glob {pattern!r} {why}"))
+        problems += [_locate(raw, (*here, key), why) for key, why in _replay_problems(case)]
         if not case.get("outputs") and not case.get("cache_env"):
             problems.append(
                 _locate(
@@ -256,6 +269,24 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
                 )
             )
     return problems
+
+
+def _replay_problems(case: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A cold-warm replay needs a cache to warm; a declared nondeterministic case needs
+    more than one cold run, or its spread is never seen."""
+    found = []
+    if case.get("replay") == "cold-warm" and not case.get("cache_env"):
+        found.append(("replay", "`cold-warm` needs a `cache_env`: there is no cache to warm"))
+    runs = max(int(case.get("repeat", 1)), 2 if case.get("replay") == "twice" else 1)
+    if case.get("nondeterministic") and runs < 2:
+        found.append(
+            (
+                "nondeterministic",
+                "needs two or more cold runs per side to measure its spread: "
+                'set repeat = 3 (or replay = "twice")',
+            )
+        )
+    return found
 
 
 def _command(value: Any) -> Command:
@@ -280,6 +311,9 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
                 env=dict(c.get("env", {})),
                 compare=specs.effective(defaults, c.get("compare", {}), outputs),
                 cwd=c.get("cwd", head.get("cwd")),
+                replay=c.get("replay"),
+                repeat=int(c.get("repeat", 1)),
+                nondeterministic=bool(c.get("nondeterministic", False)),
             )
         )
     return Matrix(
@@ -297,6 +331,23 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
         harness_paths=tuple(p.strip("/") for p in head.get("harness_paths", ())),
         accepts=tuple(Allowance.parse(a) for a in raw.get("accept", ())),
     )
+
+
+REPLAYS = ("cold-warm", "twice")
+
+
+def with_replay(matrix: Matrix, mode: str | None) -> Matrix:
+    """`--replay MODE` for a whole run: every case without its own `replay` gets it, except
+    that a case with no cache to warm is replayed `twice` under `cold-warm`."""
+    if mode is None:
+        return matrix
+    cases = tuple(
+        c
+        if c.replay is not None
+        else replace(c, replay="twice" if mode == "cold-warm" and not c.cache_env else mode)
+        for c in matrix.cases
+    )
+    return replace(matrix, cases=cases)
 
 
 def read(path: Path) -> Matrix:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fidelity.matrix.compare import FAILURES, CaseResult, Comparison
+from fidelity.matrix.compare import FAILURES, CaseResult, Comparison, Summary
 from fidelity.matrix.diffs import clip_pair
 from fidelity.matrix.findings import Finding
 from fidelity.matrix.outcome import WORKTREE, Outcome
@@ -126,6 +126,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
     classes = [
         ("identical", s.identical, True),
         ("within tolerance", s.within_tolerance, False),
+        ("within spread", s.within_spread, False),
         ("moved", s.moved, True),
         ("failed", s.failures, False),
         ("missing evidence", s.missing_evidence, False),
@@ -209,22 +210,57 @@ def verdict(outcome: Outcome) -> str:
         )
     scope, partial = _scope(outcome)
     partial += accepted
-    held = s.identical + s.within_tolerance
+    held = s.identical + s.within_tolerance + s.within_spread
     if code == 0 and held < s.declared:
         return (
             f"HOLDS: {held} of {scope} identical or within tolerance; the other "
             f"{s.declared - held} carry findings the table accepts{partial} (exit 0)"
         )
     if code == 0:
-        if not s.within_tolerance:
-            return f"HOLDS: all {scope} identical{partial} (exit 0)"
-        if not s.identical:
-            return f"HOLDS: all {scope} within tolerance, none identical{partial} (exit 0)"
+        return _holds(s, scope, partial)
+    replays = f", {s.replay_failures} replays failed" if s.replay_failures else ""
+    return f"MOVED: {s.moved} moved, {s.failures} failed{replays} of {s.declared}{partial} (exit 1)"
+
+
+def _holds(s: Summary, scope: str, partial: str) -> str:
+    """The words of a gate that holds with every case compared."""
+    if s.within_spread:
         return (
-            f"HOLDS: all {scope} identical or within tolerance ({s.identical} identical, "
-            f"{s.within_tolerance} within tolerance){partial} (exit 0)"
+            f"HOLDS: all {scope} identical, within tolerance or within the spread of their "
+            f"own runs ({s.identical} identical, {s.within_tolerance} within tolerance, "
+            f"{s.within_spread} within spread){partial} (exit 0)"
         )
-    return f"MOVED: {s.moved} moved, {s.failures} failed of {s.declared}{partial} (exit 1)"
+    if not s.within_tolerance:
+        return f"HOLDS: all {scope} identical{partial} (exit 0)"
+    if not s.identical:
+        return f"HOLDS: all {scope} within tolerance, none identical{partial} (exit 0)"
+    return (
+        f"HOLDS: all {scope} identical or within tolerance ({s.identical} identical, "
+        f"{s.within_tolerance} within tolerance){partial} (exit 0)"
+    )
+
+
+def replay_lines(outcome: Outcome, *, only_bad: bool = False) -> list[str]:
+    """Each replayed case: each side's replay verdict with its runs' times and cache files,
+    then for a verdict that fails the gate (or a spread) the values that differ."""
+    lines, count, bad = [], 0, 0
+    for r in outcome.comparison.cases:
+        for role, side in (("baseline", outcome.baseline), ("candidate", outcome.candidate)):
+            ev = side.cases.get(r.case_id)
+            if ev is None or ev.replay is None:
+                continue
+            count += 1
+            bad += ev.replay.verdict.bad
+            if only_bad and not ev.replay.verdict.bad:
+                continue
+            mark = "!" if ev.replay.verdict.bad else "="
+            lines.append(f"  {mark} {r.case_id} {role}: {ev.replay.verdict} ({ev.replay.detail})")
+            if ev.replay.verdict.bad or ev.replay.varying:
+                lines += [f"      {d}" for d in ev.replay.differences]
+    if not count:
+        return []
+    head = f"replays: {count} case-sides run again on their own side, {bad} failed"
+    return [head, *lines]
 
 
 def _accepted_note(outcome: Outcome) -> str:

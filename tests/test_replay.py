@@ -1,0 +1,247 @@
+"""Replays end to end: a program that caches what it trains, run cold then warm (and twice
+cold) on each side of real commits, judged by the case's own comparators."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+from support import PY, Repo, snapshot
+
+from fidelity.matrix import gate, rejudge
+from fidelity.matrix.compare import Verdict
+from fidelity.matrix.evidence import ReplayVerdict
+from fidelity.matrix.findings import Code
+from fidelity.matrix.outcome import Outcome
+
+# Trains one model per (alpha, beta) and persists each under the cache folder. The cache is
+# read once, at start-up, as a simulator loads its predictors. VARIANT picks a defect.
+TRAIN = """
+import json, os, pathlib, random, sys, time
+VARIANT = pathlib.Path("variant.txt").read_text().strip()
+cache, out = pathlib.Path(os.environ["SIM_CACHE"]), pathlib.Path(sys.argv[1])
+known = {p.stem: json.loads(p.read_text()) for p in sorted(cache.glob("*.json"))}
+
+def key(alpha, beta):
+    return f"m-{alpha}" if VARIANT == "key-misses-beta" else f"m-{alpha}-{beta}"
+
+rows = []
+for alpha, beta in [(1, 1), (1, 2), (2, 1)]:
+    k = key(alpha, beta)
+    if k in known and VARIANT != "ignores-cache":
+        model = known[k]
+        if VARIANT == "crashes-warm":
+            sys.exit("cannot load " + k)
+    else:
+        model = {"w": alpha * 1.5 + beta * 0.25}
+        (cache / f"{k}.json").write_text(json.dumps(model))
+    noise = random.Random(time.time_ns()).random() if VARIANT == "clock-seeded" else 0.0
+    rows.append(f"{alpha},{beta},{model['w'] + noise!r}")
+(out / "predictions.csv").write_text("alpha,beta,w\\n" + "\\n".join(rows) + "\\n")
+"""
+
+
+def table(replay: str | None = "cold-warm", extra: str = "") -> str:
+    line = f'replay = "{replay}"\n' if replay else ""
+    return f"""
+[[case]]
+id = "train"
+argv = [{json.dumps(PY)}, "train.py", "{{out}}"]
+outputs = ["predictions.csv"]
+cache_env = "SIM_CACHE"
+{line}{extra}
+[case.compare."predictions.csv"]
+kind = "csv"
+key = ["alpha", "beta"]
+"""
+
+
+def two_sides(
+    repo: Repo, base_variant: str, cand_variant: str, replay: str | None = "cold-warm", **kw
+) -> Outcome:
+    extra = kw.pop("extra", "")
+    base = repo.commit(
+        {
+            "train.py": TRAIN,
+            "variant.txt": base_variant,
+            "cases/matrix.toml": table(replay, extra),
+            ".gitignore": "__pycache__/\n",
+        }
+    )
+    repo.commit({"variant.txt": cand_variant, "train.py": TRAIN + "\n# refactored\n"})
+    return gate.run(repo.path, base, "HEAD", "cases/matrix.toml", **kw)
+
+
+def replayed(outcome: Outcome, role: str = "candidate") -> ReplayVerdict:
+    side = outcome.candidate if role == "candidate" else outcome.baseline
+    found = side.cases["train"].replay
+    assert found is not None
+    return found.verdict
+
+
+def test_the_correct_program_reproduces_from_its_cache(make_repo) -> None:
+    outcome = two_sides(make_repo("sim"), "ok", "ok")
+    assert replayed(outcome, "baseline") is ReplayVerdict.CACHE_REPRODUCES
+    assert replayed(outcome) is ReplayVerdict.CACHE_REPRODUCES
+    assert outcome.exit_code == 0, outcome.findings
+    warm = outcome.candidate.cases["train"].replay.runs[-1]  # type: ignore[union-attr]
+    assert warm.kind == "warm" and warm.cache_written == ()
+    assert len(outcome.candidate.cases["train"].cache) == 3  # the cold run wrote three models
+    # the warm run got a copy: the first run's cache is the evidence, as recorded
+    assert rejudge.recompare(outcome.run_dir).exit_code == 0
+
+
+def test_a_cache_key_that_misses_a_parameter_diverges_with_the_values(make_repo) -> None:
+    outcome = two_sides(make_repo("sim"), "key-misses-beta", "key-misses-beta")
+    replay = outcome.candidate.cases["train"].replay
+    assert replay is not None and replay.verdict is ReplayVerdict.CACHE_DIVERGES
+    said = " ".join(replay.differences)
+    # (1, 1) loaded the model (1, 2) wrote last under the same key: 1.75 -> 2.0
+    assert "predictions.csv" in said and "1.75" in said and "2.0" in said, said
+    assert outcome.comparison.summary.replay_failures == 1
+    assert outcome.exit_code == 1
+    assert outcome.comparison.cases[0].verdict is Verdict.IDENTICAL  # the sides agree
+
+
+def test_a_program_that_ignores_its_cache_is_cache_not_used(make_repo) -> None:
+    outcome = two_sides(make_repo("sim"), "ignores-cache", "ignores-cache")
+    replay = outcome.candidate.cases["train"].replay
+    assert replay is not None and replay.verdict is ReplayVerdict.CACHE_NOT_USED
+    assert "wrote 3 cache files again" in replay.detail
+    assert outcome.exit_code == 1
+
+
+def test_a_warm_run_that_fails_is_replay_failed(make_repo) -> None:
+    outcome = two_sides(make_repo("sim"), "crashes-warm", "crashes-warm")
+    assert replayed(outcome) is ReplayVerdict.REPLAY_FAILED
+    assert outcome.exit_code == 1
+
+
+def test_a_clock_seeded_program_is_nondeterministic_and_a_refactor_is_not_moved(
+    make_repo,
+) -> None:
+    outcome = two_sides(make_repo("sim"), "clock-seeded", "clock-seeded", replay="twice")
+    assert replayed(outcome, "baseline") is ReplayVerdict.NONDETERMINISTIC
+    assert replayed(outcome) is ReplayVerdict.NONDETERMINISTIC
+    result = outcome.comparison.cases[0]
+    assert result.verdict is Verdict.WITHIN_SPREAD, result
+    assert "baseline 2 versions in 2 runs, candidate 2 in 2" in result.detail
+    assert outcome.exit_code == 0
+    # judged again from the run directory alone: the same class
+    assert rejudge.recompare(outcome.run_dir).comparison.cases[0].verdict is Verdict.WITHIN_SPREAD
+
+
+def test_without_replays_the_same_clock_seeded_refactor_is_moved(make_repo) -> None:
+    outcome = two_sides(make_repo("sim"), "clock-seeded", "clock-seeded", replay=None)
+    assert outcome.comparison.cases[0].verdict is Verdict.MOVED
+    assert outcome.candidate.cases["train"].replay is None
+
+
+def test_a_spread_seen_on_one_side_only_is_moved_and_said_too_small(make_repo) -> None:
+    outcome = two_sides(make_repo("sim"), "clock-seeded", "ok", replay="twice")
+    assert outcome.comparison.cases[0].verdict is Verdict.MOVED
+    found = [f for f in outcome.findings if f.code is Code.SPREAD_TOO_SMALL]
+    assert len(found) == 1 and "one side only" in found[0].message, outcome.findings
+    assert "raise the case's `repeat`" in found[0].message
+    assert outcome.exit_code == 3
+
+
+def test_a_declared_nondeterministic_case_that_never_varied_cannot_be_judged(
+    make_repo,
+) -> None:
+    extra = "repeat = 2\nnondeterministic = true\n"
+    repo = make_repo("sim")
+    base = repo.commit(
+        {"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": table(None, extra)}
+    )
+    repo.commit({"train.py": TRAIN.replace("* 0.25", "* 0.5")})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert outcome.comparison.cases[0].verdict is Verdict.MOVED
+    found = [f for f in outcome.findings if f.code is Code.SPREAD_TOO_SMALL]
+    assert found and "did not vary in 2 runs" in found[0].message
+    assert outcome.exit_code == 3
+
+
+def test_a_prediction_names_the_candidates_replay_verdict(make_repo) -> None:
+    repo = make_repo("sim")
+    base = repo.commit(
+        {"train.py": TRAIN, "variant.txt": "key-misses-beta", "cases/matrix.toml": table()}
+    )
+    predicted = (  # the cache's files are named anew, so the case moves too
+        '[prediction]\nwhy = "the key names beta"\nmoved = ["train"]\n'
+        'replay = { train = "cache-reproduces" }\n'
+    )
+    repo.commit({"cases/fix.toml": predicted, "variant.txt": "ok"})
+    held = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", expect="cases/fix.toml")
+    assert replayed(held, "baseline") is ReplayVerdict.CACHE_DIVERGES
+    assert held.judged is not None and held.judged.verdict.value == "HELD", held.judged
+    assert held.judged.confirmed == ("train",)
+    assert held.exit_code == 0
+    # the same claim about a candidate that did not fix it is falsified
+    repo.commit({"variant.txt": "key-misses-beta"})
+    falsified = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", expect="cases/fix.toml")
+    assert falsified.judged is not None and falsified.judged.missed == ("train",)
+    assert falsified.exit_code == 1
+
+
+def test_an_unpredicted_replay_failure_falsifies_a_prediction(make_repo) -> None:
+    repo = make_repo("sim")
+    base = repo.commit({"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": table()})
+    repo.commit({"cases/p.toml": '[prediction]\nwhy = "nothing moves"\n', "variant.txt": "x"})
+    repo.commit({"variant.txt": "ignores-cache"})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", expect="cases/p.toml")
+    assert outcome.judged is not None and outcome.judged.failed == ("train",)
+    assert outcome.exit_code == 1
+
+
+def test_a_replay_file_edited_after_the_run_is_evidence_altered(make_repo) -> None:
+    outcome = two_sides(make_repo("sim"), "ok", "ok")
+    warm = outcome.run_dir / "candidate" / "cases" / "train" / "replay" / "warm"
+    (warm / "out" / "predictions.csv").write_text("alpha,beta,w\n")
+    again = rejudge.recompare(outcome.run_dir)
+    altered = [f for f in again.findings if f.code is Code.EVIDENCE_ALTERED]
+    assert altered and "replay/warm/out/predictions.csv changed" in altered[0].message
+    assert again.exit_code == 3
+
+
+def test_replay_in_the_cli_for_a_whole_run_with_the_users_tree_untouched(make_repo) -> None:
+    repo = make_repo("sim")
+    base = repo.commit({"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": table(None)})
+    repo.commit({"variant.txt": "key-misses-beta"})
+    before = snapshot(repo.path)
+    fidelity = shutil.which("fidelity") or "fidelity"
+    run = [fidelity, "run", "--baseline", base, "--replay", "cold-warm", "-q", "--repo"]
+    done = subprocess.run([*run, str(repo.path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "train baseline: cache-reproduces" in done.stdout
+    assert "! train candidate: cache-diverges" in done.stdout
+    assert "1 replays failed" in done.stdout
+    assert snapshot(repo.path) == before
+    resumed = subprocess.run(
+        [fidelity, "run", "--resume", "x", "--replay", "twice", "--repo", str(repo.path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert resumed.returncode == 2 and "keeps the --replay it began with" in resumed.stderr
+
+
+def test_a_cold_warm_replay_without_a_cache_is_a_table_error(make_repo) -> None:
+    from fidelity.errors import TableError
+    from fidelity.matrix import table as casetable
+
+    text = table().replace('cache_env = "SIM_CACHE"\n', "")
+    try:
+        casetable.parse(text.encode(), "t.toml")
+    except TableError as exc:
+        assert any("needs a `cache_env`" in p for p in exc.problems), exc.problems
+    else:
+        raise AssertionError("a cold-warm replay without a cache was accepted")
+    declared = table(None, "nondeterministic = true\n")
+    try:
+        casetable.parse(declared.encode(), "t.toml")
+    except TableError as exc:
+        assert any("repeat = 3" in p for p in exc.problems), exc.problems
+    else:
+        raise AssertionError("a declared nondeterministic case with one run was accepted")
