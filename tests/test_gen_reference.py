@@ -163,6 +163,8 @@ def test_the_schema_defaults_are_the_codes() -> None:
     assert defaults(schemas["matrix"], ("$defs", "case")) == {
         "shell": case.shell,
         "timeout_s": case.timeout_s,
+        "repeat": case.repeat,
+        "nondeterministic": case.nondeterministic,
     }
     output = outputs.Output.parse({"glob": "o"})
     assert defaults(schemas["matrix"], ("$defs", "output", "oneOf", 1)) == {

@@ -216,7 +216,7 @@ def test_replay_in_the_cli_for_a_whole_run_with_the_users_tree_untouched(make_re
     assert done.returncode == 1, done.stdout + done.stderr
     assert "train baseline: cache-reproduces" in done.stdout
     assert "! train candidate: cache-diverges" in done.stdout
-    assert "1 replays failed" in done.stdout
+    assert "1 replay failed" in done.stdout
     assert snapshot(repo.path) == before
     resumed = subprocess.run(
         [fidelity, "run", "--resume", "x", "--replay", "twice", "--repo", str(repo.path)],

@@ -66,6 +66,9 @@ def _top(outcome: Outcome) -> list[str]:
     allowed = words.allowed_lines(outcome)
     if allowed:
         parts.append(section("Accepted findings", [items(allowed)], id="accepted"))
+    replays = words.replay_lines(outcome)
+    if replays:
+        parts.append(section("Replays", [items(replays)], id="replays"))
     return parts
 
 

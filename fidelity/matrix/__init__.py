@@ -14,6 +14,7 @@ evidence, then how a verdict is said.
 - `csvblock`: rows that arrive in step, compared a whole column at a time
 - `csvcmp`: CSV/TSV outputs compared by value, rows aligned on key columns
 - `valuecmp`: value-aware explanations of outputs whose bytes differ (CSV/TSV, JSON, text)
+- `spread`: a nondeterministic case's spread, and whether a difference stays within it
 - `compare`: the comparison: pure functions from two sides' evidence to one verdict per case
 - `widening`: has the harness loosened a comparison since the baseline's own table
 - `findings`: provenance findings: every reason the comparison could not be trusted
@@ -27,6 +28,7 @@ evidence, then how a verdict is said.
 - `importguard`: where each checked module resolves, with the side's own interpreter
 - `setups`: a side's set-up worktree, kept and reused while its commit and setup match
 - `repo_state`: what a run must leave as it found it in the user's repository, and changes
+- `replay`: a case run again on its own side (cold then warm, or cold again), judged
 - `runner`: runs one side in its own worktree: setup, import guard, every case
 - `ledger`: what a run has done so far, kept as it happens, so a run can be resumed
 - `untrusted`: a run directory's JSON files checked as untrusted input before they are read

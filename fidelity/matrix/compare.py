@@ -77,7 +77,6 @@ class Summary:
     compared: int
     identical: int
     within_tolerance: int
-    within_spread: int
     moved: int
     failures: int
     missing_evidence: int
@@ -86,6 +85,7 @@ class Summary:
     cache_files_baseline: int
     cache_files_candidate: int
     cache_files_differ: int
+    within_spread: int = 0  # differ only as runs of one commit differ (`spread`)
     replay_failures: int = 0  # cases a side's replay showed diverging, not cached or failing
 
 

@@ -197,7 +197,8 @@ def judge(
     colds = 1 + sum(1 for r in runs if r.kind == "cold")
     varying, said = _cold_spread(case, first, runs, case_dir, wt)
     if varying:
-        why = f"{_listed(varying)} differ between the {colds} cold runs"
+        verb = "differs" if len(varying) == 1 else "differ"
+        why = f"{_listed(varying)} {verb} between the {colds} cold runs"
         verdict = ReplayVerdict.NONDETERMINISTIC
         return _made(case, runs, verdict, why, varying=varying, differences=said)
     warm = next((r for r in runs if r.kind == "warm"), None)
@@ -207,7 +208,8 @@ def judge(
     one = ("", first.outputs, first.paths)
     names, words = differing(case, one, (warm.folder, warm.outputs, warm.paths), case_dir, wt)
     if names:
-        why = f"the warm run's {_listed(names)} differ from the cold run's"
+        verb = "differs" if len(names) == 1 else "differ"
+        why = f"the warm run's {_listed(names)} {verb} from the cold run's"
         return _made(case, runs, ReplayVerdict.CACHE_DIVERGES, why, differences=words)
     unused = _not_used(first, warm)
     if unused:

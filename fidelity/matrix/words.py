@@ -218,7 +218,7 @@ def verdict(outcome: Outcome) -> str:
         )
     if code == 0:
         return _holds(s, scope, partial)
-    replays = f", {s.replay_failures} replays failed" if s.replay_failures else ""
+    replays = f", {counted(s.replay_failures, 'replay')} failed" if s.replay_failures else ""
     return f"MOVED: {s.moved} moved, {s.failures} failed{replays} of {s.declared}{partial} (exit 1)"
 
 
@@ -259,7 +259,7 @@ def replay_lines(outcome: Outcome, *, only_bad: bool = False) -> list[str]:
                 lines += [f"      {d}" for d in ev.replay.differences]
     if not count:
         return []
-    head = f"replays: {count} case-sides run again on their own side, {bad} failed"
+    head = f"replays: {counted(count, 'case-side')} run again on its own side, {bad} failed"
     return [head, *lines]
 
 
