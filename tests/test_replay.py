@@ -245,3 +245,32 @@ def test_a_cold_warm_replay_without_a_cache_is_a_table_error(make_repo) -> None:
         assert any("repeat = 3" in p for p in exc.problems), exc.problems
     else:
         raise AssertionError("a declared nondeterministic case with one run was accepted")
+
+
+def test_a_warm_run_no_faster_than_a_long_cold_run_did_not_use_its_cache() -> None:
+    from fidelity.matrix.evidence import CaseEvidence, CaseStatus, ReplayRun
+    from fidelity.matrix.replay import _not_used
+
+    cold = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 2.0, cache={"m.json": "a" * 64})
+    warm = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 1.9, cache={"m.json": "a" * 64})
+    assert "saved nothing" in _not_used(cold, warm)
+    faster = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 0.5, cache={"m.json": "a" * 64})
+    assert _not_used(cold, faster) == ""
+    short = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 0.2, cache={"m.json": "a" * 64})
+    assert _not_used(short, warm) == ""  # under a second, speed is not judged
+    empty = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 2.0)
+    assert "wrote nothing to its cache" in _not_used(empty, faster)
+
+
+def test_replay_for_a_whole_run_keeps_each_cases_own_and_twice_without_a_cache() -> None:
+    from fidelity.matrix import table as casetable
+
+    text = table("twice") + '\n[[case]]\nid = "plain"\nargv = ["x"]\noutputs = ["o"]\n'
+    text += '\n[[case]]\nid = "cached"\nargv = ["x"]\ncache_env = "C"\n'
+    matrix = casetable.with_replay(casetable.parse(text.encode(), "t.toml"), "cold-warm")
+    assert {c.id: c.replay for c in matrix.cases} == {
+        "train": "twice",
+        "plain": "twice",
+        "cached": "cold-warm",
+    }
+    assert casetable.with_replay(matrix, None) is matrix
