@@ -9,7 +9,7 @@ import subprocess
 
 from support import PY, Repo, snapshot
 
-from fidelity.matrix import gate, rejudge
+from fidelity.matrix import gate, rejudge, reports
 from fidelity.matrix.compare import Verdict
 from fidelity.matrix.evidence import ReplayVerdict
 from fidelity.matrix.findings import Code
@@ -102,6 +102,10 @@ def test_a_cache_key_that_misses_a_parameter_diverges_with_the_values(make_repo)
     assert outcome.comparison.summary.replay_failures == 1
     assert outcome.exit_code == 1
     assert outcome.comparison.cases[0].verdict is Verdict.IDENTICAL  # the sides agree
+    junit = {c.name: c for c in reports.junit_cases(outcome)}
+    assert junit["train"].failure is not None
+    assert "candidate cache-diverges" in junit["train"].failure
+    assert "cache-diverges" in reports.markdown(outcome)
 
 
 def test_a_program_that_ignores_its_cache_is_cache_not_used(make_repo) -> None:
