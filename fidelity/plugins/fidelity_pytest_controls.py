@@ -128,7 +128,7 @@ class Tracer:
     def audit(self, event: str, args: tuple[object, ...]) -> None:
         if not self.active:
             return
-        if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
+        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
             if _importing(sys._getframe(1)):
                 return  # the import system reading source to compile it is not a data read
             raw = os.fsdecode(args[0])
