@@ -21,7 +21,12 @@ from fidelity.matrix.explain import output_file, spec_for
 from fidelity.matrix.outcome import WORKTREE, Outcome
 
 PLOTTED = 25  # cases whose moved columns are plotted; the rest get their values only
-ORDER = {Verdict.MOVED: 0, Verdict.CANDIDATE_ONLY_FAILED: 1, Verdict.WITHIN_TOLERANCE: 3}
+ORDER = {
+    Verdict.MOVED: 0,
+    Verdict.CANDIDATE_ONLY_FAILED: 1,
+    Verdict.WITHIN_TOLERANCE: 3,
+    Verdict.WITHIN_SPREAD: 3,
+}
 
 
 def _commit(sha: str, rev: str, dirty: bool) -> str:

@@ -214,8 +214,9 @@ def judge(
     unused = _not_used(first, warm)
     if unused:
         return _made(case, runs, ReplayVerdict.CACHE_NOT_USED, unused)
+    share = f", {warm.duration_s / first.duration_s:.2f}x cold" if first.duration_s > 0 else ""
     why = (
         f"cold {first.duration_s:.2f} s, {len(first.cache)} cache files written; warm "
-        f"{warm.duration_s:.2f} s, none written; same outputs"
+        f"{warm.duration_s:.2f} s{share}, none written; same outputs"
     )
     return _made(case, runs, ReplayVerdict.CACHE_REPRODUCES, why)
