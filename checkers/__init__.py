@@ -4,6 +4,7 @@
 - `discover`: which files to check, where the repository root is, how to name them
 - `config`: `[tool.fidelity.docs]`: defaults for every Markdown file, then per page
 - `schema`: JSON Schemas shipped inside a package, violations located by JSON path
+- `quickschema`: whether a table is valid, decided without importing jsonschema
 - `check`: every rule over one page, and over a set of pages against their baseline
 - `cache`: per-page results kept between runs (time only, never a verdict)
 - `markdown`: the one markdown-it-py parser: CommonMark plus GFM tables

@@ -15,7 +15,7 @@ from checkers.findings import Code, Finding
 from checkers.headings import check_headings
 from checkers.keyed import check_keyed
 from checkers.linkcheck import Later, check_links, resolve_later
-from checkers.markdown import parse
+from checkers.markdown import TooDense, parse
 from checkers.prose import check_prose
 from checkers.refs import check_references
 from checkers.rows import check_rows
@@ -72,7 +72,14 @@ class Checked:
 def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked:
     """Every rule over one page's text, before ratchets; fragments into pages not parsed
     yet are left in ``later``."""
-    parsed = parse(text)
+    try:
+        parsed = parse(text, site.token_budget)
+    except TooDense:
+        site.remember(page.rel, frozenset())
+        site.pending.discard(page.rel)
+        message = f"page {site.too_dense()}; not checked; split it, or raise max_page_bytes"
+        finding = Finding(page.display, 1, 1, Code.TOO_DENSE, message)
+        return Checked(page, rules, [finding] if rules.reports(finding.code) else [])
     site.remember(page.rel, parsed)
     site.pending.discard(page.rel)
     tables = tables_in(parsed)

@@ -19,11 +19,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from checkers import schema
+
+if TYPE_CHECKING:  # imported only to explain a configuration that is not valid
+    import jsonschema
 from checkers.errors import ConfigError
 
 __all__ = ["ConfigError", "DocsConfig", "KeyedTable", "PageRules", "from_section", "load"]
@@ -128,6 +129,10 @@ def _message(error: jsonschema.ValidationError) -> str:
 
 def validate(section: Mapping[str, Any], source: str, where: str = SECTION) -> None:
     """Raise ConfigError listing every schema violation, each with its key path."""
+    if schema.valid("checkers", "docs", section):
+        return
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(section), key=lambda e: list(map(str, e.path)))
     if errors:

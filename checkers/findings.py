@@ -33,6 +33,7 @@ class Code(enum.StrEnum):
     TOO_LARGE = "FD702"
     UNREADABLE = "FD703"
     BAD_DIRECTIVE = "FD704"
+    TOO_DENSE = "FD705"
 
 
 DESCRIPTIONS = {
@@ -58,6 +59,7 @@ DESCRIPTIONS = {
     "FD702": "page larger than max_page_bytes: not checked",
     "FD703": "page cannot be read (symlink outside the repository or loop, permissions)",
     "FD704": "malformed fidelity directive comment",
+    "FD705": "page holds more Markdown tokens than max_page_bytes allows: not checked",
 }
 
 

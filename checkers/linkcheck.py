@@ -187,11 +187,58 @@ def _lands(fragment: str, known: frozenset[str], case: str) -> bool:
     return fragment in known or (case == "any" and fragment.lower() in _lowered(known))
 
 
+GRAM_ANCHORS = 256  # a 3- or 5-gram held by more anchors than this says too little to use
+HINT_CANDIDATES = 32  # anchors compared in full with a broken fragment
+
+
+def _grams(text: str) -> set[str]:
+    padded = f" {text} "
+    return {padded[i : i + n] for n in (3, 5) for i in range(len(padded) - n + 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Hints:
+    """A target's anchors indexed once for "did you mean": lower case -> as written, and
+    for each 3- and 5-gram the anchors holding it, or None once more than GRAM_ANCHORS do."""
+
+    lowered: dict[str, str]
+    postings: dict[str, list[str] | None]
+
+    def candidates(self, fragment: str) -> list[str]:
+        """At most HINT_CANDIDATES anchors sharing the most distinctive grams with
+        ``fragment`` (lower case). The work is bounded by the fragment's length times
+        GRAM_ANCHORS, whatever the page's size; on a page of near-identical anchors a
+        fragment whose every gram is common gets no hint rather than a slow one."""
+        shared: dict[str, int] = {}
+        for gram in _grams(fragment):
+            for anchor in self.postings.get(gram) or ():
+                shared[anchor] = shared.get(anchor, 0) + 1
+        ranked = sorted(shared, key=lambda anchor: (-shared[anchor], anchor))
+        return ranked[:HINT_CANDIDATES]
+
+
+@functools.lru_cache(maxsize=16)
+def _hints(known: frozenset[str]) -> _Hints:
+    lowered = {k.lower(): k for k in sorted(known)}
+    postings: dict[str, list[str] | None] = {}
+    for anchor in lowered:
+        for gram in _grams(anchor):
+            held = postings.setdefault(gram, [])
+            if held is None:
+                continue
+            if len(held) == GRAM_ANCHORS:
+                postings[gram] = None
+            else:
+                held.append(anchor)
+    return _Hints(lowered, postings)
+
+
 def _hint(fragment: str, known: frozenset[str]) -> str:
-    lowered = {k.lower(): k for k in known}
+    hints = _hints(known)
+    lowered = hints.lowered
     if fragment.lower() in lowered:
         return f"; did you mean '#{lowered[fragment.lower()]}'? (anchor_case is 'exact')"
-    close = difflib.get_close_matches(fragment.lower(), sorted(lowered), n=1)
+    close = difflib.get_close_matches(fragment.lower(), hints.candidates(fragment.lower()), n=1)
     return f"; did you mean '#{lowered[close[0]]}'?" if close else ""
 
 

@@ -6,6 +6,9 @@ markdown-it-py does not expose two facts the checkers need, so two block rules a
 - ``fence`` tokens get ``meta["closed"]``: whether a closing fence was found, decided with
   the parser's own per-line offsets, so container prefixes (``>``, list indentation) and a
   missing final newline are handled the way the parser saw them.
+- every token pushed counts against the parse's budget (``TooDense`` once spent): memory
+  follows the tokens, and a page of nothing but ``*a `` or one-character table cells
+  holds one or two per byte.
 - ``table_open`` tokens get ``meta["rows"]``: ``(line, col, text)`` per header and body row,
   where ``text`` is the row as written minus container prefix and surrounding whitespace.
   markdown-it pads and truncates cells to the header's count, so cell counts as written
@@ -15,9 +18,9 @@ markdown-it-py does not expose two facts the checkers need, so two block rules a
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import normalizeReference
@@ -37,6 +40,56 @@ try:  # what the table rule trims: CommonMark whitespace, not str.isspace()
     TRIM: str | None = MD_TRIM_CHARS
 except ImportError:  # markdown-it-py < 4 trimmed table lines with str.strip()
     TRIM = None
+
+
+BUDGET = "fidelity_token_budget"  # env key: [tokens left], None when the parse is unbounded
+
+
+class TooDense(Exception):
+    """The page holds more tokens than its budget allows; the parse stopped."""
+
+
+def _spend(env: MutableMapping[str, Any]) -> None:
+    left = env.get(BUDGET)
+    if left is not None:
+        left[0] -= 1
+        if left[0] < 0:
+            raise TooDense
+
+
+class _CountedBlock(StateBlock):
+    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        _spend(self.env)
+        return super().push(ttype, tag, nesting)
+
+
+class _CountedInline(StateInline):
+    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        _spend(self.env)
+        return super().push(ttype, tag, nesting)
+
+
+def _count_tokens(md: MarkdownIt) -> None:
+    """Every block and inline parse of ``md`` (nested ones too: an image's alt text) counts
+    the tokens it pushes; the parsers' own ``parse`` methods, with the counting states."""
+    block, inline = md.block, md.inline
+
+    def block_parse(src: str, md: MarkdownIt, env: Any, out: list[Token]) -> list[Token] | None:
+        if not src:
+            return None
+        state = _CountedBlock(src, md, env, out)
+        block.tokenize(state, state.line, state.lineMax)
+        return state.tokens
+
+    def inline_parse(src: str, md: MarkdownIt, env: Any, out: list[Token]) -> list[Token]:
+        state = _CountedInline(src, md, env, out)
+        inline.tokenize(state)
+        for rule in inline.ruler2.getRules(""):
+            rule(state)
+        return state.tokens
+
+    block.parse = block_parse  # type: ignore[method-assign,assignment]
+    inline.parse = inline_parse  # type: ignore[method-assign,assignment]
 
 
 def normalize(text: str) -> str:
@@ -229,6 +282,7 @@ def parser() -> MarkdownIt:
     for name in ("image", "html_inline"):
         md.inline.ruler.at(name, _with_position(inline[name].fn))
     md.inline.ruler.after("footnote_ref", "undefined_reference", _undefined_reference)
+    _count_tokens(md)
     return md
 
 
@@ -275,6 +329,7 @@ def block_parser() -> MarkdownIt:
     rules = {rule.name: rule for rule in md.block.ruler.__rules__}
     md.block.ruler.at("table", _skim_table(rules["table"].fn), {"alt": rules["table"].alt})
     _footnotes(md)
+    _count_tokens(md)
     return md
 
 
@@ -309,19 +364,24 @@ def _parsed(text: str, tokens: list[Token], env: dict[str, Any]) -> Parsed:
     )
 
 
-def parse(text: str) -> Parsed:
-    """Parse Markdown; line numbers in tokens index into ``lines`` (0-based)."""
+def _env(budget: int | None) -> dict[str, Any]:
+    return {} if budget is None else {BUDGET: [budget]}
+
+
+def parse(text: str, budget: int | None = None) -> Parsed:
+    """Parse Markdown; line numbers in tokens index into ``lines`` (0-based). TooDense
+    when the page pushes more than ``budget`` tokens."""
     text = normalize(text)
-    env: dict[str, Any] = {}
+    env = _env(budget)
     return _parsed(text, parser().parse(text, env), env)
 
 
-def parse_headings(text: str) -> Parsed:
+def parse_headings(text: str, budget: int | None = None) -> Parsed:
     """A cheaper parse for link targets: blocks only (tables skipped unless they hold raw
     HTML), inline children only for headings and for inline content holding HTML. Enough
-    for anchors, nothing else."""
+    for anchors, nothing else. TooDense past ``budget`` tokens, as ``parse``."""
     text = normalize(text)
-    env: dict[str, Any] = {}
+    env = _env(budget)
     tokens = block_parser().parse(text, env)
     md = parser()
     for i, token in enumerate(tokens):

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
-
-from rich.console import Console
+from typing import IO, Any
 
 from checkers.baseline import Fixed
 from checkers.check import Result
@@ -82,22 +80,12 @@ def json_text(result: Result) -> str:
     return json.dumps(as_json(result), indent=2) + "\n"
 
 
-def render(result: Result, console: Console, counted: tuple[Finding, ...] | None = None) -> None:
-    """Findings, ratchets lowered or recorded, then a one-line summary."""
-    for finding in result.findings:
-        console.print(finding.render(), markup=False, highlight=False, soft_wrap=True)
-    for moved in result.lowered:
-        console.print(
-            f"ratchet lowered: {moved.page} {moved.code} {moved.old} -> {moved.new}",
-            markup=False,
-            soft_wrap=True,
-        )
-    for added in result.recorded:
-        console.print(
-            f"ratchet recorded: {added.page} {added.code} {added.new}", markup=False, soft_wrap=True
-        )
-    for line in _baseline_lines(result):
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+def lines(result: Result, counted: tuple[Finding, ...] | None = None) -> list[str]:
+    """Findings, ratchets lowered or recorded, the baseline's notes, then a one-line summary."""
+    out = [finding.render() for finding in result.findings]
+    out += [f"ratchet lowered: {m.page} {m.code} {m.old} -> {m.new}" for m in result.lowered]
+    out += [f"ratchet recorded: {m.page} {m.code} {m.new}" for m in result.recorded]
+    out += _baseline_lines(result)
     files = len(result.pages)
     noun = "file" if files == 1 else "files"
     findings = result.findings if counted is None else counted
@@ -106,22 +94,25 @@ def render(result: Result, console: Console, counted: tuple[Finding, ...] | None
         paths = {f.path for f in findings}
         count = len(findings)
         extra = "".join(f" and {other}" for other in sorted(paths - checked))
-        console.print(
+        out.append(
             f"check-docs: {count} finding{'s' if count != 1 else ''} in "
-            f"{len(paths & checked)} of {files} {noun}{extra}{_held(result)}",
-            markup=False,
-            soft_wrap=True,
+            f"{len(paths & checked)} of {files} {noun}{extra}{_held(result)}"
         )
     else:
-        console.print(
-            f"check-docs: {files} {noun} clean{_held(result)}", markup=False, soft_wrap=True
-        )
+        out.append(f"check-docs: {files} {noun} clean{_held(result)}")
+    return out
 
 
-def render_summary(result: Result, console: Console) -> None:
+def render(result: Result, out: IO[str], counted: tuple[Finding, ...] | None = None) -> None:
+    """`lines` written as they are: no renderer that could wrap a line or read `:name:` in
+    a message as an emoji (and no rich to import: check-docs starts faster without it)."""
+    out.write("".join(line + "\n" for line in lines(result, counted)))
+
+
+def render_summary(result: Result, out: IO[str]) -> None:
     """The summary alone, counting every finding: under `--format github` the findings are
     annotations, which fidelity.github writes."""
-    render(replace(result, findings=()), console, result.findings)
+    render(replace(result, findings=()), out, result.findings)
 
 
 def sarif(result: Result, version: str) -> dict[str, Any]:

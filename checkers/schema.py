@@ -10,11 +10,14 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+from checkers import quickschema
 
-Message = Callable[[jsonschema.ValidationError], str]
+if TYPE_CHECKING:  # jsonschema is imported only to explain an instance that is not valid
+    import jsonschema
+
+Message = Callable[["jsonschema.ValidationError"], str]
 
 
 @functools.cache
@@ -45,11 +48,21 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
 def validator(package: str, name: str) -> jsonschema.protocols.Validator:
     """A validator over the schema with its local references inlined: resolving `$ref`
     on every use was most of the cost of validating a table of a thousand cases."""
+    import jsonschema
+
     schema = load(package, name)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     inlined = _inline(schema, schema.get("$defs", {}))
     return cls(inlined, format_checker=cls.FORMAT_CHECKER)
+
+
+def valid(package: str, name: str, instance: object) -> bool:
+    """True when `quickschema` proves the instance valid; False when it is not, or unsure."""
+    try:
+        return quickschema.valid(load(package, name), instance)
+    except quickschema.Unsure:
+        return False
 
 
 def json_path(parts: Iterable[str | int]) -> str:
@@ -66,7 +79,10 @@ def _plain(error: jsonschema.ValidationError) -> str:
 def errors(
     package: str, name: str, instance: object, message: Message = _plain
 ) -> list[tuple[Sequence[str | int], str]]:
-    """Every violation as (path, message), in document order; one per unknown key."""
+    """Every violation as (path, message), in document order; one per unknown key.
+    jsonschema is imported only when `quickschema` cannot say the instance is valid."""
+    if valid(package, name, instance):
+        return []
     found = sorted(
         validator(package, name).iter_errors(instance),
         key=lambda e: [str(p) for p in e.absolute_path],

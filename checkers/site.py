@@ -15,7 +15,7 @@ from typing import Any
 
 from checkers.cache import Cache, digest
 from checkers.linkcheck import DEFERRED, Anchors, Deferred, Kind, Unreadable
-from checkers.markdown import Parsed, parse_headings
+from checkers.markdown import Parsed, TooDense, parse_headings
 from checkers.slugs import anchors
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -53,6 +53,10 @@ def anchors_key(value: Anchors) -> str:
     return hashlib.blake2b("\n".join(sorted(value)).encode(), digest_size=16).hexdigest()
 
 
+BYTES_PER_TOKEN = 8  # a page at the cap must average 8 bytes a token (ours: 5 to 14)
+MIN_TOKENS = 1_000
+
+
 class Site:
     """A repository root with memos for what links ask: kinds, anchors and line counts.
 
@@ -71,6 +75,18 @@ class Site:
         self._log: dict[str, dict[str, Any]] | None = None
         self.pending: set[str] = set()  # pages this run parses later: their anchors wait
         self._digests: dict[str, str | None] = {}
+
+    @property
+    def token_budget(self) -> int:
+        """Tokens a page may push: one per BYTES_PER_TOKEN bytes of max_page_bytes, and
+        MIN_TOKENS at least (a small cap is about size, not density)."""
+        return max(self.max_bytes // BYTES_PER_TOKEN, MIN_TOKENS)
+
+    def too_dense(self) -> str:
+        return (
+            f"holds more than {self.token_budget:,} Markdown tokens (one per "
+            f"{BYTES_PER_TOKEN} bytes of max_page_bytes {self.max_bytes:,})"
+        )
 
     def watch(self) -> None:
         """Start recording the dependencies of one page's check."""
@@ -184,7 +200,10 @@ class Site:
         source = self.read(rel)
         if source.text is None:
             return Unreadable(source.problem)
-        found = anchors(parse_headings(source.text))
+        try:
+            found = anchors(parse_headings(source.text, self.token_budget))
+        except TooDense:
+            return Unreadable(self.too_dense())
         if self.cache is not None:
             self.cache.put_anchors(rel, source.digest, found)
         return found

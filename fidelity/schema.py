@@ -7,13 +7,14 @@ import functools
 import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from checkers import schema as shared
 from checkers.schema import json_path
 from fidelity.errors import TableError
+
+if TYPE_CHECKING:  # imported only to explain a table that is not valid (checkers.schema)
+    import jsonschema
 
 __all__ = [
     "entry_label",
@@ -113,6 +114,8 @@ def load_toml(
 
 @functools.cache
 def _part(name: str, definition: str) -> jsonschema.protocols.Validator:
+    import jsonschema
+
     whole = load(name)
     part = {"$schema": whole["$schema"], "$defs": whole["$defs"], "$ref": f"#/$defs/{definition}"}
     cls = jsonschema.validators.validator_for(part)

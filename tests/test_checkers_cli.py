@@ -11,7 +11,6 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from checkers import report
 from checkers.tree import check_tree
@@ -99,9 +98,8 @@ def test_missing_path_exits_2_and_nothing_to_check_exits_3(repo: Path) -> None:
 def test_in_process_render_and_json_file(repo: Path) -> None:
     (repo / "notes.md").write_text(BROKEN)
     out = StringIO()
-    console = Console(file=out, width=40, color_system=None)
     result = check_tree(["notes.md"], repo)
-    report.render(result, console)
+    report.render(result, out)
     (repo / "out.json").write_text(report.json_text(result))
     assert result.findings
     assert out.getvalue().splitlines()[1] == (
@@ -116,6 +114,6 @@ def test_folders_are_searched_for_markdown(repo: Path) -> None:
     (repo / "docs" / ".hidden" / "b.md").write_text("## Attempt 1\n")
     out = StringIO()
     result = check_tree(["docs"], repo)
-    report.render(result, Console(file=out, color_system=None))
+    report.render(result, out)
     assert not result.findings
     assert out.getvalue() == "check-docs: 1 file clean\n"

@@ -5,6 +5,10 @@ numpy, jsonschema and markdown-it are imported only by the commands that use the
 module-level import of one of them in any CLI module put 0.06 s on every call (issue 13's
 merge did, through `cli/stale_worktrees.py`, `cli/preflight.py` and `cli/records.py`). The
 red case plants such an import in a copy of the source.
+
+`check-docs` on a page, and `cases list`, validate their configuration without jsonschema
+(`checkers.quickschema`, unless the table is not valid) and check-docs prints without rich:
+at issue 24 the two imports were 0.1-0.2 CPU-s of a 0.49 CPU-s check of one small page.
 """
 
 from __future__ import annotations
@@ -15,31 +19,42 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("rich", "pandas", "numpy", "jsonschema", "markdown_it", "pytest", "hypothesis")
 PROBE = f"""
 import json, sys
 from fidelity.cli.main import main
 try:
-    main(["--version"])
-except SystemExit:
-    pass
-print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))))
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+print()
+print(code, json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))))
 """
 
 
-def heavy_at_startup(source: Path) -> list[str]:
+def run_probe(source: Path, cwd: Path, *argv: str) -> tuple[str, int, list[str]]:
+    """What the command printed, its exit code, and the heavy modules it had imported."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=source,
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=cwd,
         env={"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    assert done.stdout.splitlines()[0].startswith("fidelity "), done.stdout
-    loaded: list[str] = json.loads(done.stdout.splitlines()[-1])
+    *printed, last = done.stdout.splitlines()
+    code, loaded = last.split(" ", 1)
+    return "\n".join(printed), int(code), json.loads(loaded)
+
+
+def heavy_at_startup(source: Path) -> list[str]:
+    printed, code, loaded = run_probe(source, source, "--version")
+    assert code == 0 and printed.startswith("fidelity "), printed
     return loaded
 
 
@@ -57,3 +72,61 @@ def test_a_module_level_rich_import_in_a_cli_module_is_caught(tmp_path: Path) ->
     assert anchor in text
     records.write_text(text.replace(anchor, anchor + "\nimport rich.console  # noqa\n", 1))
     assert heavy_at_startup(tmp_path) == ["rich"]
+
+
+@pytest.fixture
+def docs_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".git").mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[tool.fidelity.docs]\nmax_row_chars = 600\nkeyed_tables = { key = "row" }\n'
+        '[[tool.fidelity.docs.page]]\npath = "*.md"\nselect = ["FD4"]\n'
+    )
+    (repo / "clean.md").write_text("# Clean\n\nSee [the top](#clean).\n")
+    (repo / "broken.md").write_text("# Broken\n\nSee [gone](#gon).\n")
+    return repo
+
+
+CHECK_DOCS = {
+    "clean, cached": (("check-docs", "clean.md"), 0),
+    "clean, no cache": (("check-docs", "--no-cache", "clean.md"), 0),
+    "a finding, -q": (("-q", "check-docs", "--no-cache", "broken.md"), 1),
+    "a finding, github": (("check-docs", "--no-cache", "--format", "github", "broken.md"), 1),
+    "json": (("check-docs", "--no-cache", "--json", "-", "broken.md"), 1),
+}
+
+
+@pytest.mark.parametrize("case", CHECK_DOCS)
+def test_check_docs_imports_neither_rich_nor_jsonschema(docs_repo: Path, case: str) -> None:
+    argv, expected = CHECK_DOCS[case]
+    printed, code, loaded = run_probe(ROOT, docs_repo, *argv)
+    assert code == expected, printed
+    assert loaded == ["markdown_it"], f"{case}: {loaded} imported ({printed})"
+
+
+def test_cases_list_imports_no_jsonschema() -> None:
+    """rich draws the table; the schema check, the comparators' pandas and numpy wait."""
+    printed, code, loaded = run_probe(ROOT, ROOT, "-q", "cases", "list")
+    assert code == 0 and "cases" in printed.splitlines()[-1], printed
+    assert loaded == ["rich"]
+
+
+def test_an_invalid_configuration_still_gets_jsonschema_messages(docs_repo: Path) -> None:
+    (docs_repo / "pyproject.toml").write_text("[tool.fidelity.docs]\nmax_row_chars = -1\n")
+    printed, code, loaded = run_probe(ROOT, docs_repo, "check-docs", "clean.md")
+    assert code == 2
+    assert "jsonschema" in loaded
+
+
+def test_a_module_level_jsonschema_import_in_the_checkers_is_caught(
+    tmp_path: Path, docs_repo: Path
+) -> None:
+    ignore = shutil.ignore_patterns("__pycache__")
+    for package in ("fidelity", "checkers"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=ignore)
+    report = tmp_path / "checkers" / "report.py"
+    anchor = "from __future__ import annotations\n"
+    report.write_text(report.read_text().replace(anchor, anchor + "\nimport jsonschema\n", 1))
+    _, code, loaded = run_probe(tmp_path, docs_repo, "check-docs", "clean.md")
+    assert (code, loaded) == (0, ["jsonschema", "markdown_it"])

@@ -86,7 +86,13 @@ def register(sub: Any) -> None:
     parser.set_defaults(handler=_check_docs)
 
 
-def _cache(root: Path | None, err: Console) -> tuple[Path | None, bytes | None]:
+def _say(line: str) -> None:
+    """One line on standard error, as written (rich is not imported to print it)."""
+    sys.stderr.write(f"fidelity check-docs: {line}\n")
+    sys.stderr.flush()
+
+
+def _cache(root: Path | None) -> tuple[Path | None, bytes | None]:
     """The cache folder and the machine's key that signs it; (None, None), said once, when
     either cannot be had (the check runs the same, only slower)."""
     from checkers import discover
@@ -96,18 +102,18 @@ def _cache(root: Path | None, err: Console) -> tuple[Path | None, bytes | None]:
     try:
         folder = workdir.cache(top, "check-docs")
     except (OSError, UsageError) as exc:
-        err.print(f"fidelity check-docs: no cache ({exc}); checking every page", markup=False)
+        _say(f"no cache ({exc}); checking every page")
         return None, None
     key, why = cachekey.load()
     if key is None:
-        err.print(f"fidelity check-docs: no cache: {why}; checking every page", markup=False)
+        _say(f"no cache: {why}; checking every page")
         return None, None
     return folder, key
 
 
 def _check_docs(args: argparse.Namespace, console: Console) -> int:
-    from rich.console import Console
-
+    """Prints straight to sys.stdout and sys.stderr, never through `console`: making it
+    would import rich, which costs more than checking a small page."""
     from checkers import report
     from checkers.tree import Options, check_tree
 
@@ -116,9 +122,8 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
     gc.freeze()
 
     options.check_writable(args.json, args.sarif)
-    err = Console(stderr=True, highlight=False, no_color=True, soft_wrap=True)
     mode = "record" if args.record_baseline else "update" if args.update_baseline else "check"
-    cache_dir, cache_key = (None, None) if args.no_cache else _cache(args.root, err)
+    cache_dir, cache_key = (None, None) if args.no_cache else _cache(args.root)
     run = Options(
         root=args.root,
         config_file=args.config,
@@ -130,7 +135,7 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
     )
     result = check_tree(args.paths, Path.cwd(), options=run)
     for note in result.notes:
-        err.print(f"fidelity check-docs: {note}", markup=False)
+        _say(note)
     options.write(args.json, report.json_text(result))
     options.write(args.sarif, report.sarif_text(result, __version__))
     if not (options.to_stdout(args.json) or options.to_stdout(args.sarif)):
@@ -141,9 +146,9 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
                 github.Annotation(str(f.code), f.message, f.path, f.line, f.col)
                 for f in result.findings
             ]
-            github.emit(console.file, notes)
-            report.render_summary(result, console)
+            github.emit(sys.stdout, notes)
+            report.render_summary(result, sys.stdout)
         else:
-            report.render(result, console)
+            report.render(result, sys.stdout)
     sys.stdout.flush()
     return 1 if result.findings else 0

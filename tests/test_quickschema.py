@@ -1,0 +1,143 @@
+"""`checkers.quickschema` agrees with jsonschema wherever it answers.
+
+quickschema lets check-docs and `cases list` skip importing jsonschema when a table is
+valid; a wrong "valid" would let a bad table through unexplained. Each shipped schema is
+run against the repository's own tables, fixed tricky values, and mutations of those
+tables drawn by Hypothesis (a leaf replaced by another JSON or TOML value, a key dropped, a
+key added): quickschema must say what jsonschema says, or `Unsure`. The red case breaks
+one rule (a bool counted as an integer) and the same comparison catches it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from checkers import quickschema
+from checkers import schema as shared
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _toml(path: str) -> dict[str, Any]:
+    return tomllib.loads((ROOT / path).read_text())
+
+
+REAL: dict[tuple[str, str], list[Any]] = {
+    ("checkers", "docs"): [
+        _toml("pyproject.toml")["tool"]["fidelity"]["docs"],
+        {},
+        {"keyed_tables": [{"key": "row"}, {"key": "id", "heading": "H"}], "select": ["FD4"]},
+        {"link_rewrites": [{"pattern": "x", "replace": "y"}], "anchor_case": "exact"},
+    ],
+    ("fidelity", "matrix"): [_toml("cases/matrix.toml")],
+    ("fidelity", "controls"): [_toml("cases/controls.toml")],
+}
+TRICKY = [True, False, 0, 1, -1, 1.0, 1.5, "", "x", "FD4", "FD999", None, [], {}, ["a", "a"]]
+TRICKY += [datetime.date(2026, 1, 1), [True], [1, True], {"key": ""}, {"key": 1}]
+
+
+def agrees(package: str, name: str, instance: object) -> bool:
+    """False only when quickschema answers and jsonschema disagrees."""
+    try:
+        quick = quickschema.valid(shared.load(package, name), instance)
+    except quickschema.Unsure:
+        return True
+    return quick == shared.validator(package, name).is_valid(instance)
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict) and value:
+        return [path] + [p for k, v in value.items() for p in _leaves(v, (*path, k))]
+    if isinstance(value, list) and value:
+        return [path] + [p for i, v in enumerate(value) for p in _leaves(v, (*path, i))]
+    return [path]
+
+
+def _get(value: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _replace(value[head], rest, new)}
+    return [_replace(v, rest, new) if i == head else v for i, v in enumerate(value)]
+
+
+json_values = st.recursive(
+    st.sampled_from(TRICKY) | st.integers(-3, 3) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=6,
+)
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> tuple[str, str, Any]:
+    (package, name), instances = draw(st.sampled_from(sorted(REAL.items())))
+    instance = draw(st.sampled_from(instances))
+    for _ in range(draw(st.integers(1, 2))):
+        path = draw(st.sampled_from(_leaves(instance)))
+        how = draw(st.sampled_from(["value", "drop", "add"]))
+        target = _get(instance, path)
+        if how == "drop" and path:
+            container = _get(instance, path[:-1])
+            if isinstance(container, dict):
+                smaller: Any = {k: v for k, v in container.items() if k != path[-1]}
+            else:
+                smaller = [v for i, v in enumerate(container) if i != path[-1]]
+            instance = _replace(instance, path[:-1], smaller)
+        elif how == "add" and isinstance(target, dict):
+            key = draw(st.sampled_from([*target, "extra", "path", "key", "kind"]))
+            instance = _replace(instance, path, {**target, key: draw(json_values)})
+        else:
+            instance = _replace(instance, path, draw(json_values))
+    return package, name, instance
+
+
+@pytest.mark.parametrize("which", sorted(REAL))
+def test_the_repository_tables_and_tricky_values_agree(which: tuple[str, str]) -> None:
+    package, name = which
+    for instance in REAL[which]:
+        assert quickschema.valid(shared.load(package, name), instance), instance
+        assert agrees(package, name, instance)
+    for value in TRICKY:
+        for key in shared.load(package, name).get("properties", {}):
+            assert agrees(package, name, {key: value}), (key, value)
+
+
+@given(mutated())
+def test_mutated_tables_agree(drawn: tuple[str, str, Any]) -> None:
+    package, name, instance = drawn
+    assert agrees(package, name, instance), instance
+
+
+def test_every_shipped_schema_is_decided_on_an_empty_table() -> None:
+    """No keyword in a shipped schema sends quickschema to jsonschema on every call."""
+    for package in ("checkers", "fidelity"):
+        for path in sorted((ROOT / package / "schemas").glob("*.schema.json")):
+            name = path.name.removesuffix(".schema.json")
+            quickschema.valid(shared.load(package, name), {})  # raises Unsure if not
+
+
+def test_a_bool_counted_as_an_integer_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red case: quickschema broken so that `true` is an integer; the comparison fails."""
+    original = quickschema._is_type
+
+    def loose(instance: object, kind: str) -> bool:
+        return kind == "integer" and isinstance(instance, bool) or original(instance, kind)
+
+    monkeypatch.setattr(quickschema, "_is_type", loose)
+    assert not agrees("checkers", "docs", {"max_row_chars": True})
+    assert jsonschema.Draft202012Validator(shared.load("checkers", "docs")).is_valid({}) is True
