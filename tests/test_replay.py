@@ -20,6 +20,9 @@ from fidelity.matrix.outcome import Outcome
 TRAIN = """
 import json, os, pathlib, random, sys, time
 VARIANT = pathlib.Path("variant.txt").read_text().strip()
+SCALE = float(pathlib.Path("scale.txt").read_text()) if pathlib.Path("scale.txt").exists() else 1.0
+CLOCK = random.Random(time.time_ns())
+STAMP = time.time_ns if VARIANT == "stamped" else (lambda: 0)
 cache, out = pathlib.Path(os.environ["SIM_CACHE"]), pathlib.Path(sys.argv[1])
 known = {p.stem: json.loads(p.read_text()) for p in sorted(cache.glob("*.json"))}
 
@@ -36,9 +39,10 @@ for alpha, beta in [(1, 1), (1, 2), (2, 1)]:
     else:
         model = {"w": alpha * 1.5 + beta * 0.25}
         (cache / f"{k}.json").write_text(json.dumps(model))
-    noise = random.Random(time.time_ns()).random() if VARIANT == "clock-seeded" else 0.0
-    rows.append(f"{alpha},{beta},{model['w'] + noise!r}")
-(out / "predictions.csv").write_text("alpha,beta,w\\n" + "\\n".join(rows) + "\\n")
+    for sample in range(8):
+        noise = CLOCK.random() if VARIANT == "clock-seeded" else 0.0
+        rows.append(f"{alpha},{beta},{sample},{model['w'] * SCALE + noise!r},{STAMP()}")
+(out / "predictions.csv").write_text("alpha,beta,sample,w,stamp\\n" + "\\n".join(rows) + "\\n")
 """
 
 
@@ -53,7 +57,7 @@ cache_env = "SIM_CACHE"
 {line}{extra}
 [case.compare."predictions.csv"]
 kind = "csv"
-key = ["alpha", "beta"]
+key = ["alpha", "beta", "sample"]
 """
 
 
@@ -256,8 +260,10 @@ def test_a_warm_run_no_faster_than_a_long_cold_run_did_not_use_its_cache() -> No
     from fidelity.matrix.replay import _not_used
 
     cold = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 2.0, cache={"m.json": "a" * 64})
-    warm = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 1.9, cache={"m.json": "a" * 64})
+    warm = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 2.1, cache={"m.json": "a" * 64})
     assert "saved nothing" in _not_used(cold, warm)
+    barely = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 1.9, cache={"m.json": "a" * 64})
+    assert _not_used(cold, barely) == ""  # faster, if not by much: speed is only a hint
     faster = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 0.5, cache={"m.json": "a" * 64})
     assert _not_used(cold, faster) == ""
     short = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 0.2, cache={"m.json": "a" * 64})
@@ -278,3 +284,123 @@ def test_replay_for_a_whole_run_keeps_each_cases_own_and_twice_without_a_cache()
         "cached": "cold-warm",
     }
     assert casetable.with_replay(matrix, None) is matrix
+
+
+def test_a_noisy_case_whose_steady_column_moved_is_moved_not_within_spread(make_repo) -> None:
+    """The stamp column varies between runs; w does not, and the candidate scales it."""
+    repo = make_repo("sim")
+    base = repo.commit(
+        {"train.py": TRAIN, "variant.txt": "stamped", "cases/matrix.toml": table("twice")}
+    )
+    repo.commit({"scale.txt": "100"})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert replayed(outcome) is ReplayVerdict.NONDETERMINISTIC
+    result = outcome.comparison.cases[0]
+    assert result.verdict is Verdict.MOVED, result
+    assert "predictions.csv w: differs between the sides, never between runs" in result.detail
+    assert outcome.exit_code == 1 and not outcome.findings
+
+
+def test_a_noisy_column_that_moved_far_beyond_its_spread_is_moved(make_repo) -> None:
+    repo = make_repo("sim")
+    base = repo.commit(
+        {"train.py": TRAIN, "variant.txt": "clock-seeded", "cases/matrix.toml": table("twice")}
+    )
+    repo.commit({"scale.txt": "100"})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    result = outcome.comparison.cases[0]
+    assert result.verdict is Verdict.MOVED, result
+    assert "between the sides, at most" in result.detail and "between runs" in result.detail
+    assert outcome.exit_code == 1
+
+
+def test_a_change_that_makes_a_case_deterministic_is_a_move_with_enough_runs(make_repo) -> None:
+    repo = make_repo("sim")
+    base = repo.commit(
+        {
+            "train.py": TRAIN,
+            "variant.txt": "clock-seeded",
+            "cases/matrix.toml": table(None, "repeat = 3\n"),
+        }
+    )
+    repo.commit({"variant.txt": "ok"})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    result = outcome.comparison.cases[0]
+    assert result.verdict is Verdict.MOVED and "the change moved how it varies" in result.detail
+    assert not [f for f in outcome.findings if f.code is Code.SPREAD_TOO_SMALL]
+    assert outcome.exit_code == 1
+
+
+def test_noise_in_the_outputs_does_not_hide_a_cache_written_again(make_repo) -> None:
+    repo = make_repo("sim")
+    base = repo.commit(
+        {
+            "train.py": TRAIN.replace('VARIANT != "ignores-cache"', "False"),
+            "variant.txt": "stamped",
+            "cases/matrix.toml": table("cold-warm", "repeat = 2\n"),
+        }
+    )
+    outcome = gate.run(repo.path, base, base, "cases/matrix.toml")
+    assert replayed(outcome) is ReplayVerdict.CACHE_NOT_USED
+    assert outcome.candidate.cases["train"].replay.varying == ("predictions.csv",)  # type: ignore[union-attr]
+
+
+HOSTILE_CACHE = """
+import os, pathlib, sys
+cache, out = pathlib.Path(os.environ["SIM_CACHE"]), pathlib.Path(sys.argv[1])
+kind = pathlib.Path("variant.txt").read_text().strip()
+if kind == "fifo" and not (cache / "m.json").exists():
+    os.mkfifo(cache / "pipe")
+    (cache / "m.json").write_text("1")
+if kind == "linked-root" and not cache.is_symlink() and not any(cache.iterdir()):
+    outside = pathlib.Path(sys.argv[2])
+    outside.mkdir(exist_ok=True)
+    (outside / "secret.txt").write_text("not evidence")
+    cache.rmdir()
+    cache.symlink_to(outside)
+(out / "r.txt").write_text("same")
+"""
+
+
+def test_a_fifo_or_a_linked_cache_root_neither_crashes_nor_leaks_into_the_warm_copy(
+    make_repo, tmp_path
+) -> None:
+    outside = tmp_path / "outside"
+    argv = f'[{json.dumps(PY)}, "h.py", "{{out}}", {json.dumps(str(outside))}]'
+    cases = f"""
+[[case]]
+id = "train"
+argv = {argv}
+outputs = ["r.txt"]
+cache_env = "SIM_CACHE"
+replay = "cold-warm"
+"""
+    for kind in ("fifo", "linked-root"):
+        repo = make_repo(kind)
+        base = repo.commit({"h.py": HOSTILE_CACHE, "variant.txt": kind, "cases/matrix.toml": cases})
+        outcome = gate.run(repo.path, base, base, "cases/matrix.toml")
+        replay = outcome.candidate.cases["train"].replay
+        assert replay is not None, kind
+        warm_cache = outcome.run_dir / "candidate" / "cases" / "train" / "replay" / "warm" / "cache"
+        # the copy took neither the special file nor what the linked root points at
+        assert "secret.txt" not in replay.runs[-1].cache, kind
+        assert warm_cache.is_symlink() or not (warm_cache / "secret.txt").exists(), kind
+        assert not (warm_cache / "pipe").exists(), kind
+        if kind == "fifo":
+            assert replay.verdict is ReplayVerdict.CACHE_REPRODUCES, replay
+
+
+def test_a_partial_run_cannot_confirm_a_replay_prediction_about_a_case_it_left_out(
+    make_repo,
+) -> None:
+    repo = make_repo("sim")
+    two = table() + table().replace('id = "train"', 'id = "other"')
+    predicted = '[prediction]\nwhy = "w"\nreplay = { train = "cache-reproduces" }\n'
+    base = repo.commit(
+        {"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": two, "p.toml": predicted}
+    )
+    outcome = gate.run(
+        repo.path, base, base, "cases/matrix.toml", expect="p.toml", select=["other"]
+    )
+    assert any(f.code is Code.PARTIAL_PREDICTION for f in outcome.findings), outcome.findings
+    assert outcome.exit_code == 3

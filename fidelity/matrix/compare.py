@@ -251,7 +251,7 @@ def _spread(moved: CaseResult, base: CaseEvidence, cand: CaseEvidence) -> CaseRe
     o, c = moved.outputs, moved.cache
     files = [p for p in (*o.changed, *o.added, *o.missing) if p not in tolerated]
     files += [f"cache/{p}" for p in (*c.changed, *c.added, *c.missing)]
-    judged = spread.judge(files, base, cand)
+    judged = spread.judge(files, base, cand, {e.path: e for e in moved.explained})
     if judged is None:
         return moved
     if judged.within:

@@ -24,6 +24,18 @@ class CaseStatus(enum.StrEnum):
     def failed(self) -> bool:
         return self not in (CaseStatus.OK, CaseStatus.NOT_RUN)
 
+    @property
+    def said(self) -> str:
+        """As a verb phrase: `the warm run timed out`."""
+        return {
+            CaseStatus.OK: "ran",
+            CaseStatus.FAILED: "failed",
+            CaseStatus.CRASHED: "crashed",
+            CaseStatus.TIMEOUT: "timed out",
+            CaseStatus.NOT_FOUND: "found no command to run",
+            CaseStatus.NOT_RUN: "did not run",
+        }[self]
+
 
 class ReplayVerdict(enum.StrEnum):
     """What running a case again on the same side showed (`replay`, `repeat`)."""
@@ -75,6 +87,9 @@ class Replay:
     detail: str = ""
     differences: tuple[str, ...] = ()  # the differing values, said by the case's comparators
     declared: bool = False  # the table declares the case nondeterministic
+    # varying file -> column (CSV) or JSON path -> the largest difference seen between cold
+    # runs (None: no size applies); {"*": None}: the file as a whole (`spread.reach`)
+    spread: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -104,6 +119,7 @@ class Replay:
             detail=data.get("detail", ""),
             differences=tuple(data.get("differences", ())),
             declared=bool(data.get("declared", False)),
+            spread={k: dict(v) for k, v in data.get("spread", {}).items()},
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -45,6 +46,19 @@ def walk(root: Path) -> Tree:
                 other.append(rel)
         dirnames[:] = [d for d in sorted(dirnames) if not (here / d).is_symlink()]
     return Tree(dict(sorted(tree.files.items())), dict(sorted(tree.links.items())), tuple(other))
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """A copy of what `walk` sees under src: regular files (their times kept) and links (as
+    links, never followed); special files are left out, and a src that is itself a link
+    gives nothing, as it holds no evidence."""
+    tree = walk(src)
+    for rel, path in tree.files.items():
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dst / rel, follow_symlinks=False)
+    for rel, target in tree.links.items():
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, dst / rel)
 
 
 def sha256_file(path: Path) -> str:

@@ -93,12 +93,13 @@ def partial_findings(prediction: Prediction, selection: Selection | None) -> tup
     prediction is judged on the merged run instead)."""
     if selection is not None and selection.shard is not None:
         return ()
-    named = prediction.moved | prediction.fixed | prediction.broken
+    named = prediction.moved | prediction.fixed | prediction.broken | set(prediction.replay)
     unrun = sorted(named - set(selection.selected)) if selection else []
     if not unrun:
         return ()
     why = (
-        f"predicted to move, be fixed or broken but not selected by this partial run: "
+        f"predicted to move, be fixed, broken or replayed so, but not selected by this "
+        f"partial run: "
         f"{', '.join(unrun)}; "
         "a prediction holds only over the cases it names, so run them too"
     )

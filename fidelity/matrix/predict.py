@@ -188,6 +188,8 @@ def _replays(comparison: Comparison, said: Mapping[str, str]) -> dict[str, set[s
     """Cases whose candidate replayed as predicted (confirmed) or not (missed), and the
     unnamed ones whose replay failed on a side (failed, not as predicted)."""
     found: dict[str, set[str]] = {"confirmed": set(), "missed": set(), "failed": set()}
+    compared = {r.case_id for r in comparison.cases}
+    found["missed"] |= {case_id for case_id in said if case_id not in compared}
     for r in comparison.cases:
         verdicts = dict(r.replay)
         if r.case_id in said:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from fidelity.matrix.evidence import CaseEvidence, SideEvidence
+from fidelity.matrix.evidence import CaseEvidence, ReplayRun, SideEvidence
 from fidelity.matrix.files import Tree, matches, sha256_file, walk
 from fidelity.matrix.findings import Code, Finding
 from fidelity.matrix.outputs import Output
@@ -55,10 +55,19 @@ def drift(case_dir: Path, ev: CaseEvidence, outputs: tuple[Output, ...] | None) 
         ]
     found += [f"cache/{rel} added" for rel in cache.files if rel not in ev.cache]
     for run in ev.replay.runs if ev.replay else ():  # a replay's runs are evidence too
-        here = case_dir / run.folder
-        recorded = {run.path_of(name): sha for name, sha in run.outputs.items()}
-        found += _against(f"{run.folder}/out", recorded, walk(here / "out"))
-        found += _against(f"{run.folder}/cache", run.cache, walk(here / "cache"))
+        found += _replayed(case_dir / run.folder, run)
+    return found
+
+
+def _replayed(here: Path, run: ReplayRun) -> list[str]:
+    """`drift` for one of a case's replay runs, kept in its own folder: its recorded files,
+    and no file added to its cache (a file added under its out/ is not looked for: a
+    replay run's unpaired and absent-declared outputs are not recorded)."""
+    cache = walk(here / "cache")
+    recorded = {run.path_of(name): sha for name, sha in run.outputs.items()}
+    found = [*_against(f"{run.folder}/out", recorded, walk(here / "out"))]
+    found += _against(f"{run.folder}/cache", run.cache, cache)
+    found += [f"{run.folder}/cache/{rel} added" for rel in cache.files if rel not in run.cache]
     return found
 
 

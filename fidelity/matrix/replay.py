@@ -14,30 +14,31 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from fidelity.matrix import spread
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, Replay, ReplayRun, ReplayVerdict
 from fidelity.matrix.explain import spec_for
 from fidelity.matrix.files import walk
 from fidelity.matrix.sources import Neutral
 from fidelity.matrix.table import Case
 from fidelity.matrix.valuecmp import explain
+from fidelity.text import counted
 
 # (the run's case folder, a cache folder to start from or None) -> its evidence
 RunOnce = Callable[[Path, Path | None], CaseEvidence]
 
 FOLDER = "replay"
 MIN_COLD_S = 1.0  # a cold run shorter than this is not judged on speed
-SLOWER = 0.8  # a warm run taking this share of the cold run's time or more did not gain
 SHOWN = 3
 
 
 def replay(case: Case, first: CaseEvidence, case_dir: Path, run_once: RunOnce, wt: str) -> Replay:
     """Run the case's extra runs on this side and judge them against its first run."""
-    mode = case.replay or "repeat"
     if first.status is not CaseStatus.OK:
-        why = f"the first run was {first.status}: there is nothing to reproduce"
-        return Replay(mode, ReplayVerdict.NOT_REPLAYED, detail=why, declared=case.nondeterministic)
+        why = f"the first run {first.status.said}: there is nothing to reproduce"
+        return _made(case, (), ReplayVerdict.NOT_REPLAYED, why)
     runs: list[ReplayRun] = []
     for k in range(2, case.cold_runs + 1):
         folder = f"{FOLDER}/cold-{k}"
@@ -45,7 +46,11 @@ def replay(case: Case, first: CaseEvidence, case_dir: Path, run_once: RunOnce, w
     if case.replay == "cold-warm":
         folder = f"{FOLDER}/warm"
         given = _stamps(case_dir / "cache")
-        ev = run_once(case_dir / folder, case_dir / "cache")
+        try:
+            ev = run_once(case_dir / folder, case_dir / "cache")
+        except OSError as exc:  # the copy of the cache: a full disk, say
+            why = f"the warm run could not start: its copy of the cache failed ({exc})"
+            return _made(case, tuple(runs), ReplayVerdict.REPLAY_FAILED, why)
         runs.append(_as_run("warm", folder, ev, case_dir, given))
     return judge(case, first, tuple(runs), case_dir, wt)
 
@@ -66,14 +71,16 @@ def _as_run(
     case_dir: Path,
     given: Mapping[str, tuple[int, int]] | None,
 ) -> ReplayRun:
-    """A run's evidence as a replay run. The cache files a warm run wrote are those not as
-    it was given them (added, or written again, even with the same bytes); a cold run
-    wrote all of its own."""
+    """A run's evidence as a replay run. The cache files a warm run wrote are those with
+    content not as it was given them (added, or written again, even with the same bytes);
+    an empty file (a lock) holds nothing cached. A cold run wrote all of its own."""
     if given is None:
         written = tuple(sorted(ev.cache))
     else:
         now = _stamps(case_dir / folder / "cache")
-        written = tuple(sorted(rel for rel, stamp in now.items() if given.get(rel) != stamp))
+        written = tuple(
+            sorted(rel for rel, stamp in now.items() if stamp[0] and given.get(rel) != stamp)
+        )
     return ReplayRun(
         kind=kind,
         folder=folder,
@@ -92,37 +99,48 @@ def _place(case_dir: Path, folder: str, wt: str) -> dict[str, str]:
     return {"out": str(here / "out"), "cache": str(here / "cache"), "worktree": wt}
 
 
-def differing(
-    case: Case,
-    one: tuple[str, Mapping[str, str], Mapping[str, str]],
-    other: tuple[str, Mapping[str, str], Mapping[str, str]],
-    case_dir: Path,
-    wt: str,
-) -> tuple[list[str], list[str]]:
-    """Outputs that differ between two runs of one side beyond the case's tolerances, and
-    the differences in words; each run is (folder, output hashes, paired paths)."""
+@dataclass(slots=True)
+class Differing:
+    """Outputs that differ between two runs of one side beyond the case's tolerances: their
+    names, the differences in words, and how far each one's values moved (`spread.reach`)."""
+
+    names: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+    reach: dict[str, dict[str, float | None]] = field(default_factory=dict)
+
+    def add(self, name: str, words: str, reach: dict[str, float | None]) -> None:
+        self.names.append(name)
+        self.said.append(words)
+        self.reach[name] = reach
+
+
+Run = tuple[str, Mapping[str, str], Mapping[str, str]]  # folder, output hashes, paired paths
+
+
+def differing(case: Case, one: Run, other: Run, case_dir: Path, wt: str) -> Differing:
+    """What differs between two runs of one side, by the case's own comparators."""
     (fa, a, pa), (fb, b, pb) = one, other
-    names, said = [], []
+    found = Differing()
     for name in sorted(a.keys() | b.keys()):
         if a.get(name) == b.get(name):
             continue
         spec = spec_for(name, case.compare)
+        if spec is None or name not in a or name not in b:
+            how = "bytes differ" if name in a and name in b else "in one run only"
+            found.add(name, f"{name}: {how}", {spread.WHOLE: None})
+            continue
         files = [
             Path(_place(case_dir, fa, wt)["out"]) / pa.get(name, name),
             Path(_place(case_dir, fb, wt)["out"]) / pb.get(name, name),
         ]
-        if spec is None or name not in a or name not in b:
-            names.append(name)
-            how = "bytes differ" if name in a and name in b else "in one run only"
-            said.append(f"{name}: {how}")
-            continue
         neutral = Neutral.of(_place(case_dir, fa, wt), _place(case_dir, fb, wt))
-        found = explain(name, files[0], files[1], spec, neutral)
-        if not found.within_tolerance:
-            names.append(name)
-            values = "; ".join(f"{d.where}: {d.base} -> {d.cand}" for d in found.largest[:SHOWN])
-            said.append(f"{name}: {found.summary}" + (f" ({values})" if values else ""))
-    return names, said
+        explained = explain(name, files[0], files[1], spec, neutral)
+        if not explained.within_tolerance:
+            shown = explained.largest[:SHOWN]
+            values = "; ".join(f"{d.where}: {d.base} -> {d.cand}" for d in shown)
+            words = f"{name}: {explained.summary}" + (f" ({values})" if values else "")
+            found.add(name, words, spread.stored(spread.reach(explained)))
+    return found
 
 
 def _listed(names: list[str]) -> str:
@@ -132,21 +150,21 @@ def _listed(names: list[str]) -> str:
 
 def _cold_spread(
     case: Case, first: CaseEvidence, runs: tuple[ReplayRun, ...], case_dir: Path, wt: str
-) -> tuple[list[str], list[str]]:
-    """Outputs (and `cache/` files) that differ between the cold runs, and how."""
-    varying: list[str] = []
-    said: list[str] = []
+) -> Differing:
+    """Outputs (and `cache/` files) that differ between the cold runs, how, and how far."""
+    found = Differing()
     for r in (x for x in runs if x.kind == "cold"):
         one = ("", first.outputs, first.paths)
-        names, words = differing(case, one, (r.folder, r.outputs, r.paths), case_dir, wt)
+        this = differing(case, one, (r.folder, r.outputs, r.paths), case_dir, wt)
         keys = first.cache.keys() | r.cache.keys()
-        cache = sorted(f"cache/{p}" for p in keys if first.cache.get(p) != r.cache.get(p))
-        pairs = [*zip(names, words, strict=True), *((c, f"{c}: bytes differ") for c in cache)]
-        for name, word in pairs:
-            if name not in varying:
-                varying.append(name)
-                said.append(f"{r.folder}: {word}")
-    return varying, said
+        for p in sorted(p for p in keys if first.cache.get(p) != r.cache.get(p)):
+            this.add(f"cache/{p}", f"cache/{p}: bytes differ", {spread.WHOLE: None})
+        for name, words in zip(this.names, this.said, strict=True):
+            if name not in found.names:
+                found.add(name, f"{r.folder}: {words}", this.reach[name])
+            else:
+                found.reach[name] = spread.widest(found.reach[name], this.reach[name])
+    return found
 
 
 def _not_used(first: CaseEvidence, warm: ReplayRun) -> str:
@@ -154,11 +172,11 @@ def _not_used(first: CaseEvidence, warm: ReplayRun) -> str:
     if not first.cache:
         return "the cold run wrote nothing to its cache, so the warm run had nothing to load"
     if warm.cache_written:
-        n = len(warm.cache_written)
-        return f"the warm run wrote {n} cache files again ({_listed(list(warm.cache_written))})"
-    if first.duration_s >= MIN_COLD_S and warm.duration_s >= SLOWER * first.duration_s:
+        files = counted(len(warm.cache_written), "cache file")
+        return f"the warm run wrote {files} again ({_listed(list(warm.cache_written))})"
+    if first.duration_s >= MIN_COLD_S and warm.duration_s >= first.duration_s:
         return (
-            f"the warm run took {warm.duration_s:.2f} s against the cold run's "
+            f"the warm run took {warm.duration_s:.2f} s, no less than the cold run's "
             f"{first.duration_s:.2f} s: loading the cache saved nothing"
         )
     return ""
@@ -170,53 +188,72 @@ def _made(
     verdict: ReplayVerdict,
     detail: str,
     *,
-    varying: list[str] | None = None,
+    spread_seen: Differing | None = None,
     differences: list[str] | None = None,
 ) -> Replay:
+    seen = spread_seen or Differing()
     return Replay(
         mode=case.replay or "repeat",
         verdict=verdict,
         runs=runs,
-        varying=tuple(varying or ()),
+        varying=tuple(seen.names),
         detail=detail,
-        differences=tuple((differences or [])[: 2 * SHOWN]),
+        differences=tuple((differences if differences is not None else seen.said)[: 2 * SHOWN]),
         declared=case.nondeterministic,
+        spread=dict(seen.reach),
     )
 
 
 def judge(
     case: Case, first: CaseEvidence, runs: tuple[ReplayRun, ...], case_dir: Path, wt: str
 ) -> Replay:
-    """The replay verdict of one side's runs of a case, its first run ok."""
+    """The replay verdict of one side's runs of a case, its first run ok. A warm run that
+    diverges or does not use its cache fails however noisy the case: the warm run is judged
+    on the outputs that did not vary between cold runs."""
     failed = [r for r in runs if r.status is not CaseStatus.OK]
     if failed:
         r = failed[0]
         code = f" (exit {r.exit_code})" if r.exit_code is not None else ""
-        why = f"the {r.kind} run in {r.folder} was {r.status}{code} where the first run was ok"
+        why = f"the {r.kind} run in {r.folder} {r.status.said}{code} where the first run was ok"
         return _made(case, runs, ReplayVerdict.REPLAY_FAILED, why)
     colds = 1 + sum(1 for r in runs if r.kind == "cold")
-    varying, said = _cold_spread(case, first, runs, case_dir, wt)
-    if varying:
-        verb = "differs" if len(varying) == 1 else "differ"
-        why = f"{_listed(varying)} {verb} between the {colds} cold runs"
-        verdict = ReplayVerdict.NONDETERMINISTIC
-        return _made(case, runs, verdict, why, varying=varying, differences=said)
+    seen = _cold_spread(case, first, runs, case_dir, wt)
     warm = next((r for r in runs if r.kind == "warm"), None)
+    if warm is not None:
+        failing = _warm(case, first, warm, seen, (case_dir, wt))
+        if failing is not None:
+            verdict, why, words = failing
+            return _made(case, runs, verdict, why, spread_seen=seen, differences=words)
+    if seen.names:
+        verb = "differs" if len(seen.names) == 1 else "differ"
+        why = f"{_listed(seen.names)} {verb} between the {colds} cold runs"
+        return _made(case, runs, ReplayVerdict.NONDETERMINISTIC, why, spread_seen=seen)
     if warm is None:
         why = f"{colds} cold runs gave the same outputs"
         return _made(case, runs, ReplayVerdict.REPRODUCES, why)
-    one = ("", first.outputs, first.paths)
-    names, words = differing(case, one, (warm.folder, warm.outputs, warm.paths), case_dir, wt)
-    if names:
-        verb = "differs" if len(names) == 1 else "differ"
-        why = f"the warm run's {_listed(names)} {verb} from the cold run's"
-        return _made(case, runs, ReplayVerdict.CACHE_DIVERGES, why, differences=words)
-    unused = _not_used(first, warm)
-    if unused:
-        return _made(case, runs, ReplayVerdict.CACHE_NOT_USED, unused)
     share = f", {warm.duration_s / first.duration_s:.2f}x cold" if first.duration_s > 0 else ""
+    compared = "same outputs" if first.outputs else "no outputs to compare, only the cache"
     why = (
-        f"cold {first.duration_s:.2f} s, {len(first.cache)} cache files written; warm "
-        f"{warm.duration_s:.2f} s{share}, none written; same outputs"
+        f"cold {first.duration_s:.2f} s, {counted(len(first.cache), 'cache file')} written; "
+        f"warm {warm.duration_s:.2f} s{share}, none written; {compared}"
     )
     return _made(case, runs, ReplayVerdict.CACHE_REPRODUCES, why)
+
+
+def _warm(
+    case: Case, first: CaseEvidence, warm: ReplayRun, seen: Differing, where: tuple[Path, str]
+) -> tuple[ReplayVerdict, str, list[str]] | None:
+    """A failing verdict on the warm run, or None: its outputs against the first run's,
+    except those that vary between cold runs anyway; then whether it used the cache."""
+    one = ("", first.outputs, first.paths)
+    found = differing(case, one, (warm.folder, warm.outputs, warm.paths), *where)
+    diverged = [n for n in found.names if n not in seen.names]
+    if diverged:
+        verb = "differs" if len(diverged) == 1 else "differ"
+        why = f"the warm run's {_listed(diverged)} {verb} from the cold run's"
+        words = [w for n, w in zip(found.names, found.said, strict=True) if n in diverged]
+        return ReplayVerdict.CACHE_DIVERGES, why, words
+    unused = _not_used(first, warm)
+    if unused:
+        return ReplayVerdict.CACHE_NOT_USED, unused, []
+    return None

@@ -26,8 +26,8 @@ from fidelity.matrix import importguard, ledger, replay, repo_state, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.explain import Arrival, Meeting
+from fidelity.matrix.files import copy_tree, walk
 from fidelity.matrix.files import hash_tree as hash_tree
-from fidelity.matrix.files import walk
 from fidelity.matrix.outputs import collect
 from fidelity.matrix.plan import Progress, SidePlan
 from fidelity.matrix.table import Case, Command, Matrix
@@ -112,7 +112,7 @@ def run_case(
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_dir.mkdir(parents=True, exist_ok=True)
     if seed is not None:
-        shutil.copytree(seed, cache_dir, symlinks=True, dirs_exist_ok=True)
+        copy_tree(seed, cache_dir)
     preexisting = tuple(sorted({*walk(cache_dir).files, *walk(cache_dir).links}))
     places = {**side, "out": str(out_dir), "cache": str(cache_dir)}
     with budget or contextlib.nullcontext():
