@@ -404,3 +404,22 @@ def test_a_partial_run_cannot_confirm_a_replay_prediction_about_a_case_it_left_o
     )
     assert any(f.code is Code.PARTIAL_PREDICTION for f in outcome.findings), outcome.findings
     assert outcome.exit_code == 3
+
+
+def test_shards_run_with_and_without_replay_do_not_merge(make_repo, tmp_path) -> None:
+    import pytest
+
+    from fidelity.errors import UsageError
+    from fidelity.matrix import merge
+
+    repo = make_repo("sim")
+    two = table(None) + table(None).replace('id = "train"', 'id = "other"')
+    base = repo.commit({"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": two})
+    run = {"repo": repo.path, "baseline": base, "candidate": base, "cases": "cases/matrix.toml"}
+    one = gate.run(**run, shard="1/2", replay="cold-warm", out=tmp_path / "s1").run_dir
+    other = gate.run(**run, shard="2/2", out=tmp_path / "s2").run_dir
+    with pytest.raises(UsageError, match="its --replay differs"):
+        merge.merge([one, other], tmp_path / "merged")
+    again = gate.run(**run, shard="2/2", replay="cold-warm", out=tmp_path / "s3").run_dir
+    merged = merge.merge([one, again], tmp_path / "merged2")
+    assert merged.exit_code == 0, merged.findings

@@ -43,6 +43,7 @@ def _same(records: Sequence[RunRecord], dirs: Sequence[Path]) -> None:
             "prediction": prediction,
             "declared cases": [tuple(p) for p in selection.get("all", [])],
             "number of shards": (selection.get("shard") or [0, 0])[1],
+            "--replay": r.raw["matrix"].get("replay"),  # the table's own keys: its sha
         }
 
     first = key(records[0])

@@ -139,6 +139,10 @@ def judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]
     if j is not None:
         if r.case_id in j.unexpected:
             return f"moved, not predicted: {detail}", None
+        said = outcome.prediction.replay if outcome.prediction else {}
+        if r.case_id in j.missed and r.case_id in said:
+            got = dict(r.replay).get("candidate", "not replayed")
+            return f"predicted replay {said[r.case_id]}, got {got}: {detail}", None
         if r.case_id in j.missed:
             return "predicted to move, but identical", None
         return None, None

@@ -18,7 +18,7 @@ from fidelity.matrix import predict, untrusted
 from fidelity.matrix.compare import Comparison
 from fidelity.matrix.evidence import SideEvidence, side_from_json, side_to_json
 from fidelity.matrix.findings import Finding, Harness
-from fidelity.matrix.table import Matrix
+from fidelity.matrix.table import Case, Matrix
 from fidelity.matrix.widening import Specs
 
 if TYPE_CHECKING:
@@ -82,7 +82,11 @@ def manifest(
         "times": dict(times),
         "environment": environment(),
         "harness": asdict(plan.harness),
-        "matrix": {**_matrix(plan.matrix), "accept": [a.to_json() for a in plan.accepts]},
+        "matrix": {
+            **_matrix(plan.matrix),
+            "accept": [a.to_json() for a in plan.accepts],
+            "replay": plan.replay,  # --replay: the mode of every case without its own
+        },
         "sides": {"baseline": side_to_json(baseline), "candidate": side_to_json(candidate)},
         "comparison": asdict(comparison),
         "findings": [asdict(f) for f in findings],
@@ -117,9 +121,20 @@ def _matrix(matrix: Matrix) -> dict[str, Any]:
                 "tags": list(c.tags),
                 "definition": c.definition(),
                 "compare": {k: dict(v) for k, v in c.compare.items()},
+                **({"replay": _replay(c)} if c.replayed or c.nondeterministic else {}),
             }
             for c in matrix.cases
         ],
+    }
+
+
+def _replay(case: Case) -> dict[str, Any]:
+    """How the case was run again on each side (`replay`, `repeat`, `nondeterministic`)."""
+    return {
+        "mode": case.replay or "repeat",
+        "cold_runs": case.cold_runs,
+        "warm": case.replay == "cold-warm",
+        "nondeterministic": case.nondeterministic,
     }
 
 

@@ -161,7 +161,7 @@ def prediction_lines(outcome: Outcome) -> list[str]:
             f"predicted fixed {len(p.fixed)} · broken {len(p.broken)} · expected findings "
             f"{len(p.findings)}, of which occurred {len(j.expected)}"
         )
-    said = "did not move" if not (p.fixed or p.broken) else "did not do as predicted"
+    said = "did not move" if not (p.fixed or p.broken or p.replay) else "did not do as predicted"
     named = [
         ("unexpected (moved, not predicted)", j.unexpected),
         (f"missed (predicted, {said})", j.missed),
@@ -213,11 +213,16 @@ def verdict(outcome: Outcome) -> str:
     held = s.identical + s.within_tolerance + s.within_spread
     if code == 0 and held < s.declared:
         return (
-            f"HOLDS: {held} of {scope} identical or within tolerance; the other "
+            f"HOLDS: {held} of {scope} identical or within tolerance or spread; the other "
             f"{s.declared - held} carry findings the table accepts{partial} (exit 0)"
         )
     if code == 0:
         return _holds(s, scope, partial)
+    if not (s.moved or s.failures) and s.replay_failures:
+        return (
+            f"REPLAY FAILED: {s.replay_failures} of {s.declared} cases diverged, did not use "
+            f"their cache or failed when run again on a side{partial} (exit 1)"
+        )
     replays = f", {counted(s.replay_failures, 'replay')} failed" if s.replay_failures else ""
     return f"MOVED: {s.moved} moved, {s.failures} failed{replays} of {s.declared}{partial} (exit 1)"
 
@@ -259,7 +264,7 @@ def replay_lines(outcome: Outcome, *, only_bad: bool = False) -> list[str]:
                 lines += [f"      {d}" for d in ev.replay.differences]
     if not count:
         return []
-    head = f"replays: {counted(count, 'case-side')} run again on its own side, {bad} failed"
+    head = f"replays ({counted(count, 'case-side')} run again on their own side, {bad} failed):"
     return [head, *lines]
 
 
