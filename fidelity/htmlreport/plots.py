@@ -21,6 +21,7 @@ import numpy as np
 from fidelity.matrix.diffs import OutputDiff
 
 POINTS = 400  # drawn per curve: more values are drawn as this many quantiles
+TICKS = 5  # at most, per axis: each tick is a text whose extent is measured on every draw
 KEY_POINTS = 400  # per-key deltas drawn one by one; more are drawn sorted, as quantiles
 FILE_BYTES = 64 * 2**20  # a larger output is not read for a plot (said on the page)
 COLUMNS = 4  # plotted per output
@@ -82,7 +83,8 @@ def _figure(column: str, base: Any, cand: Any, deltas: Any, key: Sequence[str]) 
     for values, label, style in ((base, "baseline", "-"), (cand, "candidate", "--")):
         x, y = _curve(values)
         axes[0].step(x, y, where="post", linestyle=style, label=f"{label} (n={len(values)})")
-    axes[0].set_title(f"{column}: distribution (CDF)", fontsize=10)
+    # titles at a fixed height: placing them above the ticks measures every tick label again
+    axes[0].set_title(f"{column}: distribution (CDF)", fontsize=10, y=1.0)
     axes[0].set(xlabel=column, ylabel="fraction <= x")
     axes[0].legend(loc="lower right", fontsize="small")
     if deltas is not None:
@@ -97,8 +99,10 @@ def _figure(column: str, base: Any, cand: Any, deltas: Any, key: Sequence[str]) 
             ax.set(xlabel=f"key ({', '.join(key)}) in baseline row order")
         ax.axhline(0, color="0.6", linewidth=0.8)
         moved = int(np.count_nonzero(shown))
-        ax.set_title(f"{column}: candidate - baseline, per key", fontsize=10)
+        ax.set_title(f"{column}: candidate - baseline, per key", fontsize=10, y=1.0)
         ax.set(ylabel=f"delta ({moved} of {len(shown)} keys differ)")
+    for ax in axes:
+        ax.locator_params(nbins=TICKS)
     out = io.StringIO()
     fig.savefig(out, format="svg", metadata={"Date": None})
     text = out.getvalue()
