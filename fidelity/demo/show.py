@@ -24,7 +24,6 @@ from fidelity.controls import gate as controls
 from fidelity.controls import render as controls_render
 from fidelity.errors import UsageError
 from fidelity.git import command, objects
-from fidelity.htmlreport import runpage
 from fidelity.matrix import gate, render
 from fidelity.matrix.outcome import Outcome
 
@@ -170,6 +169,8 @@ def page_path(where: Path | None) -> Path:
 
 def _page(outcome: Outcome, path: Path) -> Path:
     """The fix gate's HTML page: the moved cases with their plots."""
+    from fidelity.htmlreport import runpage  # numpy and the page's modules: in the page's thread
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(runpage.page(outcome), encoding="utf-8")
