@@ -1,8 +1,10 @@
-"""`fidelity demo`: a tiny simulator repository with three commits, gated twice.
+"""`fidelity demo`: a tiny simulator repository with three commits, gated by each entry of
+`GATES` in turn, then its mutation controls, while the fix gate's page is drawn.
 
 The repository is materialised from files shipped in the package (so it works from a
 non-editable install): a baseline whose DP lane index restarts at lane 0 on every
 scheduling call, a refactor that changes no behaviour, and a fix that keeps the rotation.
+A new gate is one more `Gate`; a new case is one more `[[case]]` in files/cases/matrix.toml.
 """
 
 from __future__ import annotations
@@ -81,26 +83,26 @@ class Gate:
     """One `fidelity run` of the demo and the verdict it exists to show. The sides name
     commits of `materialise`; the case table is the fix commit's (it holds the harness)."""
 
-    title: str
+    title: str  # shown after its number, its place in GATES
     baseline: str
     candidate: str
     claim: str  # the summary's line when the verdict is the one shown
     exit_code: int
     expect: str | None = None
     moved: frozenset[str] | None = None  # the moved set the verdict must rest on, if any
-    page: bool = False  # the gate whose HTML page the demo writes
+    page: bool = False  # the one gate whose HTML page the demo writes
 
 
 GATES = (
     Gate(
-        "1. refactor vs baseline: nothing may move",
+        "refactor vs baseline: nothing may move",
         "baseline",
         "refactor",
         "refactor gate holds (exit 0)",
         0,
     ),
     Gate(
-        "2. fix vs refactor, predicted: the online multi-lane cases",
+        "fix vs refactor, predicted: the online multi-lane cases",
         "refactor",
         "fix",
         "fix prediction HELD (exit 0)",
@@ -110,7 +112,7 @@ GATES = (
         page=True,
     ),
     Gate(
-        "3. the same fix, against a deliberately wrong prediction",
+        "the same fix, against a deliberately wrong prediction",
         "refactor",
         "fix",
         "wrong prediction FALSIFIED (exit 1)",
@@ -121,11 +123,10 @@ GATES = (
 HARNESS = "fix"
 
 
-def _gate(
-    console: Console, repo: Path, g: Gate, commits: Mapping[str, str]
-) -> tuple[bool, Outcome]:
-    """Run one gate and show its verdict; True when it is the one the gate exists to show."""
-    _rule(console, g.title)
+def _gate(console: Console, repo: Path, n: int, commits: Mapping[str, str]) -> tuple[bool, Outcome]:
+    """Run gate n (from 1) and show its verdict; True when it is the one it exists to show."""
+    g = GATES[n - 1]
+    _rule(console, f"{n}. {g.title}")
     outcome = gate.run(
         repo,
         commits[g.baseline],
@@ -151,7 +152,7 @@ def control_jobs() -> int:
 def _controls(console: Console, repo: Path) -> int:
     """The demo's cases/controls.toml against its HEAD."""
     table = controls.load(repo, "cases/controls.toml")
-    _rule(console, "4. mutation controls: every test must be seen to fail")
+    _rule(console, f"{len(GATES) + 1}. mutation controls: every test must be seen to fail")
     report = controls.run(repo, table, "HEAD", jobs=control_jobs())
     controls_render.report(console, report)
     return report.exit_code()
@@ -179,9 +180,9 @@ def _page(outcome: Outcome, path: Path) -> Path:
     return path
 
 
-def _show_page(console: Console, drawn: Future[Path]) -> None:
+def _show_page(console: Console, n: int, drawn: Future[Path]) -> None:
     console.print(
-        f"HTML report of gate 2 (what moved, with plots): {drawn.result()}; open it in a browser",
+        f"HTML report of gate {n} (what moved, with plots): {drawn.result()}; open it in a browser",
         markup=False,
         soft_wrap=True,
     )
@@ -193,15 +194,15 @@ def _demo(console: Console, where: Path, html: Path, pool: ThreadPoolExecutor) -
     commits = materialise(where)
     console.print(f"demo repository: {where} (baseline, refactor, fix)", markup=False)
     shown: dict[str, bool] = {}
-    drawn: Future[Path] | None = None
-    for g in GATES:
-        shown[g.claim], outcome = _gate(console, where, g, commits)
+    drawn: dict[int, Future[Path]] = {}
+    for n, g in enumerate(GATES, 1):
+        shown[g.claim], outcome = _gate(console, where, n, commits)
         if g.page:
-            drawn = pool.submit(_page, outcome, html)
+            drawn[n] = pool.submit(_page, outcome, html)
     ok = _controls(console, where) == 0
     shown["every control met its expectation (exit 0)"] = ok
-    if drawn is not None:
-        _show_page(console, drawn)
+    for n, page in drawn.items():
+        _show_page(console, n, page)
     return shown
 
 
