@@ -3,9 +3,10 @@
 For a CSV or TSV output the comparator explained, each column it found moved (or, for an
 output within tolerance, each column whose values differ) gets one figure: the two sides'
 distributions as empirical CDFs, and, when the table keys the rows, the candidate minus the
-baseline per key. Files are read as the comparator reads them (cells as text; pandas),
-then the plotted column as numbers. matplotlib is imported here only, through its object
-API (no pyplot, no global backend): nothing else in fidelity loads it.
+baseline per key. Files are read as the comparator reads them (cells as text: the plain
+reader, else pandas' parser, `matrix.csvread`), then the plotted column as numbers; pandas is
+not imported for a plain file. matplotlib is imported here only, through its object API (no
+pyplot, no global backend): nothing else in fidelity loads it.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from fidelity.matrix import csvread
 from fidelity.matrix.diffs import OutputDiff
 
 POINTS = 400  # drawn per curve: more values are drawn as this many quantiles
+TICKS = 5  # at most, per axis: each tick is a text whose extent is measured on every draw
 KEY_POINTS = 400  # per-key deltas drawn one by one; more are drawn sorted, as quantiles
 FILE_BYTES = 64 * 2**20  # a larger output is not read for a plot (said on the page)
 COLUMNS = 4  # plotted per output
@@ -41,16 +44,63 @@ def columns(e: OutputDiff) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _read(path: Path, sep: str) -> Any:
-    import pandas as pd
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A CSV/TSV file's cells as text: rows x columns."""
 
-    return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
+    columns: tuple[str, ...]
+    cells: Any  # 2-D numpy array of str
+
+    def __contains__(self, column: object) -> bool:
+        return column in self.columns
+
+    def column(self, name: str) -> Any:
+        return self.cells[:, self.columns.index(name)]
 
 
-def _numbers(frame: Any, column: str) -> Any:
-    import pandas as pd
+def read(path: Path, sep: str) -> Table:
+    """The whole file as the comparator reads it: the plain reader, else pandas' parser."""
+    try:
+        parts = list(csvread.chunks(path, sep, plain=True))
+    except csvread.NotPlain:
+        parts = list(csvread.chunks(path, sep, plain=False))
+    if not parts:
+        return Table((), np.empty((0, 0), dtype=object))
+    return Table(parts[0][0], np.concatenate([rows for _, rows in parts]))
 
-    return pd.to_numeric(frame[column], errors="coerce") if column in frame else None
+
+def _number(cell: str) -> float:
+    try:
+        return float(cell)
+    except ValueError:
+        return float("nan")
+
+
+def numbers(table: Table, column: str) -> Any:
+    """The column as floats, NaN for a cell that is not a number; None without the column."""
+    if column not in table:
+        return None
+    cells = table.column(column)
+    try:
+        return cells.astype(float)
+    except ValueError:
+        return np.array([_number(c) for c in cells], dtype=float)
+
+
+def pairs(base: Table, cand: Table, key: Sequence[str]) -> tuple[Any, Any]:
+    """The rows of each key on both sides, in the baseline's order: (baseline rows, candidate
+    rows); a key that repeats counts by its first row."""
+
+    def first(table: Table) -> dict[tuple[str, ...], int]:
+        rows: dict[tuple[str, ...], int] = {}
+        for i, k in enumerate(zip(*(table.column(c) for c in key), strict=True)):
+            rows.setdefault(k, i)
+        return rows
+
+    theirs = first(cand)
+    both = [(i, theirs[k]) for k, i in first(base).items() if k in theirs]
+    found = np.array(both, dtype=np.intp).reshape(-1, 2)
+    return found[:, 0], found[:, 1]
 
 
 def _curve(values: Any) -> tuple[Any, Any]:
@@ -63,15 +113,6 @@ def _curve(values: Any) -> tuple[Any, Any]:
     return data, np.arange(1, len(data) + 1) / max(len(data), 1)
 
 
-def _deltas(base: Any, cand: Any, key: Sequence[str], column: str) -> Any:
-    """Candidate minus baseline per key present on both sides, in the baseline's order."""
-    keys = list(key)
-    left = base[keys].assign(_b=_numbers(base, column)).drop_duplicates(subset=keys)
-    right = cand[keys].assign(_c=_numbers(cand, column)).drop_duplicates(subset=keys)
-    both = left.merge(right, on=keys, how="inner", sort=False)
-    return (both["_c"] - both["_b"]).to_numpy(dtype=float)
-
-
 def _figure(column: str, base: Any, cand: Any, deltas: Any, key: Sequence[str]) -> str:
     from matplotlib.figure import Figure
 
@@ -82,7 +123,8 @@ def _figure(column: str, base: Any, cand: Any, deltas: Any, key: Sequence[str]) 
     for values, label, style in ((base, "baseline", "-"), (cand, "candidate", "--")):
         x, y = _curve(values)
         axes[0].step(x, y, where="post", linestyle=style, label=f"{label} (n={len(values)})")
-    axes[0].set_title(f"{column}: distribution (CDF)", fontsize=10)
+    # titles at a fixed height: placing them above the ticks measures every tick label again
+    axes[0].set_title(f"{column}: distribution (CDF)", fontsize=10, y=1.0)
     axes[0].set(xlabel=column, ylabel="fraction <= x")
     axes[0].legend(loc="lower right", fontsize="small")
     if deltas is not None:
@@ -97,8 +139,10 @@ def _figure(column: str, base: Any, cand: Any, deltas: Any, key: Sequence[str]) 
             ax.set(xlabel=f"key ({', '.join(key)}) in baseline row order")
         ax.axhline(0, color="0.6", linewidth=0.8)
         moved = int(np.count_nonzero(shown))
-        ax.set_title(f"{column}: candidate - baseline, per key", fontsize=10)
+        ax.set_title(f"{column}: candidate - baseline, per key", fontsize=10, y=1.0)
         ax.set(ylabel=f"delta ({moved} of {len(shown)} keys differ)")
+    for ax in axes:
+        ax.locator_params(nbins=TICKS)
     out = io.StringIO()
     fig.savefig(out, format="svg", metadata={"Date": None})
     text = out.getvalue()
@@ -115,18 +159,23 @@ def plot(e: OutputDiff, files: tuple[Path, Path], spec: Mapping[str, Any], salt:
         why = f"{big[0].name} is missing or over {FILE_BYTES // 2**20} MiB: not plotted"
         return [Plot(c, note=why) for c in wanted]
     sep = "\t" if e.kind == "tsv" else ","
-    base, cand = _read(files[0], sep), _read(files[1], sep)
+    base, cand = read(files[0], sep), read(files[1], sep)
     key = [k for k in spec.get("key", ()) if k in base and k in cand]
-    return [_one(column, base, cand, key, f"{salt}-{column}") for column in wanted]
+    rows = pairs(base, cand, key) if key else None
+    return [_one(column, base, cand, (key, rows), f"{salt}-{column}") for column in wanted]
 
 
-def _one(column: str, base: Any, cand: Any, key: Sequence[str], salt: str) -> Plot:
+def _one(
+    column: str, base: Table, cand: Table, keyed: tuple[Sequence[str], Any], salt: str
+) -> Plot:
+    """One column's figure; keyed is the table's key and `pairs` of its rows, if keyed."""
     import matplotlib
 
-    b, c = _numbers(base, column), _numbers(cand, column)
-    if b is None or c is None or b.isna().all() or c.isna().all():
+    b, c = numbers(base, column), numbers(cand, column)
+    if b is None or c is None or np.isnan(b).all() or np.isnan(c).all():
         return Plot(column, note="not numeric on both sides: no plot")
-    deltas = _deltas(base, cand, key, column) if key else None
+    key, rows = keyed
+    deltas = c[rows[1]] - b[rows[0]] if rows is not None else None
     # text as text (no glyph paths), ids unique per figure, `$` in a column name as is
     with matplotlib.rc_context(
         {"svg.fonttype": "none", "svg.hashsalt": salt, "text.parse_math": False}

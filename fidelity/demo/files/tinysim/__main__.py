@@ -3,7 +3,7 @@
 import argparse
 import csv
 import json
-from pathlib import Path
+import os
 
 from tinysim.engine import simulate
 from tinysim.workload import requests
@@ -18,17 +18,18 @@ def main() -> None:
     mode.add_argument("--offline", action="store_true", help="all requests arrive at t=0")
     parser.add_argument("--requests", type=int, default=120)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", required=True)
     args = parser.parse_args()
     rows = simulate(requests(args.requests, args.online, args.seed), args.replicas, args.lanes)
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "request_metrics.csv").open("w", newline="") as f:
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "request_metrics.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
     lanes_used = sorted({(r["replica"], r["lane"]) for r in rows})
     summary = {"requests": len(rows), "slots_used": len(lanes_used)}
-    (args.out / "summary.json").write_text(json.dumps(summary, sort_keys=True) + "\n")
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        f.write(json.dumps(summary, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

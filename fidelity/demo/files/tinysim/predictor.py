@@ -2,23 +2,23 @@
 
 import json
 import os
-from pathlib import Path
 
 
 class Predictor:
     def __init__(self) -> None:
-        cache = os.environ.get("TINYSIM_CACHE")
-        self.cache = Path(cache) if cache else None
+        self.cache = os.environ.get("TINYSIM_CACHE")
 
     def predict(self, prompt_tokens: int, depth: int) -> tuple[float, float]:
         bucket = prompt_tokens // 128
         depth = min(depth, 8)
-        path = self.cache / f"pred-b{bucket}-d{depth}.json" if self.cache else None
-        if path is not None and path.exists():
-            data = json.loads(path.read_text())
+        path = os.path.join(self.cache, f"pred-b{bucket}-d{depth}.json") if self.cache else None
+        if path is not None and os.path.exists(path):
+            with open(path) as f:
+                data = json.load(f)
             return data["prefill_ms"], data["decode_ms"]
         prefill = 2.0 + 1.5 * bucket + 0.75 * depth
         decode = 0.25 + 0.05 * depth
         if path is not None:
-            path.write_text(json.dumps({"prefill_ms": prefill, "decode_ms": decode}))
+            with open(path, "w") as f:
+                json.dump({"prefill_ms": prefill, "decode_ms": decode}, f)
         return prefill, decode
