@@ -30,6 +30,8 @@ def test_demo_gates_the_refactor_and_the_fix(tmp_path: Path, chromium: Any) -> N
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "HOLDS: all 5 declared cases identical (exit 0)" in out
+    assert "dp1-online baseline: cache-reproduces (cold" in out  # the replay verdict, warm
+    assert "dp1-online candidate: cache-reproduces (cold" in out
     assert "HELD: the moved set equals the prediction (3 cases) (exit 0)" in out
     assert "FALSIFIED: 2 unexpected, 0 missed, 0 failed (exit 1)" in out
     assert "unexpected (moved, not predicted): dp2-online-r2, dp4-online" in out

@@ -91,6 +91,7 @@ class Gate:
     expect: str | None = None
     moved: frozenset[str] | None = None  # the moved set the verdict must rest on, if any
     page: bool = False  # the one gate whose HTML page the demo writes
+    replayed: str | None = None  # a case whose warm replay must reproduce on both sides
 
 
 GATES = (
@@ -98,8 +99,9 @@ GATES = (
         "refactor vs baseline: nothing may move",
         "baseline",
         "refactor",
-        "refactor gate holds (exit 0)",
+        "refactor gate holds, and dp1-online's cache reproduces its cold run (exit 0)",
         0,
+        replayed="dp1-online",
     ),
     Gate(
         "fix vs refactor, predicted: the online multi-lane cases",
@@ -139,7 +141,18 @@ def _gate(console: Console, repo: Path, n: int, commits: Mapping[str, str]) -> t
     render.outcome(console, outcome)
     moved = outcome.judged.moved if outcome.judged is not None else ()
     held = outcome.exit_code == g.exit_code and (g.moved is None or g.moved == frozenset(moved))
-    return held, outcome
+    return held and _reproduced(outcome, g.replayed), outcome
+
+
+def _reproduced(outcome: Outcome, case_id: str | None) -> bool:
+    """The case's warm replay reproduced its cold run on both sides (or none was asked)."""
+    if case_id is None:
+        return True
+    sides = (outcome.baseline.cases.get(case_id), outcome.candidate.cases.get(case_id))
+    return all(
+        ev is not None and ev.replay is not None and ev.replay.verdict == "cache-reproduces"
+        for ev in sides
+    )
 
 
 def control_jobs() -> int:
