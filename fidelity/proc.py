@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -18,6 +20,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from fidelity import procfs
 
 
 class ProcStatus(enum.StrEnum):
@@ -166,45 +170,6 @@ def kill_all() -> None:
         _kill_group(p)
 
 
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
-
-
-def _name(pid: int) -> str:
-    command = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").strip()
-    return f"pid {pid}: {command.decode(errors='replace')[:80] or '?'}"
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Live processes of a process group (Linux /proc; elsewhere none are named)."""
-    found = []
-    with contextlib.suppress(OSError):
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                stat = _read(f"/proc/{entry}/stat")
-                fields = stat[stat.rfind(b")") + 2 :].split()
-                if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-                    found.append(int(entry))
-    return found
-
-
-def _children() -> set[int]:
-    found: set[int] = set()
-    with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task"):
-            found.update(int(p) for p in _read(f"/proc/self/task/{task}/children").split())
-    return found
-
-
-def _state(pid: int) -> bytes:
-    stat = _read(f"/proc/{pid}/stat")
-    return stat[stat.rfind(b")") + 2 :][:1]
-
-
 def _strays(marker: str | None) -> list[str]:
     """Kill and reap adopted descendants of one case (they carry its marker; with None, of
     any case); reap adopted zombies of no one's. Never waits on a process it did not kill:
@@ -214,16 +179,16 @@ def _strays(marker: str | None) -> list[str]:
     needle = f"{MARKER_ENV}={marker}".encode() if marker is not None else None
     prefix = MARKER_ENV.encode() + b"="
     killed = []
-    for pid in _children() - ours:
-        environ = _read(f"/proc/{pid}/environ").split(b"\0")
+    for pid in procfs.children() - ours:
+        environ = procfs.read(f"/proc/{pid}/environ").split(b"\0")
         mine = needle in environ if needle else any(v.startswith(prefix) for v in environ)
         if mine:
-            killed.append(_name(pid))
+            killed.append(procfs.name(pid))
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(pid, 0)  # killed: it goes at once
-        elif _state(pid) == b"Z":
+        elif procfs.state(pid) == b"Z":
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(pid, os.WNOHANG)
     return killed
@@ -241,8 +206,8 @@ def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
         return tuple(found)
-    members = _group_members(pgid)
-    found += [_name(pid) for pid in members]
+    members = procfs.group_members(pgid)
+    found += [procfs.name(pid) for pid in members]
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     if not members and not sys.platform.startswith("linux"):
@@ -264,9 +229,9 @@ def kill_marked(prefix: str) -> tuple[str, ...]:
     with contextlib.suppress(OSError):
         for entry in os.listdir("/proc"):
             if entry.isdigit() and int(entry) != os.getpid():
-                environ = _read(f"/proc/{entry}/environ").split(b"\0")
+                environ = procfs.read(f"/proc/{entry}/environ").split(b"\0")
                 if any(v.startswith(needle) for v in environ):
-                    killed.append(_name(int(entry)))
+                    killed.append(procfs.name(int(entry)))
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(int(entry), signal.SIGKILL)
     return tuple(killed)
@@ -296,10 +261,11 @@ def run(
     """Run one command to completion; never raises for a command that fails to start or run.
 
     Output goes to the given log files (one file for both when the paths are equal), else
-    is captured in memory. The wait blocks (no polling); a timer enforces the timeout by
-    killing the whole process group, as Ctrl-C does (the interrupt is re-raised). With a
-    marker (set in the child's environment), processes the command leaves behind are
-    killed and named in `leftover`. With a cancel token, its `kill` kills the command.
+    is captured in memory. The wait blocks (no polling); at the timeout the whole process
+    group is killed (where the wait is on a pidfd it ends then; else a timer thread kills
+    it), as Ctrl-C does (the interrupt is re-raised). With a marker (set in the child's
+    environment), processes the command leaves behind are killed and named in `leftover`.
+    With a cancel token, its `kill` kills the command.
     """
     start = time.monotonic()
     merged = stdout_path is not None and stdout_path == stderr_path
@@ -307,7 +273,8 @@ def run(
     err_f = open(stderr_path, "wb") if stderr_path and not merged else None  # noqa: SIM115
     child_env = dict(env) if env is not None else None
     if marker is not None:
-        child_env = {**(child_env if child_env is not None else os.environ), MARKER_ENV: marker}
+        child_env = child_env if child_env is not None else dict(os.environ)
+        child_env[MARKER_ENV] = marker
     try:
         try:
             with _live_lock:
@@ -358,10 +325,11 @@ def _wait(
     expired: threading.Event,
     piped: bool,
 ) -> tuple[bytes | None, bytes | None]:
-    """Wait for the child. Output going to files: block in waitpid while a timer enforces
-    the timeout, so the case's wall time is its own (Popen.wait with a timeout polls).
-    Output captured through pipes: communicate's own timeout, since a descendant that
-    kept a pipe open would otherwise block the read after the group is killed."""
+    """Wait for the child. Output going to files: block until it exits (on a pidfd, or in
+    waitpid while a timer enforces the timeout), so the case's wall time is its own
+    (Popen.wait with a timeout polls). Output captured through pipes: communicate's own
+    timeout, since a descendant that kept a pipe open would otherwise block the read after
+    the group is killed."""
     if piped:
         try:
             return proc.communicate(stdin, timeout=timeout_s)
@@ -369,12 +337,43 @@ def _wait(
             expired.set()
             _kill_group(proc)
             return None, None
+    if stdin is None and timeout_s is not None and _exit_or_kill(proc, timeout_s, expired):
+        proc.wait()  # it has exited, or its group was just killed: returns at once
+        return None, None
     timer = _timer(proc, timeout_s, expired)
     try:
         return proc.communicate(stdin)
     finally:
         if timer is not None:
             timer.cancel()
+
+
+def _exit_or_kill(
+    proc: subprocess.Popen[bytes], timeout_s: float, expired: threading.Event
+) -> bool:
+    """Wait on the child's pidfd (Linux) until it exits or the time is up, then kill its
+    group: no thread per child. False when there is no pidfd (the caller uses a timer)."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux, or an old kernel
+        return False
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        deadline = time.monotonic() + timeout_s
+        while not poller.poll(min(math.ceil(max(deadline - time.monotonic(), 0) * 1000), _MS)):
+            if time.monotonic() >= deadline:
+                if proc.poll() is None:  # not exited at the very deadline either
+                    expired.set()
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                return True
+    finally:
+        os.close(fd)
+    return True
+
+
+_MS = 2**31 - 1  # poll's longest wait, in milliseconds (24 days): a longer timeout loops
 
 
 def _timer(

@@ -26,25 +26,43 @@ class Tree:
 
 
 def walk(root: Path) -> Tree:
-    """Regular files, links and special files under root; links to folders not entered."""
-    tree = Tree()
+    """Regular files, links and special files under root; links to folders not entered.
+    One scandir per folder: an entry's type comes from the folder listing where the
+    filesystem gives it, so a small folder costs a handful of system calls."""
+    files: dict[str, Path] = {}
+    links: dict[str, str] = {}
     other: list[str] = []
-    if not root.is_dir() or root.is_symlink():
-        return tree
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        for name in sorted([*dirnames, *filenames]):
-            path = here / name
-            rel = path.relative_to(root).as_posix()
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                tree.links[rel] = os.readlink(path)
-            elif stat.S_ISREG(mode):
-                tree.files[rel] = path
-            elif not stat.S_ISDIR(mode):
-                other.append(rel)
-        dirnames[:] = [d for d in sorted(dirnames) if not (here / d).is_symlink()]
-    return Tree(dict(sorted(tree.files.items())), dict(sorted(tree.links.items())), tuple(other))
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):  # a link to a folder is not entered
+            return Tree()
+    except OSError:
+        return Tree()
+    _scan(root, "", files, links, other)
+    return Tree(dict(sorted(files.items())), dict(sorted(links.items())), tuple(other))
+
+
+def _scan(
+    folder: Path, prefix: str, files: dict[str, Path], links: dict[str, str], other: list[str]
+) -> None:
+    """One folder's entries in name order, then its subfolders', as os.walk goes top-down."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:  # vanished or unreadable meanwhile: as os.walk, nothing found there
+        return
+    folders = []
+    for entry in entries:
+        rel = prefix + entry.name
+        if entry.is_symlink():
+            links[rel] = os.readlink(entry.path)
+        elif entry.is_file(follow_symlinks=False):
+            files[rel] = folder / entry.name
+        elif entry.is_dir(follow_symlinks=False):
+            folders.append(entry)
+        else:
+            other.append(rel)
+    for entry in folders:
+        _scan(folder / entry.name, f"{prefix}{entry.name}/", files, links, other)
 
 
 def sha256_file(path: Path) -> str:
