@@ -126,4 +126,23 @@ def test_a_case_leaves_its_evidence_as_a_line_and_run_json_is_compact(
         assert sorted(json.loads(line)["case_id"] for line in lines) == ["a", "b"]
         for case_id in ("a", "b"):
             kept = sorted(p.name for p in (run / side / "cases" / case_id).iterdir())
-            assert kept == ["out", "stderr.log", "stdout.log"]
+            assert kept == ["out"]  # silent cases: no empty logs
+
+
+def test_a_failed_case_keeps_its_logs_even_empty(make_repo, tmp_path: Path) -> None:
+    """A failure's message names its stderr.log: it is there, written or not."""
+    repo: Repo = make_repo("r")
+    fail = (
+        f'[[case]]\nid = "f"\noutputs = ["out.txt"]\nargv = ["{PY}", "-c", "raise SystemExit(3)"]\n'
+    )
+    talk = (
+        f'[[case]]\nid = "t"\noutputs = ["out.txt"]\n'
+        f'argv = ["{PY}", "-c", "import sys; print(1); sys.exit(2)"]\n'
+    )
+    repo.commit({"cases/matrix.toml": fail + talk})
+    run = tmp_path / "run"
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=run)
+    assert outcome.exit_code != 0
+    case = run / "baseline" / "cases"
+    assert (case / "f" / "stderr.log").read_text() == "" == (case / "f" / "stdout.log").read_text()
+    assert (case / "t" / "stdout.log").read_text() == "1\n"

@@ -130,10 +130,17 @@ def run_case(
             shell=case.shell,
             marker=str(case_dir),  # unique to this run, side and case: finds what it left
             cancel=ctx.cancel,
+            lazy_logs=True,  # a log the case writes nothing to is not made
         )
     if ctx.cancel.is_set():
         raise Interrupted(case.id)
+    if result.status is not proc.ProcStatus.OK:  # a failure's message names its logs
+        for log in LOGS:
+            (case_dir / log).touch()
     return case_evidence(case, result, case_dir, preexisting)
+
+
+LOGS = ("stdout.log", "stderr.log")
 
 
 def uses_cache(case: Case) -> bool:
