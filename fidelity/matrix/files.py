@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -68,16 +69,21 @@ def _scan(
 def sha256_file(path: Path) -> str:
     """A regular file's sha256, opened without following a link swapped in meanwhile."""
     digest = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
 def hash_tree(root: Path) -> dict[str, str]:
     """Every regular file under root, by POSIX relative path, to its sha256."""
     return {rel: sha256_file(path) for rel, path in walk(root).files.items()}
+
+
+_MAGIC = re.compile(r"[*?\[]")  # what makes a glob more than a path (fnmatch's own)
 
 
 @lru_cache(maxsize=256)
@@ -97,6 +103,9 @@ def _match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
 
 def matches(rel: str, pattern: str) -> bool:
     """rel matches the glob, or lies in a folder the glob matches."""
+    if not _MAGIC.search(pattern):  # a plain path: itself, or a folder holding rel
+        plain = "/".join(_parts(pattern))
+        return rel == plain or rel.startswith(plain + "/")
     parts, pat = tuple(rel.split("/")), _parts(pattern)
     return any(_match(parts[:n], pat) for n in range(1, len(parts) + 1))
 

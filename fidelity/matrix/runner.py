@@ -106,11 +106,15 @@ def run_case(
     (`side_env`), computed once per side; without it, it is computed here."""
     if ctx.cancel.is_set():
         raise Interrupted(case.id)
-    if case_dir.exists():  # a resumed run starts the case afresh
-        shutil.rmtree(case_dir)
     out_dir, cache_dir = case_dir / "out", case_dir / "cache"
-    case_dir.mkdir(parents=True, exist_ok=True)
-    out_dir.mkdir(exist_ok=True)
+    try:
+        case_dir.mkdir()
+    except FileExistsError:  # a resumed run starts the case afresh
+        shutil.rmtree(case_dir)
+        case_dir.mkdir()
+    except FileNotFoundError:  # the side's first case
+        case_dir.mkdir(parents=True)
+    out_dir.mkdir()
     preexisting: tuple[str, ...] = ()
     if uses_cache(case):  # else no folder: a case that names none records no cache
         cache_dir.mkdir(exist_ok=True)
