@@ -18,6 +18,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
+
+from fidelity import procfs, procwait
 
 
 class ProcStatus(enum.StrEnum):
@@ -166,45 +169,6 @@ def kill_all() -> None:
         _kill_group(p)
 
 
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
-
-
-def _name(pid: int) -> str:
-    command = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").strip()
-    return f"pid {pid}: {command.decode(errors='replace')[:80] or '?'}"
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Live processes of a process group (Linux /proc; elsewhere none are named)."""
-    found = []
-    with contextlib.suppress(OSError):
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                stat = _read(f"/proc/{entry}/stat")
-                fields = stat[stat.rfind(b")") + 2 :].split()
-                if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-                    found.append(int(entry))
-    return found
-
-
-def _children() -> set[int]:
-    found: set[int] = set()
-    with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task"):
-            found.update(int(p) for p in _read(f"/proc/self/task/{task}/children").split())
-    return found
-
-
-def _state(pid: int) -> bytes:
-    stat = _read(f"/proc/{pid}/stat")
-    return stat[stat.rfind(b")") + 2 :][:1]
-
-
 def _strays(marker: str | None) -> list[str]:
     """Kill and reap adopted descendants of one case (they carry its marker; with None, of
     any case); reap adopted zombies of no one's. Never waits on a process it did not kill:
@@ -214,16 +178,16 @@ def _strays(marker: str | None) -> list[str]:
     needle = f"{MARKER_ENV}={marker}".encode() if marker is not None else None
     prefix = MARKER_ENV.encode() + b"="
     killed = []
-    for pid in _children() - ours:
-        environ = _read(f"/proc/{pid}/environ").split(b"\0")
+    for pid in procfs.children() - ours:
+        environ = procfs.read(f"/proc/{pid}/environ").split(b"\0")
         mine = needle in environ if needle else any(v.startswith(prefix) for v in environ)
         if mine:
-            killed.append(_name(pid))
+            killed.append(procfs.name(pid))
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(pid, 0)  # killed: it goes at once
-        elif _state(pid) == b"Z":
+        elif procfs.state(pid) == b"Z":
             with contextlib.suppress(ChildProcessError, OSError):
                 os.waitpid(pid, os.WNOHANG)
     return killed
@@ -241,8 +205,8 @@ def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
         return tuple(found)
-    members = _group_members(pgid)
-    found += [_name(pid) for pid in members]
+    members = procfs.group_members(pgid)
+    found += [procfs.name(pid) for pid in members]
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     if not members and not sys.platform.startswith("linux"):
@@ -264,9 +228,9 @@ def kill_marked(prefix: str) -> tuple[str, ...]:
     with contextlib.suppress(OSError):
         for entry in os.listdir("/proc"):
             if entry.isdigit() and int(entry) != os.getpid():
-                environ = _read(f"/proc/{entry}/environ").split(b"\0")
+                environ = procfs.read(f"/proc/{entry}/environ").split(b"\0")
                 if any(v.startswith(needle) for v in environ):
-                    killed.append(_name(int(entry)))
+                    killed.append(procfs.name(int(entry)))
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(int(entry), signal.SIGKILL)
     return tuple(killed)
@@ -292,44 +256,35 @@ def run(
     stdin: bytes | None = None,
     marker: str | None = None,
     cancel: Cancel | None = None,
+    lazy_logs: bool = False,
 ) -> ProcResult:
     """Run one command to completion; never raises for a command that fails to start or run.
 
     Output goes to the given log files (one file for both when the paths are equal), else
-    is captured in memory. The wait blocks (no polling); a timer enforces the timeout by
-    killing the whole process group, as Ctrl-C does (the interrupt is re-raised). With a
-    marker (set in the child's environment), processes the command leaves behind are
-    killed and named in `leftover`. With a cancel token, its `kill` kills the command.
+    is captured in memory; with `lazy_logs` (and no stdin) it goes through pipes, and a log
+    file is made only once bytes arrive for it (`procwait.Spool`). The wait blocks (no
+    polling); at the timeout the whole process group is killed (where the wait is on a
+    pidfd it ends then; else a timer thread kills it), as Ctrl-C does (the interrupt is
+    re-raised). With a marker (set in the child's environment), processes the command
+    leaves behind are killed and named in `leftover`. With a cancel token, its `kill`
+    kills the command.
     """
     start = time.monotonic()
-    merged = stdout_path is not None and stdout_path == stderr_path
-    out_f = open(stdout_path, "wb") if stdout_path else None  # noqa: SIM115
-    err_f = open(stderr_path, "wb") if stderr_path and not merged else None  # noqa: SIM115
+    sinks = _Sinks.make(stdout_path, stderr_path, lazy_logs and stdin is None)
     child_env = dict(env) if env is not None else None
     if marker is not None:
-        child_env = {**(child_env if child_env is not None else os.environ), MARKER_ENV: marker}
+        child_env = child_env if child_env is not None else dict(os.environ)
+        child_env[MARKER_ENV] = marker
     try:
         try:
-            with _live_lock:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=cwd,
-                    env=child_env,
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                    stdout=out_f or subprocess.PIPE,
-                    stderr=subprocess.STDOUT if merged else (err_f or subprocess.PIPE),
-                    shell=shell,
-                    start_new_session=True,
-                )
-                _live.add(proc)
-                if cancel is not None:
-                    cancel._add(proc)
+            proc = _launch(
+                argv, sinks, cwd=cwd, env=child_env, stdin=stdin, shell=shell, cancel=cancel
+            )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             return ProcResult(ProcStatus.NOT_FOUND, None, time.monotonic() - start, error=str(exc))
         expired = threading.Event()
-        piped = out_f is None or (err_f is None and not merged)
         try:
-            stdout, stderr = _wait(proc, stdin, timeout_s, expired, piped)
+            stdout, stderr = _wait(proc, stdin, timeout_s, expired, sinks)
         except BaseException:
             _kill_group(proc)
             raise
@@ -338,6 +293,8 @@ def run(
                 _live.discard(proc)
         duration = time.monotonic() - start
         left = leftovers(proc.pid, marker) if marker is not None else ()
+        if sinks.spool is not None:
+            sinks.spool.drain(_DRAIN_S)  # what the group wrote before it ended or was killed
         if expired.is_set():
             error = f"timed out after {timeout_s:g} s; process group killed"
             return ProcResult(ProcStatus.TIMEOUT, None, duration, error=error, leftover=left)
@@ -346,9 +303,76 @@ def run(
             _status(code, shell), code, duration, stdout or b"", stderr or b"", leftover=left
         )
     finally:
-        for f in (out_f, err_f):
-            if f is not None:
-                f.close()
+        sinks.close()
+
+
+@dataclass(slots=True)
+class _Sinks:
+    """Where a child's stdout and stderr go: log files, a spool that makes them when bytes
+    arrive, or pipes read into memory (`piped`)."""
+
+    stdout: Any
+    stderr: Any
+    files: tuple[IO[bytes], ...] = ()
+    spool: procwait.Spool | None = None
+
+    @staticmethod
+    def make(stdout_path: Path | None, stderr_path: Path | None, lazy: bool) -> _Sinks:
+        if lazy and stdout_path is not None and stderr_path is not None:
+            spool = procwait.Spool(stdout_path, stderr_path)
+            return _Sinks(spool.child[0], spool.child[1], spool=spool)
+        out_f = open(stdout_path, "wb") if stdout_path else None  # noqa: SIM115
+        if stdout_path is not None and stdout_path == stderr_path:
+            return _Sinks(out_f, subprocess.STDOUT, (out_f,) if out_f else ())
+        err_f = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
+        files = tuple(f for f in (out_f, err_f) if f is not None)
+        return _Sinks(out_f or subprocess.PIPE, err_f or subprocess.PIPE, files)
+
+    @property
+    def piped(self) -> bool:
+        return subprocess.PIPE in (self.stdout, self.stderr)
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+        if self.spool is not None:
+            self.spool.close()
+
+
+def _launch(
+    argv: Sequence[str] | str,
+    sinks: _Sinks,
+    *,
+    cwd: Path | str | None,
+    env: dict[str, str] | None,
+    stdin: bytes | None,
+    shell: bool,
+    cancel: Cancel | None,
+) -> subprocess.Popen[bytes]:
+    """Start the child in its own session, registered (and with its cancel token) before
+    any other thread can look for strays; the spool's child ends are closed here after."""
+    try:
+        with _live_lock:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=sinks.stdout,
+                stderr=sinks.stderr,
+                shell=shell,
+                start_new_session=True,
+            )
+            _live.add(proc)
+            if cancel is not None:
+                cancel._add(proc)
+        return proc
+    finally:
+        if sinks.spool is not None:
+            sinks.spool.started()
+
+
+_DRAIN_S = 1.0  # after the command ended: how long its pipes may take to reach their end
 
 
 def _wait(
@@ -356,44 +380,30 @@ def _wait(
     stdin: bytes | None,
     timeout_s: float | None,
     expired: threading.Event,
-    piped: bool,
+    sinks: _Sinks,
 ) -> tuple[bytes | None, bytes | None]:
-    """Wait for the child. Output going to files: block in waitpid while a timer enforces
-    the timeout, so the case's wall time is its own (Popen.wait with a timeout polls).
-    Output captured through pipes: communicate's own timeout, since a descendant that
-    kept a pipe open would otherwise block the read after the group is killed."""
-    if piped:
+    """Wait for the child. Output going to files: block until it exits (on a pidfd, or in
+    waitpid while a timer enforces the timeout), so the case's wall time is its own
+    (Popen.wait with a timeout polls). Output captured through pipes: communicate's own
+    timeout, since a descendant that kept a pipe open would otherwise block the read after
+    the group is killed."""
+    if sinks.piped:
         try:
             return proc.communicate(stdin, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             expired.set()
             _kill_group(proc)
             return None, None
-    timer = _timer(proc, timeout_s, expired)
+    waits = stdin is None and (timeout_s is not None or sinks.spool is not None)
+    if waits and procwait.exit_or_kill(proc, timeout_s, expired, sinks.spool):
+        proc.wait()  # it has exited, or its group was just killed: returns at once
+        return None, None
+    timer = procwait.timer(proc, timeout_s, expired)
     try:
         return proc.communicate(stdin)
     finally:
         if timer is not None:
             timer.cancel()
-
-
-def _timer(
-    proc: subprocess.Popen[bytes], timeout_s: float | None, expired: threading.Event
-) -> threading.Timer | None:
-    """Kill the group when the time is up; the waiting thread then wakes as the child dies."""
-    if timeout_s is None:
-        return None
-
-    def expire() -> None:
-        if proc.returncode is None:
-            expired.set()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-
-    timer = threading.Timer(timeout_s, expire)
-    timer.daemon = True
-    timer.start()
-    return timer
 
 
 def start(

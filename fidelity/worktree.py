@@ -108,9 +108,10 @@ def _remove_locked(repo: Path, dest: Path) -> bool:
     if dest.exists():
         shutil.rmtree(dest, ignore_errors=True)
     try:
-        if _listed(repo, dest):
-            worktrees.worktree_unlock(repo, dest)  # prune keeps a locked record
-            command.git(repo, "worktree", "prune", check=False)
+        if not _listed(repo, dest):
+            return not dest.exists()
+        worktrees.worktree_unlock(repo, dest)  # prune keeps a locked record
+        command.git(repo, "worktree", "prune", check=False)
         return not dest.exists() and not _listed(repo, dest)
     except command.GitError:
         return False

@@ -122,12 +122,19 @@ def test_reports_go_into_folders_that_do_not_exist_yet(sim_repo: Repo) -> None:
     assert json.loads((where / "v.json").read_text())["exit_code"] == 0
 
 
+def swap(text: str, old: str, new: str) -> bytes:
+    """text with its first `old` replaced (run.json is written compact), which must be there:
+    a damage that changes nothing would test nothing."""
+    assert old in text
+    return text.replace(old, new, 1).encode()
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [
         (lambda text: text.encode()[:100] + b"\xff" + text.encode()[101:], "not UTF-8 at byte 100"),
         (
-            lambda text: text.replace('"tags": [', '"tags": null, "x": [', 1).encode(),
+            lambda text: swap(text, '"tags":[', '"tags":null,"x":['),
             "at $.matrix.cases[0].tags: None is not of type 'array'",
         ),
         (lambda text: b"", "not valid JSON at line 1 column 1"),

@@ -68,7 +68,9 @@ def test_merge_refuses_shards_of_different_runs(sim_repo: Repo, tmp_path: Path, 
     assert "is not a shard of the same run" in capsys.readouterr().err
     edited = shards(sim_repo, "HEAD", 2, tmp_path / "c")
     run_json = edited[0] / "run.json"
-    run_json.write_text(run_json.read_text().replace('"exit_code": 0', '"exit_code": 1', 1))
+    text = run_json.read_text()
+    assert '"exit_code":0' in text  # run.json is compact: the edit below must change it
+    run_json.write_text(text.replace('"exit_code":0', '"exit_code":1', 1))
     assert main(["merge", *map(str, edited), "--out", str(tmp_path / "m4")]) == 2
     assert "edited after the run" in capsys.readouterr().err
     plain = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "plain")

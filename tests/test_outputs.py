@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support import Repo
 
 from fidelity.errors import TableError
-from fidelity.matrix import gate
+from fidelity.matrix import files, gate
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outputs import Output, collect
 from fidelity.matrix.table import parse
@@ -126,3 +128,16 @@ def test_an_output_declared_absent_that_appears_is_a_finding(make_repo) -> None:
     found = [f for f in outcome.findings if f.code is Code.UNEXPECTED_OUTPUT]
     assert len(found) == 2 and "core.dump, declared absent" in found[0].message
     assert outcome.exit_code == 3
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "r.txt", ".", "a.b"]), min_size=1, max_size=4),
+    st.lists(st.sampled_from(["a", "b", "r.txt", "a.b"]), min_size=1, max_size=4),
+)
+def test_a_plain_path_matches_as_the_glob_reading_does(pattern: list[str], rel: list[str]) -> None:
+    """A pattern without `*`, `?` or `[` skips the glob reading (it runs per case and
+    output): same answer as that reading, a file itself or any file under a folder."""
+    text, path = "/".join(pattern), "/".join(rel)
+    parts, pat = tuple(path.split("/")), files._parts(text)
+    by_glob = any(files._match(parts[:n], pat) for n in range(1, len(parts) + 1))
+    assert files.matches(path, text) is by_glob

@@ -119,3 +119,46 @@ def test_adoption_stays_on_until_the_last_run_that_holds_it_leaves() -> None:
     finally:
         second.__exit__(None, None, None)
     assert _subreaper_flag() == 0
+
+
+def test_lazy_logs_make_a_file_only_for_what_was_written(tmp_path: Path) -> None:
+    """The spool: silent output makes no file; each stream lands in its own log, whole
+    (more than a pipe holds), also from a grandchild; one path takes both."""
+    out, err = tmp_path / "o.log", tmp_path / "e.log"
+    silent = run([PY, "-c", "pass"], stdout_path=out, stderr_path=err, lazy_logs=True)
+    assert silent.status is ProcStatus.OK and not out.exists() and not err.exists()
+    big = "import sys; sys.stdout.write('x' * 3_000_000); print('oops', file=sys.stderr)"
+    loud = run([PY, "-c", big], stdout_path=out, stderr_path=err, lazy_logs=True, timeout_s=60)
+    assert loud.status is ProcStatus.OK
+    assert out.read_text() == "x" * 3_000_000 and err.read_text() == "oops\n"
+    grand = f"{PY} -c 'print(1)'; echo two >&2"
+    both = tmp_path / "both.log"
+    run(grand, shell=True, stdout_path=both, stderr_path=both, lazy_logs=True, timeout_s=60)
+    assert sorted(both.read_text().split()) == ["1", "two"]
+
+
+def test_lazy_logs_keep_what_came_before_a_timeout(tmp_path: Path) -> None:
+    out, err = tmp_path / "o.log", tmp_path / "e.log"
+    start = time.monotonic()
+    slow = "import time; print('started', flush=True); time.sleep(30)"
+    result = run([PY, "-c", slow], stdout_path=out, stderr_path=err, lazy_logs=True, timeout_s=0.5)
+    assert result.status is ProcStatus.TIMEOUT and time.monotonic() - start < 10
+    assert out.read_text() == "started\n" and not err.exists()
+
+
+def test_lazy_logs_do_not_wait_for_a_descendant_that_keeps_the_pipe(tmp_path: Path) -> None:
+    """A background process still holding stdout after the command exits: its group is
+    killed (no marker needed), and the wait ends instead of reading forever."""
+    out, err = tmp_path / "o.log", tmp_path / "e.log"
+    start = time.monotonic()
+    result = run(
+        "sleep 30 & echo parent",
+        shell=True,
+        stdout_path=out,
+        stderr_path=err,
+        lazy_logs=True,
+        timeout_s=60,
+        marker=str(tmp_path),
+    )
+    assert result.status is ProcStatus.OK and time.monotonic() - start < 10
+    assert out.read_text() == "parent\n" and result.leftover

@@ -3,6 +3,7 @@ killed mid-way resumed: only cases without complete evidence run again."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -55,6 +56,16 @@ def test_every_jobs_gives_the_same_verdicts_and_evidence(make_repo, tmp_path: Pa
     assert runs[0].exit_code == 1 and len(runs[0].comparison.cases) == 6
 
 
+def finished(out: Path) -> set[str]:
+    """`case/side` of every whole line of the sides' evidence ledgers."""
+    done = set()
+    for ledger in out.glob("*/evidence.jsonl"):
+        for line in ledger.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                done.add(json.loads(line)["case_id"] + "/" + ledger.parent.name)
+    return done
+
+
 def _count(log: Path) -> dict[str, int]:
     counts: dict[str, int] = {}
     for line in log.read_text().split():
@@ -73,14 +84,11 @@ def test_a_run_killed_mid_way_resumes_only_what_it_had_not_done(
             "--baseline", "HEAD", "--jobs", "2", "--out", str(out)]  # fmt: skip
     killed = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while len(list(out.glob("*/cases/*/evidence.json"))) < 4 and time.monotonic() < deadline:
+    while len(finished(out)) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait()
-    finished_before = {
-        p.parent.name + "/" + p.parent.parent.parent.name
-        for p in out.glob("*/cases/*/evidence.json")
-    }
+    finished_before = finished(out)
     assert 4 <= len(finished_before) < 12 and not (out / "run.json").exists()
     assert main(["compare", str(out)]) == 2
     assert "is an incomplete run" in capsys.readouterr().err
@@ -132,3 +140,42 @@ def test_a_resumed_run_with_nothing_left_only_judges(begun: tuple[Repo, Path]) -
     repo, out = begun
     assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
     assert (out / "run.json").is_file()
+
+
+def test_a_line_cut_short_runs_only_its_case_again(make_repo, tmp_path: Path) -> None:
+    """A crash mid-append leaves a line cut short: that case runs again, and the line
+    appended after it is read whole (each line starts on a line of its own)."""
+    repo: Repo = make_repo("cut")
+    log = tmp_path / "log"
+    repo.commit({"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(3, 0, log)})
+    out = _begun(repo, tmp_path)
+    ledger = out / "baseline" / "evidence.jsonl"
+    lines = ledger.read_bytes().split(b"\n")
+    damaged = next(i for i, line in enumerate(lines) if b'"case_id":"c1"' in line)
+    lines[damaged] = lines[damaged][: len(lines[damaged]) // 2]  # cut short, then more lines
+    ledger.write_bytes(b"\n".join(lines))
+    before = _count(log)
+    assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
+    again = {k: v - before.get(k, 0) for k, v in _count(log).items()}
+    assert {k: v for k, v in again.items() if v} == {"c1": 1}
+    assert rejudge.recompare(out).exit_code == 0
+
+
+def test_a_run_begun_by_an_older_fidelity_keeps_its_per_case_evidence(
+    make_repo, tmp_path: Path
+) -> None:
+    """Before evidence.jsonl, each case's evidence was its own evidence.json: a resume
+    still reads it, and runs none of those cases again."""
+    repo: Repo = make_repo("older")
+    log = tmp_path / "log"
+    repo.commit({"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(2, 0, log)})
+    out = _begun(repo, tmp_path)
+    for side in ("baseline", "candidate"):
+        ledger = out / side / "evidence.jsonl"
+        for line in ledger.read_text().split():
+            data = json.loads(line)
+            (out / side / "cases" / data["case_id"] / "evidence.json").write_text(line)
+        ledger.unlink()
+    before = _count(log)
+    assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
+    assert _count(log) == before

@@ -4,11 +4,13 @@ at a commit, a tree's paths, and many objects read by one `git cat-file --batch`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from fidelity.errors import UsageError
-from fidelity.git.command import GitError, answer, attempt, git, succeeds
+from fidelity.git.command import GitError, answer, attempt, git
+from fidelity.proc import ProcStatus
 
 
 def rev_parse(repo: Path, rev: str) -> str:
@@ -25,10 +27,26 @@ def rev_parse(repo: Path, rev: str) -> str:
 
 
 def show_file(repo: Path, sha: str, path: str) -> bytes | None:
-    """The bytes of path at commit sha, or None when the commit has no such file."""
-    if not succeeds(repo, "cat-file", "-e", f"{sha}:{path}"):
-        return None
-    return git(repo, "cat-file", "blob", f"{sha}:{path}")
+    """The bytes of path at commit sha, or None when the commit has no such file (or it is
+    not a file). One git process; a file found at a full commit sha is kept, since it cannot
+    change (a run reads its table at the harness commit and again for each side)."""
+    key = (str(repo), sha, path)
+    if key in _FILES:
+        return _FILES[key]
+    result = attempt(repo, "cat-file", "blob", f"{sha}:{path}")
+    if result.status is ProcStatus.NOT_FOUND:
+        raise GitError("git was not found. Is it installed and on PATH?")
+    data = result.stdout if result.status is ProcStatus.OK else None
+    if data is not None and _FULL_SHA.fullmatch(sha):
+        if len(_FILES) >= _KEPT:
+            _FILES.clear()
+        _FILES[key] = data
+    return data
+
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_KEPT = 16  # files kept at once: a run needs one or two
+_FILES: dict[tuple[str, str, str], bytes] = {}
 
 
 def blob_id(repo: Path, sha: str, path: str) -> str | None:

@@ -84,6 +84,11 @@ def head_state(repo: Path | str) -> str:
     return f"{sha or '(no commit)'} {branch or '(detached)'}"
 
 
+def head_sha(repo: Path | str) -> str:
+    """HEAD's commit, or "" when there is none (one git process; `head_state` is two)."""
+    return git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).decode().strip()
+
+
 def refresh_index(worktree: Path) -> None:
     """Re-hash every file of one of our own worktrees, so that status trusts no stat cache."""
     git(worktree, "update-index", "-q", "--really-refresh", check=False)
@@ -96,7 +101,8 @@ def worktree_add(repo: Path, dest: Path, sha: str) -> None:
 def worktree_remove(repo: Path, dest: Path) -> bool:
     """Remove the worktree and prune its record; True when nothing is left behind."""
     removed = succeeds(repo, "worktree", "remove", "--force", "--force", str(dest))
-    succeeds(repo, "worktree", "prune")
+    if not removed:  # git removes the record with the folder; prune what a failure left
+        succeeds(repo, "worktree", "prune")
     return removed and not dest.exists()
 
 

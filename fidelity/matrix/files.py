@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import stat
 from dataclasses import dataclass, field
@@ -27,25 +28,43 @@ class Tree:
 
 
 def walk(root: Path) -> Tree:
-    """Regular files, links and special files under root; links to folders not entered."""
-    tree = Tree()
+    """Regular files, links and special files under root; links to folders not entered.
+    One scandir per folder: an entry's type comes from the folder listing where the
+    filesystem gives it, so a small folder costs a handful of system calls."""
+    files: dict[str, Path] = {}
+    links: dict[str, str] = {}
     other: list[str] = []
-    if not root.is_dir() or root.is_symlink():
-        return tree
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        for name in sorted([*dirnames, *filenames]):
-            path = here / name
-            rel = path.relative_to(root).as_posix()
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                tree.links[rel] = os.readlink(path)
-            elif stat.S_ISREG(mode):
-                tree.files[rel] = path
-            elif not stat.S_ISDIR(mode):
-                other.append(rel)
-        dirnames[:] = [d for d in sorted(dirnames) if not (here / d).is_symlink()]
-    return Tree(dict(sorted(tree.files.items())), dict(sorted(tree.links.items())), tuple(other))
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):  # a link to a folder is not entered
+            return Tree()
+    except OSError:
+        return Tree()
+    _scan(root, "", files, links, other)
+    return Tree(dict(sorted(files.items())), dict(sorted(links.items())), tuple(other))
+
+
+def _scan(
+    folder: Path, prefix: str, files: dict[str, Path], links: dict[str, str], other: list[str]
+) -> None:
+    """One folder's entries in name order, then its subfolders', as os.walk goes top-down."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:  # vanished or unreadable meanwhile: as os.walk, nothing found there
+        return
+    folders = []
+    for entry in entries:
+        rel = prefix + entry.name
+        if entry.is_symlink():
+            links[rel] = os.readlink(entry.path)
+        elif entry.is_file(follow_symlinks=False):
+            files[rel] = folder / entry.name
+        elif entry.is_dir(follow_symlinks=False):
+            folders.append(entry)
+        else:
+            other.append(rel)
+    for entry in folders:
+        _scan(folder / entry.name, f"{prefix}{entry.name}/", files, links, other)
 
 
 def copy_tree(src: Path, dst: Path) -> None:
@@ -64,16 +83,21 @@ def copy_tree(src: Path, dst: Path) -> None:
 def sha256_file(path: Path) -> str:
     """A regular file's sha256, opened without following a link swapped in meanwhile."""
     digest = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
 def hash_tree(root: Path) -> dict[str, str]:
     """Every regular file under root, by POSIX relative path, to its sha256."""
     return {rel: sha256_file(path) for rel, path in walk(root).files.items()}
+
+
+_MAGIC = re.compile(r"[*?\[]")  # what makes a glob more than a path (fnmatch's own)
 
 
 @lru_cache(maxsize=256)
@@ -93,6 +117,9 @@ def _match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
 
 def matches(rel: str, pattern: str) -> bool:
     """rel matches the glob, or lies in a folder the glob matches."""
+    if not _MAGIC.search(pattern):  # a plain path: itself, or a folder holding rel
+        plain = "/".join(_parts(pattern))
+        return rel == plain or rel.startswith(plain + "/")
     parts, pat = tuple(rel.split("/")), _parts(pattern)
     return any(_match(parts[:n], pat) for n in range(1, len(parts) + 1))
 

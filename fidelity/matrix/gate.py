@@ -125,9 +125,12 @@ def _read_table(
     harness, full = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
     matrix, selection = choose(with_replay(full, replay), select, shard, durations)
+    known = {harness_rev or "HEAD": harness.sha}  # a revision named twice is resolved once
+    for rev in (baseline, candidate):
+        known[rev] = known.get(rev) or objects.rev_parse(repo, rev)
     sides = (
-        SidePlan("baseline", baseline, objects.rev_parse(repo, baseline)),
-        SidePlan("candidate", candidate, objects.rev_parse(repo, candidate)),
+        SidePlan("baseline", baseline, known[baseline]),
+        SidePlan("candidate", candidate, known[candidate]),
     )
     today = dt.datetime.now(dt.UTC).date()
     accepts = accept_state(repo, full.accepts, sides[1].sha, today)

@@ -1,9 +1,11 @@
 """What a run has done so far, kept as it happens, so an interrupted run can be resumed.
 
 `plan.json` is written before anything runs: what the run is (harness, table, sides,
-selection, prediction). Each case's evidence is written to its own `evidence.json`,
-atomically, the moment the case completes; each side's own facts (cleanliness, setup,
-imports) to `side.json`. `run.json` comes last, so a directory with a plan and no
+selection, prediction). Each case's evidence is appended to its side's `evidence.jsonl`,
+one line in one write, the moment the case completes (a line cut short by a crash is read
+as none, and its case runs again; no file per case, since on a busy disk each new file is
+a good part of a trivial case's cost); each side's own facts (cleanliness, setup, imports)
+to `side.json`. `run.json` comes last, so a directory with a plan and no
 run.json is an incomplete run: `fidelity run --resume DIR` runs only the cases without
 complete evidence, and `compare` refuses it. While a run runs (or resumes) it holds a
 shared lock on its plan.json (`running`); the kernel drops it when the process dies, so
@@ -35,7 +37,8 @@ from fidelity.matrix.recheck import drift
 from fidelity.schema import json_path
 
 PLAN = "plan.json"
-EVIDENCE = "evidence.json"
+EVIDENCE = "evidence.jsonl"  # in a side's folder: a line per completed case
+OLD_EVIDENCE = "evidence.json"  # in a case's folder, as fidelity wrote it before
 SIDE = "side.json"
 PLAN_SCHEMA = "fidelity.plan/1"
 
@@ -48,11 +51,15 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        run_dir = next((d for d in path.parents if (d / PLAN).is_file()), path.parent)
-        raise UntrustedError(
-            f"could not write {path}: {exc.strerror or exc}; free space under {run_dir} (or "
-            f"make it writable), then finish the run with `fidelity run --resume {run_dir}`"
-        ) from exc
+        raise _unwritable(path, exc) from exc
+
+
+def _unwritable(path: Path, exc: OSError) -> UntrustedError:
+    run_dir = next((d for d in path.parents if (d / PLAN).is_file()), path.parent)
+    return UntrustedError(
+        f"could not write {path}: {exc.strerror or exc}; free space under {run_dir} (or "
+        f"make it writable), then finish the run with `fidelity run --resume {run_dir}`"
+    )
 
 
 def write_plan(run_dir: Path, plan: Mapping[str, Any]) -> None:
@@ -114,7 +121,20 @@ def read_plan(run_dir: Path) -> dict[str, Any]:
 
 
 def save_case(case_dir: Path, evidence: CaseEvidence) -> None:
-    write_json(case_dir / EVIDENCE, case_to_json(evidence))
+    """Append a completed case's evidence to its side's ledger (case_dir is
+    `<side>/cases/<id>`). Each line starts with a newline, so a line a crash cut short
+    never swallows the next; O_APPEND keeps lines of cases finishing together apart."""
+    path = case_dir.parent.parent / EVIDENCE
+    line = b"\n" + json.dumps(case_to_json(evidence), separators=(",", ":")).encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            if os.write(fd, line) != len(line):
+                raise OSError(28, "No space left on device")  # a short write: the disk is full
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _unwritable(path, exc) from exc
 
 
 def _intact(case_dir: Path, ev: CaseEvidence) -> bool:
@@ -125,9 +145,10 @@ def _intact(case_dir: Path, ev: CaseEvidence) -> bool:
 def completed(side_dir: Path, definitions: Mapping[str, str]) -> dict[str, CaseEvidence]:
     """Cases of one side already run to completion with this definition, their files intact."""
     found: dict[str, CaseEvidence] = {}
+    latest = {data["case_id"]: data for data in untrusted.lines(side_dir / EVIDENCE, "case")}
     for case_id, definition in definitions.items():
         case_dir = side_dir / "cases" / case_id
-        data = untrusted.part(case_dir / EVIDENCE, "case")
+        data = latest.get(case_id) or untrusted.part(case_dir / OLD_EVIDENCE, "case")
         if data is None or data["case_id"] != case_id:
             continue
         ev = side_from_json({"cases": {case_id: data}, **_EMPTY_SIDE}).cases[case_id]

@@ -152,7 +152,9 @@ def write(run_dir: Path, data: Mapping[str, Any]) -> dict[str, Any]:
     path = run_dir / MANIFEST
     tmp = path.with_suffix(".json.tmp")
     try:
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        # compact: json's C encoder (an indent falls back to the pure-Python one, 0.3 s for
+        # 1,000 cases); `python -m json.tool run.json` shows it indented
+        tmp.write_bytes(json.dumps(data, separators=(",", ":")).encode() + b"\n")
         tmp.replace(path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

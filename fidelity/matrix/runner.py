@@ -1,8 +1,9 @@
 """Run one side of a matrix in its own worktree: setup, import guard, then every case.
 
 The only module that starts case processes (through `proc`). Every case gets a fresh
-output and cache directory inside the run directory, so its evidence outlives the
-worktree and `fidelity compare` can check it again later.
+output directory inside the run directory (and a fresh cache directory next to it when it
+has a `cache_env` or names `{cache}`), so its evidence outlives the worktree and
+`fidelity compare` can check it again later.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ from fidelity.matrix import importguard, ledger, replay, repo_state, setups
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.explain import Arrival, Meeting
-from fidelity.matrix.files import copy_tree, walk
+from fidelity.matrix.files import copy_tree, sha256_file, walk
 from fidelity.matrix.files import hash_tree as hash_tree
 from fidelity.matrix.outputs import collect
 from fidelity.matrix.plan import Progress, SidePlan
 from fidelity.matrix.table import Case, Command, Matrix
 from fidelity.placeholders import fill as substitute
-from fidelity.placeholders import fill_shell
+from fidelity.placeholders import fill_shell, names
 
 Budget = threading.Semaphore | None  # processes at once across both sides
 
@@ -99,21 +100,32 @@ def run_case(
     case_dir: Path,
     budget: Budget = None,
     *,
+    env: Mapping[str, str] | None = None,
     seed: Path | None = None,
 ) -> CaseEvidence:
     """Run one case in the side's worktree; its status is evidence, never an exception
-    (but Interrupted when the run is being stopped). `seed` is a cache folder the case
-    starts with a copy of (a warm replay); otherwise its cache starts empty."""
+    (but Interrupted when the run is being stopped). `env` is the side's environment
+    (`side_env`), computed once per side; without it, it is computed here. `seed` is a
+    cache folder the case starts with a copy of (a warm replay); otherwise its cache
+    starts empty."""
     if ctx.cancel.is_set():
         raise Interrupted(case.id)
-    if case_dir.exists():  # a resumed run starts the case afresh
-        shutil.rmtree(case_dir)
     out_dir, cache_dir = case_dir / "out", case_dir / "cache"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    if seed is not None:
-        copy_tree(seed, cache_dir)
-    preexisting = tuple(sorted({*walk(cache_dir).files, *walk(cache_dir).links}))
+    try:
+        case_dir.mkdir()
+    except FileExistsError:  # a resumed run starts the case afresh
+        shutil.rmtree(case_dir)
+        case_dir.mkdir()
+    except FileNotFoundError:  # the side's first case
+        case_dir.mkdir(parents=True)
+    out_dir.mkdir()
+    preexisting: tuple[str, ...] = ()
+    if uses_cache(case):  # else no folder: a case that names none records no cache
+        cache_dir.mkdir(exist_ok=True)
+        if seed is not None:
+            copy_tree(seed, cache_dir)
+        before = walk(cache_dir)
+        preexisting = tuple(sorted({*before.files, *before.links}))
     places = {**side, "out": str(out_dir), "cache": str(cache_dir)}
     with budget or contextlib.nullcontext():
         if ctx.cancel.is_set():
@@ -121,22 +133,45 @@ def run_case(
         result = proc.run(
             expand(case.argv, places),
             cwd=Path(substitute(case.cwd, places) if case.cwd else side["worktree"]),
-            env=case_env(ctx.matrix, case, places),
+            env=case_env(ctx.matrix, case, places, env),
             timeout_s=case.timeout_s,
             stdout_path=case_dir / "stdout.log",
             stderr_path=case_dir / "stderr.log",
             shell=case.shell,
             marker=str(case_dir),  # unique to this run, side and case: finds what it left
             cancel=ctx.cancel,
+            lazy_logs=True,  # a log the case writes nothing to is not made
         )
     if ctx.cancel.is_set():
         raise Interrupted(case.id)
+    if result.status is not proc.ProcStatus.OK:  # a failure's message names its logs
+        for log in LOGS:
+            (case_dir / log).touch()
     return case_evidence(case, result, case_dir, preexisting)
 
 
-def case_env(matrix: Matrix, case: Case, places: Mapping[str, str]) -> dict[str, str]:
-    """The side's environment, then the case's own variables and its cache variable."""
-    env = side_env(matrix, places)
+LOGS = ("stdout.log", "stderr.log")
+
+
+def uses_cache(case: Case) -> bool:
+    """Whether the case is given a cache folder: it has a `cache_env`, or its argv, env or
+    working directory names `{cache}`."""
+    if case.cache_env:
+        return True
+    texts = [case.argv] if isinstance(case.argv, str) else list(case.argv)
+    texts += [*case.env.values(), case.cwd or ""]
+    return any("{cache}" in t and "cache" in names(t) for t in texts)
+
+
+def case_env(
+    matrix: Matrix,
+    case: Case,
+    places: Mapping[str, str],
+    side: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The side's environment (`side`, or computed from places), then the case's own
+    variables and its cache variable."""
+    env = dict(side) if side is not None else side_env(matrix, places)
     env.update({k: substitute(v, places) for k, v in case.env.items()})
     if case.cache_env:
         env[case.cache_env] = places["cache"]
@@ -146,10 +181,10 @@ def case_env(matrix: Matrix, case: Case, places: Mapping[str, str]) -> dict[str,
 def case_evidence(
     case: Case, result: proc.ProcResult, case_dir: Path, preexisting: tuple[str, ...]
 ) -> CaseEvidence:
-    """What a finished case leaves as evidence: its status, outputs, cache and logs' tail."""
-    out_dir, cache_dir = case_dir / "out", case_dir / "cache"
-    found = collect(out_dir, case.outputs)
-    cache = walk(cache_dir)
+    """What a finished case leaves as evidence: its status, outputs, cache and logs' tail.
+    Each folder is walked once; a cache folder that was never made holds nothing."""
+    found = collect(case_dir / "out", case.outputs)
+    cache = walk(case_dir / "cache")
     linked = [f"out/{rel} -> {target}" for rel, target in found.links.items()]
     linked += [f"cache/{rel} -> {target}" for rel, target in cache.links.items()]
     linked += [f"cache/{rel} (not a regular file)" for rel in cache.other]
@@ -161,7 +196,7 @@ def case_evidence(
         duration_s=round(result.duration_s, 4),
         outputs=found.hashes,
         missing_outputs=tuple(found.missing),
-        cache=hash_tree(cache_dir),
+        cache={rel: sha256_file(path) for rel, path in cache.files.items()},
         cache_preexisting=preexisting,
         error=result.error,
         links=tuple(linked),
@@ -253,12 +288,16 @@ def run_cases(
 ) -> dict[str, CaseEvidence]:
     """Every case not already done; each one's evidence is kept the moment it completes."""
 
+    env = side_env(ctx.matrix, side)  # once per side; each case starts from a copy
+
     def runs_again(case: Case) -> replay.RunOnce:
-        return lambda folder, seed: run_case(ctx, case, side, folder, how.budget, seed=seed)
+        return lambda folder, seed: run_case(
+            ctx, case, side, folder, how.budget, env=env, seed=seed
+        )
 
     def one(case: Case) -> CaseEvidence:
         case_dir = side_dir / "cases" / case.id
-        evidence = run_case(ctx, case, side, case_dir, how.budget)
+        evidence = run_case(ctx, case, side, case_dir, how.budget, env=env)
         if case.replayed:
             again = replay.replay(case, evidence, case_dir, runs_again(case), side["worktree"])
             evidence = dataclasses.replace(evidence, replay=again)
@@ -391,7 +430,7 @@ def tree_state(wt: Path) -> dict[str, str]:
     side's worktree; untracked files are a case's own business (logs, caches)."""
     worktrees.refresh_index(wt)
     state = {
-        "HEAD": worktrees.head_state(wt).split(" ", 1)[0][:12],
+        "HEAD": (worktrees.head_sha(wt) or "(no commit)")[:12],
         "index": repo_state.digest(stage.index_listing(wt)),
     }
     for code, path in worktrees.status_entries(wt, untracked=False):

@@ -3,7 +3,7 @@ consistent in what a schema cannot say, before any of their values is used.
 
 A run directory travels (a CI artifact, a copy, a disk that filled up) and anyone can edit
 it, so `compare`, `verify`, `merge`, `--shard-durations` and `--resume` read run.json,
-plan.json, side.json and evidence.json through here. A damaged run.json is a located error
+plan.json, side.json and evidence.jsonl through here. A damaged run.json is a located error
 (file, JSON path, what is wrong) with exit 3: the evidence it carries cannot be trusted, and
 only running the gate again makes new evidence. The ledger files of an interrupted run are
 checked the same way; a damaged one only makes `--resume` run its case or side again.
@@ -118,17 +118,42 @@ def read_run(path: Path) -> dict[str, Any]:
 
 
 def part(path: Path, definition: str) -> dict[str, Any] | None:
-    """A ledger file (a case's evidence.json, a side's side.json), or None when it is
-    missing or damaged: `--resume` then runs that case or side again."""
+    """A ledger file (a side's side.json; a case's evidence.json, as fidelity wrote it
+    before evidence.jsonl), or None when it is missing or damaged: `--resume` then runs
+    that case or side again."""
     try:
         data = load(path)
     except DamagedRunError:
         return None
+    return _checked(data, definition)
+
+
+def _checked(data: Any, definition: str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or list(_non_finite(data)):
         return None
     if schema.part_errors("run", definition, data):
         return None
     return data
+
+
+def lines(path: Path, definition: str) -> list[dict[str, Any]]:
+    """The entries of a JSON-lines ledger (a side's evidence.jsonl) that are whole and of
+    the definition, in order; a damaged or cut-short line is skipped, so `--resume` runs
+    its case again. No file: none."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return []
+    found = []
+    for line in raw.split(b"\n"):
+        try:
+            data = json.loads(line.decode("utf-8")) if line.strip() else None
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        entry = _checked(data, definition) if data is not None else None
+        if entry is not None:
+            found.append(entry)
+    return found
 
 
 def plan_problems(data: Any) -> list[Problem]:

@@ -1,0 +1,148 @@
+"""What one `fidelity run` leaves and starts besides its cases: the git processes it needs
+and no more, and per case only the folders and files its evidence needs.
+
+The git processes are counted through a `git` first on PATH that logs each call and runs
+the real one (fidelity's git runner keeps PATH and drops GIT_TRACE, so tracing cannot
+count them). A call that comes back makes the count go over the budget, red.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from support import PY, Repo
+
+from fidelity.matrix import gate
+
+# `gate.run` of two cases: the toplevel, 6 to snapshot the checkout before and 6 after, 4
+# for the harness (HEAD, the committed table, dirty paths, its tree); per side 13: worktree
+# add, refresh and status before setup, 4 for the tree's state before the cases and 4
+# after, worktree remove and the listing that proves it gone. 43 in all (59 before
+# issue 24: each file read twice, both tables read again, HEAD's branch, prunes)
+GIT_BUDGET = 43
+
+
+def table(cases: dict[str, str]) -> str:
+    """Cases that write out.txt, each with its own extra keys (TOML lines)."""
+    lines = ['[matrix]\nname = "t"\n']
+    for case_id, extra in cases.items():
+        lines += [
+            f'[[case]]\nid = "{case_id}"\noutputs = ["out.txt"]\n{extra}\n'
+            f"argv = [\"{PY}\", \"-c\", \"import sys; open(sys.argv[1] + '/out.txt', 'w').write('x')\", "
+            '"{out}"]\n'
+        ]
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `git` first on PATH that appends each call's arguments to the returned file."""
+    real, bin_dir, log = shutil.which("git"), tmp_path / "bin", tmp_path / "git-calls.log"
+    assert real is not None
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
+    return log
+
+
+def test_a_run_starts_no_more_git_processes_than_its_budget(
+    make_repo, git_log: Path, tmp_path: Path
+) -> None:
+    repo: Repo = make_repo("r")
+    repo.commit({"cases/matrix.toml": table({"a": "", "b": ""})})
+    git_log.write_text("")  # the repository's own making is not the run's
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "run")
+    assert outcome.exit_code == 0
+    calls = git_log.read_text().splitlines()
+    assert len(calls) <= GIT_BUDGET, "\n".join(calls)
+    assert len(calls) == GIT_BUDGET  # the wrapper saw them all: lower it when a call goes
+
+
+def test_the_budget_is_red_when_a_call_comes_back(make_repo, git_log: Path, tmp_path: Path) -> None:
+    """The counting itself: two runs' calls exceed one run's budget."""
+    repo: Repo = make_repo("r")
+    repo.commit({"cases/matrix.toml": table({"a": ""})})
+    git_log.write_text("")
+    for name in ("one", "two"):
+        gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / name)
+    assert len(git_log.read_text().splitlines()) > GIT_BUDGET
+
+
+def test_a_case_gets_a_cache_folder_only_when_it_names_one(make_repo, tmp_path: Path) -> None:
+    repo: Repo = make_repo("r")
+    cases = {
+        "plain": "",
+        "cache-env": 'cache_env = "CACHE"',
+        "named": 'env = { C = "{cache}" }',
+        "escaped": 'env = { C = "{{cache}}" }',
+    }
+    repo.commit({"cases/matrix.toml": table(cases)})
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "run")
+    assert outcome.exit_code == 0
+    for role in ("baseline", "candidate"):
+        made = {c: (tmp_path / "run" / role / "cases" / c / "cache").is_dir() for c in cases}
+        assert made == {"plain": False, "cache-env": True, "named": True, "escaped": False}
+        for case_id in cases:
+            ev = outcome.baseline.cases[case_id]
+            assert dict(ev.cache) == {} and ev.cache_preexisting == ()
+
+
+def test_a_case_without_a_cache_folder_still_has_one_written_later_caught(
+    make_repo, tmp_path: Path
+) -> None:
+    """No folder made is no blind spot: a cache folder that appears after the run is a
+    file added where it would be evidence."""
+    from fidelity.matrix import rundir
+    from fidelity.matrix.recheck import altered, declared_outputs
+
+    repo: Repo = make_repo("r")
+    repo.commit({"cases/matrix.toml": table({"plain": ""})})
+    run = tmp_path / "run"
+    gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=run)
+    planted = run / "candidate" / "cases" / "plain" / "cache"
+    planted.mkdir()
+    (planted / "x.bin").write_bytes(b"x")
+    record = rundir.read(run)
+    found = altered(run, record.candidate, declared_outputs(record.raw))
+    assert len(found) == 1 and "cache/x.bin added" in found[0].message
+
+
+def test_a_case_leaves_its_evidence_as_a_line_and_run_json_is_compact(
+    make_repo, tmp_path: Path
+) -> None:
+    repo: Repo = make_repo("r")
+    repo.commit({"cases/matrix.toml": table({"a": "", "b": ""})})
+    run = tmp_path / "run"
+    gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=run)
+    text = (run / "run.json").read_text()
+    assert text == json.dumps(json.loads(text), separators=(",", ":")) + "\n"
+    for side in ("baseline", "candidate"):
+        lines = (run / side / "evidence.jsonl").read_text().split()
+        assert sorted(json.loads(line)["case_id"] for line in lines) == ["a", "b"]
+        for case_id in ("a", "b"):
+            kept = sorted(p.name for p in (run / side / "cases" / case_id).iterdir())
+            assert kept == ["out"]  # silent cases: no empty logs
+
+
+def test_a_failed_case_keeps_its_logs_even_empty(make_repo, tmp_path: Path) -> None:
+    """A failure's message names its stderr.log: it is there, written or not."""
+    repo: Repo = make_repo("r")
+    fail = (
+        f'[[case]]\nid = "f"\noutputs = ["out.txt"]\nargv = ["{PY}", "-c", "raise SystemExit(3)"]\n'
+    )
+    talk = (
+        f'[[case]]\nid = "t"\noutputs = ["out.txt"]\n'
+        f'argv = ["{PY}", "-c", "import sys; print(1); sys.exit(2)"]\n'
+    )
+    repo.commit({"cases/matrix.toml": fail + talk})
+    run = tmp_path / "run"
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=run)
+    assert outcome.exit_code != 0
+    case = run / "baseline" / "cases"
+    assert (case / "f" / "stderr.log").read_text() == "" == (case / "f" / "stdout.log").read_text()
+    assert (case / "t" / "stdout.log").read_text() == "1\n"
