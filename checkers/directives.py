@@ -43,7 +43,8 @@ class Directive:
 def _comments(parsed: Parsed) -> Iterator[tuple[int, int, str, int]]:
     """(first line, last line, body, column) of every ``fidelity:`` comment outside code."""
     where = Locator(parsed)
-    for token in parsed.tokens:
+    for i in parsed.of("html_block", "inline"):
+        token = parsed.tokens[i]
         if token.type == "html_block" and token.map:
             for match in _COMMENT.finditer(token.content):
                 line, col = where.at(token, match.start())

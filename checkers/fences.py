@@ -33,7 +33,10 @@ def code_blocks(parsed: Parsed) -> tuple[CodeBlock, ...]:
     """Every code block markdown-it produced, in document order."""
     stack: list[str] = []
     blocks: list[CodeBlock] = []
-    for token in parsed.tokens:
+    tokens = parsed.tokens
+    kinds = ("fence", "code_block", *_CONTAINERS, "blockquote_close", "list_item_close")
+    for i in parsed.of(*kinds):
+        token = tokens[i]
         if token.type in _CONTAINERS:
             stack.append(_CONTAINERS[token.type])
         elif token.type in ("blockquote_close", "list_item_close"):

@@ -36,8 +36,9 @@ def headings(parsed: Parsed) -> tuple[Heading, ...]:
     """Every heading in document order (headings inside containers included)."""
     found = []
     tokens = parsed.tokens
-    for i, token in enumerate(tokens):
-        if token.type == "heading_open" and token.map:
+    for i in parsed.of("heading_open"):
+        token = tokens[i]
+        if token.map:
             line = token.map[0] + 1
             text = tokens[i + 1].content.strip()
             found.append(

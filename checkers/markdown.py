@@ -18,8 +18,8 @@ markdown-it-py does not expose two facts the checkers need, so two block rules a
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -49,24 +49,29 @@ class TooDense(Exception):
     """The page holds more tokens than its budget allows; the parse stopped."""
 
 
-def _spend(env: MutableMapping[str, Any]) -> None:
-    left = env.get(BUDGET)
-    if left is not None:
-        left[0] -= 1
-        if left[0] < 0:
-            raise TooDense
+_block_push = StateBlock.push
+_inline_push = StateInline.push
 
 
 class _CountedBlock(StateBlock):
+    # the budget is spent inline, not through a helper: push runs once per token
     def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
-        _spend(self.env)
-        return super().push(ttype, tag, nesting)
+        left = self.env.get(BUDGET)
+        if left is not None:
+            left[0] -= 1
+            if left[0] < 0:
+                raise TooDense
+        return _block_push(self, ttype, tag, nesting)
 
 
 class _CountedInline(StateInline):
     def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
-        _spend(self.env)
-        return super().push(ttype, tag, nesting)
+        left = self.env.get(BUDGET)
+        if left is not None:
+            left[0] -= 1
+            if left[0] < 0:
+                raise TooDense
+        return _inline_push(self, ttype, tag, nesting)
 
 
 def _count_tokens(md: MarkdownIt) -> None:
@@ -335,13 +340,34 @@ def block_parser() -> MarkdownIt:
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
-    """A parse: the normalized text, its lines, tokens, reference and footnote labels."""
+    """A parse: the normalized text, its lines, tokens, reference and footnote labels, and
+    where each type of top-level token is (``of``), so that a rule looks only at its own."""
 
     text: str
     lines: tuple[str, ...]
     tokens: tuple[Token, ...]
     references: frozenset[str]
     footnotes: frozenset[str] = frozenset()
+    index: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.tokens and not self.index:
+            index = self.index
+            for i, token in enumerate(self.tokens):
+                found = index.get(token.type)
+                if found is None:
+                    index[token.type] = [i]
+                else:
+                    found.append(i)
+
+    def of(self, *types: str) -> tuple[int, ...]:
+        """Indices of the tokens of these types, in document order."""
+        found: list[int] = []
+        for kind in types:
+            found += self.index.get(kind, ())
+        if len(types) > 1:
+            found.sort()
+        return tuple(found)
 
     @property
     def line_count(self) -> int:

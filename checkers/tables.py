@@ -134,7 +134,8 @@ def tables_in(parsed: Parsed) -> tuple[Table, ...]:
     found: list[Table] = []
     heading: str | None = None
     tokens = parsed.tokens
-    for i, token in enumerate(tokens):
+    for i in parsed.of("heading_open", "table_open"):
+        token = tokens[i]
         if token.type == "heading_open":
             heading = _inline_content(tokens, i + 1)
         elif token.type == "table_open":
