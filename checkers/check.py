@@ -15,7 +15,7 @@ from checkers.findings import Code, Finding
 from checkers.headings import check_headings
 from checkers.keyed import check_keyed
 from checkers.linkcheck import Later, check_links, resolve_later
-from checkers.markdown import TooDense, parse
+from checkers.parsed import TooDense
 from checkers.prose import check_prose
 from checkers.refs import check_references
 from checkers.rows import check_rows
@@ -72,6 +72,8 @@ class Checked:
 def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked:
     """Every rule over one page's text, before ratchets; fragments into pages not parsed
     yet are left in ``later``."""
+    from checkers.markdown import parse  # here: a run answered from the cache never needs it
+
     try:
         parsed = parse(text, site.token_budget)
     except TooDense:

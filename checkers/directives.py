@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 from checkers.positions import Locator
 
 _COMMENT = re.compile(r"<!--\s*fidelity\s*:(.*?)-->", re.DOTALL)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 
 _CONTAINERS = {"blockquote_open": "block quote", "list_item_open": "list item"}
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from checkers.config import PageRules
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,13 @@ import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from markdown_it.token import Token
+from checkers.parsed import Parsed
 
-from checkers.markdown import Parsed
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 from checkers.positions import Locator
 
 _HTML_TARGET = re.compile(

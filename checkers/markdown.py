@@ -1,5 +1,9 @@
 """One markdown-it-py parser for every checker: CommonMark plus GFM tables.
 
+The only checker module that imports markdown-it (``checkers.parsed`` holds what a parse
+returns), and it is imported when a page is parsed: a re-run answered from the cache never
+loads markdown-it.
+
 markdown-it-py does not expose two facts the checkers need, so two block rules are wrapped
 (the parse itself is unchanged; a property test renders both parsers and compares):
 
@@ -19,7 +23,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -30,6 +33,7 @@ from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
 from checkers import footnotes, frontmatter
+from checkers.parsed import BUDGET, Parsed, TooDense
 
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 InlineRule = Callable[[StateInline, bool], bool]
@@ -40,13 +44,6 @@ try:  # what the table rule trims: CommonMark whitespace, not str.isspace()
     TRIM: str | None = MD_TRIM_CHARS
 except ImportError:  # markdown-it-py < 4 trimmed table lines with str.strip()
     TRIM = None
-
-
-BUDGET = "fidelity_token_budget"  # env key: [tokens left], None when the parse is unbounded
-
-
-class TooDense(Exception):
-    """The page holds more tokens than its budget allows; the parse stopped."""
 
 
 _block_push = StateBlock.push
@@ -336,48 +333,6 @@ def block_parser() -> MarkdownIt:
     _footnotes(md)
     _count_tokens(md)
     return md
-
-
-@dataclass(frozen=True, slots=True)
-class Parsed:
-    """A parse: the normalized text, its lines, tokens, reference and footnote labels, and
-    where each type of top-level token is (``of``), so that a rule looks only at its own."""
-
-    text: str
-    lines: tuple[str, ...]
-    tokens: tuple[Token, ...]
-    references: frozenset[str]
-    footnotes: frozenset[str] = frozenset()
-    index: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.tokens and not self.index:
-            index = self.index
-            for i, token in enumerate(self.tokens):
-                found = index.get(token.type)
-                if found is None:
-                    index[token.type] = [i]
-                else:
-                    found.append(i)
-
-    def of(self, *types: str) -> tuple[int, ...]:
-        """Indices of the tokens of these types, in document order."""
-        found: list[int] = []
-        for kind in types:
-            found += self.index.get(kind, ())
-        if len(types) > 1:
-            found.sort()
-        return tuple(found)
-
-    @property
-    def line_count(self) -> int:
-        """Physical lines; a final newline does not start another one."""
-        return len(self.lines) - (1 if self.text.endswith("\n") or not self.text else 0)
-
-    def first_col(self, line: int) -> int:
-        """1-based column of the first non-blank character of 1-based ``line``."""
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return len(text) - len(text.lstrip()) + 1
 
 
 def _parsed(text: str, tokens: list[Token], env: dict[str, Any]) -> Parsed:

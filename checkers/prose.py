@@ -12,12 +12,14 @@ Length is visible text: link targets, markup, code spans and inline HTML do not 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from checkers.config import PageRules
 from checkers.findings import Code, Finding, content_subject
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 
 @dataclass(frozen=True, slots=True)

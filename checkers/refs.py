@@ -11,7 +11,7 @@ brackets and code spans never count.
 from __future__ import annotations
 
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 from checkers.positions import Locator
 
 

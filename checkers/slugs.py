@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from markdown_it.token import Token
+from checkers.parsed import Parsed
 
-from checkers.markdown import Parsed
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 _HTML_ANCHOR = re.compile(
     r"""<[A-Za-z][^>]*?\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))"""
