@@ -140,8 +140,10 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
     result = check_tree(args.paths, Path.cwd(), options=run)
     for note in result.notes:
         _say(note)
-    options.write(args.json, report.json_text(result))
-    options.write(args.sarif, report.sarif_text(result, __version__))
+    if args.json is not None:  # built only when asked: each is a copy of every finding
+        options.write(args.json, report.json_text(result))
+    if args.sarif is not None:
+        options.write(args.sarif, report.sarif_text(result, __version__))
     if not (options.to_stdout(args.json) or options.to_stdout(args.sarif)):
         if args.format == "github":
             from fidelity import github
