@@ -8,6 +8,7 @@
 - `check`: every rule over one page, and over a set of pages against their baseline
 - `cache`: per-page results kept between runs (time only, never a verdict)
 - `markdown`: the one markdown-it-py parser: CommonMark plus GFM tables
+- `parsed`: what a parse returns, importable without markdown-it
 - `frontmatter`: YAML or TOML front matter at the top of a page, blanked before parsing
 - `positions`: source positions of offsets inside a token's content
 - `directives`: inline silencing: HTML comments that turn findings off

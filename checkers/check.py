@@ -15,7 +15,7 @@ from checkers.findings import Code, Finding
 from checkers.headings import check_headings
 from checkers.keyed import check_keyed
 from checkers.linkcheck import Later, check_links, resolve_later
-from checkers.markdown import TooDense, parse
+from checkers.parsed import TooDense
 from checkers.prose import check_prose
 from checkers.refs import check_references
 from checkers.rows import check_rows
@@ -36,7 +36,10 @@ class Result:
     """Findings the baseline does not hold, the pages checked, and what the baseline says:
     entries fixed (removable), removed, converted from counts or recorded (when asked), the
     findings held per page and code; and notes about the run that are not findings (why the
-    cache was ignored). ``lowered`` is kept for callers of the count ratchets: it is empty."""
+    cache was ignored). ``lowered`` is kept for callers of the count ratchets: it is empty.
+    ``not_shown`` counts, per page and code, the findings past a page's first ``SHOWN``: they
+    fail the run like the others, but are not listed (each is a line, a JSON object and a
+    SARIF result: 50,000 broken links on a page took 140 MB to report)."""
 
     findings: tuple[Finding, ...]
     pages: tuple[Page, ...]
@@ -48,6 +51,18 @@ class Result:
     converted: tuple[ratchets.Lowered, ...] = ()
     held: dict[str, dict[str, int]] = field(default_factory=dict)
     baseline_file: str = ""
+    not_shown: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+SHOWN = 1_000  # new findings listed per page; the rest are counted in Result.not_shown
+
+
+def _shown(found: list[Finding]) -> tuple[list[Finding], dict[str, int]]:
+    """A page's first SHOWN findings (they are sorted), and how many of each code are not."""
+    more: dict[str, int] = {}
+    for finding in found[SHOWN:]:
+        more[str(finding.code)] = more.get(str(finding.code), 0) + 1
+    return found[:SHOWN], more
 
 
 @dataclass(slots=True)
@@ -72,6 +87,8 @@ class Checked:
 def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked:
     """Every rule over one page's text, before ratchets; fragments into pages not parsed
     yet are left in ``later``."""
+    from checkers.markdown import parse  # here: a run answered from the cache never needs it
+
     try:
         parsed = parse(text, site.token_budget)
     except TooDense:
@@ -203,9 +220,13 @@ def apply_ratchets(
     findings: list[Finding] = []
     fixed: list[baseline.Fixed] = []
     held: dict[str, dict[str, int]] = {}
+    not_shown: dict[str, dict[str, int]] = {}
     for rel, found in raw.items():
         judged = baseline.judge(rel, found, current.get(rel, {}), config.ratchets)
-        findings += judged.findings
+        shown, more = _shown(sorted(judged.findings))
+        findings += shown
+        if more:
+            not_shown[shown[0].path] = more
         fixed += judged.fixed
         if judged.held:
             held[rel] = judged.held
@@ -218,6 +239,7 @@ def apply_ratchets(
         converted=tuple(changed.converted),
         held=held,
         baseline_file=config.ratchets,
+        not_shown=not_shown,
     )
 
 

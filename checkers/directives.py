@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 from checkers.positions import Locator
 
 _COMMENT = re.compile(r"<!--\s*fidelity\s*:(.*?)-->", re.DOTALL)
@@ -43,7 +43,8 @@ class Directive:
 def _comments(parsed: Parsed) -> Iterator[tuple[int, int, str, int]]:
     """(first line, last line, body, column) of every ``fidelity:`` comment outside code."""
     where = Locator(parsed)
-    for token in parsed.tokens:
+    for i in parsed.of("html_block", "inline"):
+        token = parsed.tokens[i]
         if token.type == "html_block" and token.map:
             for match in _COMMENT.finditer(token.content):
                 line, col = where.at(token, match.start())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 
 _CONTAINERS = {"blockquote_open": "block quote", "list_item_open": "list item"}
 
@@ -33,7 +33,10 @@ def code_blocks(parsed: Parsed) -> tuple[CodeBlock, ...]:
     """Every code block markdown-it produced, in document order."""
     stack: list[str] = []
     blocks: list[CodeBlock] = []
-    for token in parsed.tokens:
+    tokens = parsed.tokens
+    kinds = ("fence", "code_block", *_CONTAINERS, "blockquote_close", "list_item_close")
+    for i in parsed.of(*kinds):
+        token = tokens[i]
         if token.type in _CONTAINERS:
             stack.append(_CONTAINERS[token.type])
         elif token.type in ("blockquote_close", "list_item_close"):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from checkers.config import PageRules
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +36,9 @@ def headings(parsed: Parsed) -> tuple[Heading, ...]:
     """Every heading in document order (headings inside containers included)."""
     found = []
     tokens = parsed.tokens
-    for i, token in enumerate(tokens):
-        if token.type == "heading_open" and token.map:
+    for i in parsed.of("heading_open"):
+        token = tokens[i]
+        if token.map:
             line = token.map[0] + 1
             text = tokens[i + 1].content.strip()
             found.append(

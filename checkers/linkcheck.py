@@ -33,7 +33,7 @@ from urllib.parse import unquote
 from checkers.config import PageRules
 from checkers.findings import Code, Finding
 from checkers.links import Link, links
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _LINE_ANCHOR = re.compile(r"^L(\d+)(?:C\d+)?(?:-L(\d+)(?:C\d+)?)?$")

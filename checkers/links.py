@@ -13,11 +13,13 @@ import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from markdown_it.token import Token
+from checkers.parsed import Parsed
 
-from checkers.markdown import Parsed
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 from checkers.positions import Locator
 
 _HTML_TARGET = re.compile(
@@ -86,10 +88,12 @@ def links(parsed: Parsed) -> tuple[Link, ...]:
     """Every link and image outside code and comments, in document order."""
     found = []
     where = Locator(parsed)
-    for token in parsed.tokens:
-        if not token.map or token.type not in ("inline", "html_block"):
-            continue
+    for i in parsed.of("inline", "html_block"):
+        token = parsed.tokens[i]
         inline = token.type == "inline"
+        # a positioned child starts at its own '[' (link, image) or '<' (html_inline)
+        if not token.map or (inline and "[" not in token.content and "<" not in token.content):
+            continue
         for offset, href, kind in _inline(token) if inline else html_targets(token.content):
             line, col = where.at(token, offset, (href, unquote(href)))
             found.append(Link(line, col, href, kind))

@@ -1,5 +1,9 @@
 """One markdown-it-py parser for every checker: CommonMark plus GFM tables.
 
+The only checker module that imports markdown-it (``checkers.parsed`` holds what a parse
+returns), and it is imported when a page is parsed: a re-run answered from the cache never
+loads markdown-it.
+
 markdown-it-py does not expose two facts the checkers need, so two block rules are wrapped
 (the parse itself is unchanged; a property test renders both parsers and compares):
 
@@ -18,8 +22,7 @@ markdown-it-py does not expose two facts the checkers need, so two block rules a
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, MutableMapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -30,6 +33,7 @@ from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
 from checkers import footnotes, frontmatter
+from checkers.parsed import BUDGET, Parsed, TooDense
 
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 InlineRule = Callable[[StateInline, bool], bool]
@@ -42,31 +46,29 @@ except ImportError:  # markdown-it-py < 4 trimmed table lines with str.strip()
     TRIM = None
 
 
-BUDGET = "fidelity_token_budget"  # env key: [tokens left], None when the parse is unbounded
-
-
-class TooDense(Exception):
-    """The page holds more tokens than its budget allows; the parse stopped."""
-
-
-def _spend(env: MutableMapping[str, Any]) -> None:
-    left = env.get(BUDGET)
-    if left is not None:
-        left[0] -= 1
-        if left[0] < 0:
-            raise TooDense
+_block_push = StateBlock.push
+_inline_push = StateInline.push
 
 
 class _CountedBlock(StateBlock):
+    # the budget is spent inline, not through a helper: push runs once per token
     def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
-        _spend(self.env)
-        return super().push(ttype, tag, nesting)
+        left = self.env.get(BUDGET)
+        if left is not None:
+            left[0] -= 1
+            if left[0] < 0:
+                raise TooDense
+        return _block_push(self, ttype, tag, nesting)
 
 
 class _CountedInline(StateInline):
     def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
-        _spend(self.env)
-        return super().push(ttype, tag, nesting)
+        left = self.env.get(BUDGET)
+        if left is not None:
+            left[0] -= 1
+            if left[0] < 0:
+                raise TooDense
+        return _inline_push(self, ttype, tag, nesting)
 
 
 def _count_tokens(md: MarkdownIt) -> None:
@@ -331,27 +333,6 @@ def block_parser() -> MarkdownIt:
     _footnotes(md)
     _count_tokens(md)
     return md
-
-
-@dataclass(frozen=True, slots=True)
-class Parsed:
-    """A parse: the normalized text, its lines, tokens, reference and footnote labels."""
-
-    text: str
-    lines: tuple[str, ...]
-    tokens: tuple[Token, ...]
-    references: frozenset[str]
-    footnotes: frozenset[str] = frozenset()
-
-    @property
-    def line_count(self) -> int:
-        """Physical lines; a final newline does not start another one."""
-        return len(self.lines) - (1 if self.text.endswith("\n") or not self.text else 0)
-
-    def first_col(self, line: int) -> int:
-        """1-based column of the first non-blank character of 1-based ``line``."""
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return len(text) - len(text.lstrip()) + 1
 
 
 def _parsed(text: str, tokens: list[Token], env: dict[str, Any]) -> Parsed:

@@ -9,9 +9,12 @@ found by locating the content line in the source line (as its suffix, else by se
 
 from __future__ import annotations
 
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 
 class Locator:

@@ -12,12 +12,14 @@ Length is visible text: link targets, markup, code spans and inline HTML do not 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from checkers.config import PageRules
 from checkers.findings import Code, Finding, content_subject
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,9 @@ class Prose:
         return f"run of {' and '.join(pieces)} with no blank line between them ({span})"
 
 
+_CONTAINERS = ("list_item_open", "list_item_close", "blockquote_open", "blockquote_close")
+
+
 def _count(n: int, noun: str) -> str:
     return f"a {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -73,10 +78,15 @@ def prose_paragraphs(parsed: Parsed) -> tuple[Prose, ...]:
     runs: list[Prose] = []
     tokens = parsed.tokens
     items = quotes = 0
-    for i, token in enumerate(tokens):
-        items += token.nesting if token.type.startswith("list_item_") else 0
-        quotes += token.nesting if token.type.startswith("blockquote_") else 0
-        if token.type != "paragraph_open" or not token.map:
+    for i in parsed.of("paragraph_open", *_CONTAINERS):
+        token = tokens[i]
+        if token.type != "paragraph_open":
+            if token.type.startswith("list_item_"):
+                items += token.nesting
+            else:
+                quotes += token.nesting
+            continue
+        if not token.map:
             continue
         start, stop = token.map
         chars = visible_length(tokens[i + 1].children)

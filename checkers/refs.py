@@ -11,7 +11,7 @@ brackets and code spans never count.
 from __future__ import annotations
 
 from checkers.findings import Code, Finding
-from checkers.markdown import Parsed
+from checkers.parsed import Parsed
 from checkers.positions import Locator
 
 
@@ -19,8 +19,10 @@ def check_references(parsed: Parsed, path: str) -> list[Finding]:
     """FD403 for each undefined link reference, FD405 for each undefined footnote."""
     findings = []
     where = Locator(parsed)
-    for token in parsed.tokens:
-        if token.type != "inline" or not token.map:
+    for i in parsed.of("inline"):
+        token = parsed.tokens[i]
+        meta = token.meta
+        if not token.map or not ("undefined_references" in meta or "undefined_footnotes" in meta):
             continue
         found = [
             (pos, Code.UNDEFINED_REFERENCE, label)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 from checkers.baseline import Fixed
-from checkers.check import Result
+from checkers.check import SHOWN, Result
 from checkers.findings import DESCRIPTIONS, Finding
 
 UPDATE = "fidelity check-docs --update-baseline"
@@ -23,6 +23,7 @@ def as_json(result: Result) -> dict[str, Any]:
         "ok": not result.findings,
         "checked": [page.display for page in result.pages],
         "findings": [f.as_dict() for f in result.findings],
+        "not_shown": result.not_shown,
         "ratchets_lowered": [
             {"page": m.page, "code": m.code, "from": m.old, "to": m.new} for m in result.lowered
         ],
@@ -83,6 +84,12 @@ def json_text(result: Result) -> str:
 def lines(result: Result, counted: tuple[Finding, ...] | None = None) -> list[str]:
     """Findings, ratchets lowered or recorded, the baseline's notes, then a one-line summary."""
     out = [finding.render() for finding in result.findings]
+    out += [
+        f"{path}: {count:,} more {code} findings on this page not shown (a page lists its "
+        f"first {SHOWN:,}); fix those and run again"
+        for path, codes in sorted(result.not_shown.items())
+        for code, count in sorted(codes.items())
+    ]
     out += [f"ratchet lowered: {m.page} {m.code} {m.old} -> {m.new}" for m in result.lowered]
     out += [f"ratchet recorded: {m.page} {m.code} {m.new}" for m in result.recorded]
     out += _baseline_lines(result)
@@ -92,7 +99,9 @@ def lines(result: Result, counted: tuple[Finding, ...] | None = None) -> list[st
     if findings:
         checked = {page.display for page in result.pages}
         paths = {f.path for f in findings}
-        count = len(findings)
+        count = len(findings) + sum(
+            n for codes in result.not_shown.values() for n in codes.values()
+        )
         extra = "".join(f" and {other}" for other in sorted(paths - checked))
         out.append(
             f"check-docs: {count} finding{'s' if count != 1 else ''} in "

@@ -15,7 +15,7 @@ from typing import Any
 
 from checkers.cache import Cache, digest
 from checkers.linkcheck import DEFERRED, Anchors, Deferred, Kind, Unreadable
-from checkers.markdown import Parsed, TooDense, parse_headings
+from checkers.parsed import Parsed, TooDense
 from checkers.slugs import anchors
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -200,6 +200,8 @@ class Site:
         source = self.read(rel)
         if source.text is None:
             return Unreadable(source.problem)
+        from checkers.markdown import parse_headings  # as check.parse: only when parsing
+
         try:
             found = anchors(parse_headings(source.text, self.token_budget))
         except TooDense:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from markdown_it.token import Token
+from checkers.parsed import Parsed
 
-from checkers.markdown import Parsed
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 _HTML_ANCHOR = re.compile(
     r"""<[A-Za-z][^>]*?\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))"""
@@ -71,7 +73,8 @@ def anchors(parsed: Parsed) -> frozenset[str]:
     texts = []
     found: set[str] = set()
     tokens = parsed.tokens
-    for i, token in enumerate(tokens):
+    for i in parsed.of("footnote_reference_open", "heading_open", "html_block", "inline"):
+        token = tokens[i]
         if token.type == "footnote_reference_open":
             label = token.meta["label"]
             found |= {f"fn-{label}", f"fnref-{label}"}
@@ -79,7 +82,7 @@ def anchors(parsed: Parsed) -> frozenset[str]:
             texts.append(text_content(tokens[i + 1].children))
         elif token.type == "html_block":
             found |= html_anchors(token.content)
-        elif token.type == "inline":
+        elif token.type == "inline" and "<" in token.content:  # an html_inline's own '<'
             for child in token.children or ():
                 if child.type == "html_inline":
                     found |= html_anchors(child.content)

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from markdown_it.token import Token
+from checkers.parsed import Parsed
 
-from checkers.markdown import TRIM, Parsed, parse
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,8 @@ def split_cells(source: str, col: int) -> tuple[Cell, ...]:
     A pipe is escaped when the character before it is a backslash (markdown-it does not
     count backslashes), and ``\\|`` becomes ``|`` in the cell text.
     """
+    from checkers.markdown import TRIM  # rows are split after a parse: markdown-it is loaded
+
     pieces: list[tuple[str, int]] = []
     start = 0
     for match in _PIPE.finditer(source):
@@ -134,7 +138,8 @@ def tables_in(parsed: Parsed) -> tuple[Table, ...]:
     found: list[Table] = []
     heading: str | None = None
     tokens = parsed.tokens
-    for i, token in enumerate(tokens):
+    for i in parsed.of("heading_open", "table_open"):
+        token = tokens[i]
         if token.type == "heading_open":
             heading = _inline_content(tokens, i + 1)
         elif token.type == "table_open":
@@ -152,4 +157,6 @@ def _inline_content(tokens: tuple[Token, ...], index: int) -> str:
 
 def parse_tables(text: str) -> tuple[Table, ...]:
     """Every GFM table of a Markdown text, in document order."""
+    from checkers.markdown import parse
+
     return tables_in(parse(text))

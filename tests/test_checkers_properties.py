@@ -123,6 +123,23 @@ def test_wrapped_rules_do_not_change_the_parse(text: str) -> None:
     assert parser().render(normalize(text)) == plain().render(normalize(text))
 
 
+KINDS = ("inline", "html_block", "heading_open", "paragraph_open", "table_open", "fence")
+
+
+@PROFILE
+@given(text=any_text, kinds=st.lists(st.sampled_from(KINDS), min_size=1, max_size=3, unique=True))
+def test_the_token_index_finds_what_a_scan_finds(text: str, kinds: list[str]) -> None:
+    """The rules look only at ``Parsed.of`` their token types (and skip an inline token
+    holding neither '[' nor '<' when they look for links, images or inline HTML)."""
+    parsed = parse(text)
+    scanned = tuple(i for i, t in enumerate(parsed.tokens) if t.type in kinds)
+    assert parsed.of(*kinds) == scanned
+    for i in parsed.of("inline"):
+        token = parsed.tokens[i]
+        if any("pos" in child.meta for child in token.children or ()):
+            assert "[" in token.content or "<" in token.content, token.content
+
+
 @PROFILE
 @given(text=any_text)
 @example(text="a `code\nspan` then [x](gone.md)")

@@ -6,9 +6,10 @@ Each page is checked by the real CLI in a child process (its `ru_maxrss`, seen f
 through RUSAGE_CHILDREN of a fresh wrapper). The pages are the shapes that cost most per
 byte, just under a cap of 400,000 bytes (the formula scales with the cap, so a small cap
 keeps the test quick): a 20,000-column table, emphasis markers, one-character cells, list
-items, headings, deep nesting, blank lines, reference definitions. A page over its token
-budget (one per 8 bytes of the cap) is FD705, not parsed. The red case removes the budget.
-Not covered: a page of 50,000 broken links (each finding costs about 6 KB: over the bound).
+items, headings, deep nesting, blank lines, reference definitions, and 20,000 broken links
+(findings: each run writes the JSON and SARIF reports too, which list a page's first 1,000).
+A page over its token budget (one per 8 bytes of the cap) is FD705, not parsed. The red
+cases remove the budget, and the cap on the findings listed.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "nested lists": lambda n: "".join("  " * i + "- x\n" for i in range(int(n**0.5 * 0.9))),
     "blank lines": lambda n: "\n" * n,
     "reference definitions": lambda n: "".join(f"[r{i}]: #x{i}\n" for i in range(n // 18)),
+    "broken links": lambda n: "[a](missing/x.md#y) " * (n // 20),
 }
 
 PEAK = """
@@ -60,6 +62,13 @@ import json, resource, subprocess, sys
 done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 print(json.dumps([done.returncode, peak, done.stdout[-2000:], done.stderr[-2000:]]))
+"""
+ALL_SHOWN = """
+import sys
+from checkers import check
+check.SHOWN = 10**9  # red case: every finding listed in every report
+from fidelity.cli.main import main
+sys.exit(main(sys.argv[1:]))
 """
 NO_BUDGET = """
 import sys
@@ -71,7 +80,8 @@ sys.exit(main(sys.argv[1:]))
 
 
 def peak(repo: Path, name: str, runner: list[str]) -> tuple[int, int, str]:
-    argv = [*runner, "-q", "check-docs", "--no-cache", name]
+    reports = ["--json", str(repo / "out.json"), "--sarif", str(repo / "out.sarif")]
+    argv = [*runner, "-q", "check-docs", "--no-cache", *reports, name]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", PEAK, *argv],
@@ -125,3 +135,24 @@ def test_docs_state_the_bound_tested_here() -> None:
     docs = (ROOT / "docs" / "check-docs.md").read_text()
     assert FORMULA in docs, f"docs/check-docs.md no longer states {FORMULA}"
     assert "FD705" in docs
+
+
+def test_a_page_lists_its_first_findings_and_counts_the_rest(repo: Path) -> None:
+    name = f"shape{list(SHAPES).index('broken links')}.md"
+    code, _, out = peak(repo, name, [sys.executable, "-m", "fidelity"])
+    found = (CAP - 100) // 20 + 1  # each link FD401, and the one paragraph is FD103
+    assert code == 1
+    assert f"{name}: {found - 1000:,} more FD401 findings on this page not shown" in out
+    assert f"check-docs: {found} findings in 1 of 1 file" in out
+    report = json.loads((repo / "out.json").read_text())
+    assert len(report["findings"]) == 1000
+    assert report["not_shown"] == {name: {"FD401": found - 1000}}
+
+
+def test_listing_every_finding_exceeds_the_bound(repo: Path) -> None:
+    """Red case: 20,000 broken links, each in the text, JSON and SARIF reports."""
+    name = f"shape{list(SHAPES).index('broken links')}.md"
+    code, used, out = peak(repo, name, [sys.executable, "-c", ALL_SHOWN])
+    assert code == 1 and "not shown" not in out, out
+    limit = bound((repo / name).stat().st_size, CAP)
+    assert used > limit, f"peak {used / MB:.0f} MB, bound {limit / MB:.0f} MB"

@@ -9,6 +9,9 @@ red case plants such an import in a copy of the source.
 `check-docs` on a page, and `cases list`, validate their configuration without jsonschema
 (`checkers.quickschema`, unless the table is not valid) and check-docs prints without rich:
 at issue 24 the two imports were 0.1-0.2 CPU-s of a 0.49 CPU-s check of one small page.
+markdown-it (about half of what was left) is imported only to parse a page, so a re-run
+answered from the cache does without it, and `cases list -q` prints without rich. The red
+cases plant each import back in a copy of the source.
 """
 
 from __future__ import annotations
@@ -36,12 +39,14 @@ print(code, json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HE
 """
 
 
-def run_probe(source: Path, cwd: Path, *argv: str) -> tuple[str, int, list[str]]:
+def run_probe(
+    source: Path, cwd: Path, *argv: str, env: dict[str, str] | None = None
+) -> tuple[str, int, list[str]]:
     """What the command printed, its exit code, and the heavy modules it had imported."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *argv],
         cwd=cwd,
-        env={"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin", **(env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -107,9 +112,59 @@ def test_check_docs_imports_neither_rich_nor_jsonschema(docs_repo: Path, case: s
 
 def test_cases_list_imports_no_jsonschema() -> None:
     """rich draws the table; the schema check, the comparators' pandas and numpy wait."""
-    printed, code, loaded = run_probe(ROOT, ROOT, "-q", "cases", "list")
+    printed, code, loaded = run_probe(ROOT, ROOT, "cases", "list")
     assert code == 0 and "cases" in printed.splitlines()[-1], printed
     assert loaded == ["rich"]
+
+
+@pytest.mark.parametrize("argv", [("-q", "cases", "list"), ("cases", "list", "-q")])
+def test_cases_list_q_imports_nothing_heavy(argv: tuple[str, ...]) -> None:
+    """Under -q the list is tab-separated lines: no table to draw, so no rich."""
+    printed, code, loaded = run_probe(ROOT, ROOT, *argv)
+    lines = printed.splitlines()
+    assert code == 0 and lines[1] == "id\ttags\toutputs\tcommand", printed
+    assert lines[-1].endswith(" cases") and loaded == []
+
+
+def test_a_rich_import_in_the_report_module_is_caught(tmp_path: Path) -> None:
+    source = _copy_source(tmp_path, "fidelity/cli/report.py", "import rich.table")
+    table = str(ROOT / "cases" / "matrix.toml")  # run from the copy, which it must import
+    printed, code, loaded = run_probe(source, source, "-q", "cases", "list", table)
+    assert (code, loaded) == (0, ["rich"]), printed
+
+
+def _copy_source(tmp_path: Path, module: str, planted: str) -> Path:
+    """A copy of the source with ``planted`` imported at the top of ``module``."""
+    source = tmp_path / "source"
+    ignore = shutil.ignore_patterns("__pycache__")
+    for package in ("fidelity", "checkers"):
+        shutil.copytree(ROOT / package, source / package, ignore=ignore)
+    path = source / module
+    anchor = "from __future__ import annotations\n"
+    path.write_text(path.read_text().replace(anchor, f"{anchor}\n{planted}  # noqa\n", 1))
+    return source
+
+
+def _cached_rerun(source: Path, repo: Path, key: Path) -> tuple[list[str], list[str]]:
+    """The heavy imports of a first check-docs run and of an unchanged re-run."""
+    env = {"FIDELITY_CACHE_KEY_FILE": str(key)}
+    loaded = []
+    for _ in range(2):
+        printed, code, heavy = run_probe(source, repo, "check-docs", "clean.md", env=env)
+        assert code == 0 and "1 file clean" in printed, printed
+        loaded.append(heavy)
+    return loaded[0], loaded[1]
+
+
+def test_a_cached_rerun_imports_no_markdown_it(docs_repo: Path, tmp_path: Path) -> None:
+    first, again = _cached_rerun(ROOT, docs_repo, tmp_path / "cache.key")
+    assert (first, again) == (["markdown_it"], [])
+
+
+def test_a_markdown_it_import_in_a_rule_module_is_caught(docs_repo: Path, tmp_path: Path) -> None:
+    source = _copy_source(tmp_path, "checkers/refs.py", "import markdown_it")
+    first, again = _cached_rerun(source, docs_repo, tmp_path / "cache.key")
+    assert again == ["markdown_it"]
 
 
 def test_an_invalid_configuration_still_gets_jsonschema_messages(docs_repo: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -66,6 +66,14 @@ class Lazy:
 
 def lazy(factory: Callable[[], Console]) -> Console:
     return cast("Console", Lazy(factory))
+
+
+def plain_file(console: Console) -> IO[str]:
+    """Where a ``-q`` report is written: standard output when ``console`` is a run's lazy
+    one not made yet (so rich is not imported for it), else the console's own file."""
+    if isinstance(console, Lazy) and console._made is None:
+        return sys.stdout
+    return console.file
 
 
 @contextmanager

@@ -119,7 +119,11 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
 
     # Parsing allocates many short-lived objects: keep the collector from re-scanning the
     # modules just imported each time (measured: ~20% of the run on a 1,000-page tree).
+    # A page's tokens hold no reference cycles (they are freed as soon as the page is
+    # checked), so a larger first generation only makes the collector run less often:
+    # 5,469 collections took 8% of a 1,000-page first run at 700, 4 at 10,000.
     gc.freeze()
+    gc.set_threshold(10_000)
 
     options.check_writable(args.json, args.sarif)
     mode = "record" if args.record_baseline else "update" if args.update_baseline else "check"
@@ -136,8 +140,10 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
     result = check_tree(args.paths, Path.cwd(), options=run)
     for note in result.notes:
         _say(note)
-    options.write(args.json, report.json_text(result))
-    options.write(args.sarif, report.sarif_text(result, __version__))
+    if args.json is not None:  # built only when asked: each is a copy of every finding
+        options.write(args.json, report.json_text(result))
+    if args.sarif is not None:
+        options.write(args.sarif, report.sarif_text(result, __version__))
     if not (options.to_stdout(args.json) or options.to_stdout(args.sarif)):
         if args.format == "github":
             from fidelity import github

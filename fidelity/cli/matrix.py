@@ -301,6 +301,7 @@ def _cases_validate(args: argparse.Namespace, console: Console) -> int:
 
 def _cases_list(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli import report
+    from fidelity.cli.console import plain_file
     from fidelity.git import worktrees
     from fidelity.matrix import table
 
@@ -319,5 +320,8 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
         rows.append([c.id, ", ".join(c.tags), outputs, argv])
     # ids, globs and argv are the user's text, never markup (`test_route[/api/users]`)
     listing = report.Listing(["id", "tags", "outputs", "command"], rows)
-    report.render(console, str(path), listing, f"{len(rows)} cases")
+    if args.quiet:  # what the -q console prints, without making one
+        report.write_plain(plain_file(console), str(path), listing, f"{len(rows)} cases")
+    else:
+        report.render(console, str(path), listing, f"{len(rows)} cases")
     return 0

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Protocol
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from fidelity.cli import options
-from fidelity.cli.plain import PlainConsole
 from fidelity.markdown import fit, inline
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class Report(Protocol):
@@ -58,8 +56,17 @@ def plain_lines(title: str, report: Report, summary: str) -> list[str]:
     return [title, "\t".join(columns), *body, _cell(summary)]
 
 
+def write_plain(stream: IO[str], title: str, report: Report, summary: str) -> None:
+    """The report as ``-q`` prints it, to ``stream`` (``console.plain_file``): no console is
+    made, so rich is not imported."""
+    stream.write("".join(line + "\n" for line in plain_lines(title, report, summary)))
+    stream.flush()
+
+
 def print_lines(console: Console, lines: list[str]) -> None:
     """Lines of user data (findings), as they are: never markup, never wrapped."""
+    from fidelity.cli.plain import PlainConsole
+
     if not lines:
         return
     if isinstance(console, PlainConsole):
@@ -71,6 +78,11 @@ def print_lines(console: Console, lines: list[str]) -> None:
 
 def render(console: Console, title: str, report: Report, summary: str) -> None:
     """The report as a rich table followed by its one-line summary (plain under `-q`)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from fidelity.cli.plain import PlainConsole
+
     if isinstance(console, PlainConsole):
         # straight to the file: rich would expand the tabs and could fold long lines
         console.file.write("".join(line + "\n" for line in plain_lines(title, report, summary)))

@@ -1,0 +1,61 @@
+"""What a parse returns, importable without markdown-it (a cached re-run never loads it).
+
+``checkers.markdown`` parses; the rules read a ``Parsed``: the normalized text, its lines,
+the tokens and where each type of top-level token is, so that a rule walks only its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+BUDGET = "fidelity_token_budget"  # env key: [tokens left], None when the parse is unbounded
+
+
+class TooDense(Exception):
+    """The page holds more tokens than its budget allows; the parse stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A parse: the normalized text, its lines, tokens, reference and footnote labels, and
+    where each type of top-level token is (``of``), so that a rule looks only at its own."""
+
+    text: str
+    lines: tuple[str, ...]
+    tokens: tuple[Token, ...]
+    references: frozenset[str]
+    footnotes: frozenset[str] = frozenset()
+    index: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.tokens and not self.index:
+            index = self.index
+            for i, token in enumerate(self.tokens):
+                found = index.get(token.type)
+                if found is None:
+                    index[token.type] = [i]
+                else:
+                    found.append(i)
+
+    def of(self, *types: str) -> tuple[int, ...]:
+        """Indices of the tokens of these types, in document order."""
+        found: list[int] = []
+        for kind in types:
+            found += self.index.get(kind, ())
+        if len(types) > 1:
+            found.sort()
+        return tuple(found)
+
+    @property
+    def line_count(self) -> int:
+        """Physical lines; a final newline does not start another one."""
+        return len(self.lines) - (1 if self.text.endswith("\n") or not self.text else 0)
+
+    def first_col(self, line: int) -> int:
+        """1-based column of the first non-blank character of 1-based ``line``."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text) - len(text.lstrip()) + 1
