@@ -4,10 +4,12 @@ A repository gets N cases that each read a value from their cache (writing it fi
 the cache is empty) and copy it to their output: the cold run writes the cache, the warm run
 only reads it. Three arms, interleaved round by round, CPU of the process tree (wait4) and
 wall: `fidelity run` without replays, the same run with `--replay cold-warm`, and a tight
-shell loop that does the replays' own work and nothing else: for each case and side, copy
-the cache into a fresh folder (as the warm run's cache is a copy) and run the same `sh -c`
-case command once in it. The replay overhead is (replayed - plain - loop) per case-side;
-the ratio (replayed - plain) / loop is 1.0 when the replays cost exactly their own runs.
+shell loop that does the replays' own work and nothing else: one `mkdir -p` for every
+folder, then for each case and side the cache file written by the shell itself (in place of
+the warm run's copy of the cache) and the same `sh -c` case command run once against it:
+one process per replayed case-side, as the replays' own runs are. The replay overhead is
+(replayed - plain - loop) per case-side; the ratio (replayed - plain) / loop is 1.0 when
+the replays cost exactly their own runs.
 Usage: python scripts/bench_replay.py [--cases 100] [--rounds 5]
 """
 
@@ -30,12 +32,19 @@ CASE = 'if [ ! -f "$C/m" ]; then printf %s "$1" > "$C/m"; fi; cat "$C/m" > "$2/r
 LOOP = (
     r"""set -eu
 out=$1; n=$2
+dirs=""
 for side in base cand; do
   i=0
   while [ "$i" -lt "$n" ]; do
-    d="$out/$side/c$i"; mkdir -p "$d/seed" "$d/out"
-    printf %s "c$i" > "$d/seed/m"
-    cp -R "$d/seed" "$d/cache"
+    dirs="$dirs $out/$side/c$i/cache $out/$side/c$i/out"; i=$((i + 1))
+  done
+done
+mkdir -p $dirs
+for side in base cand; do
+  i=0
+  while [ "$i" -lt "$n" ]; do
+    d="$out/$side/c$i"
+    printf %s "c$i" > "$d/cache/m"
     C="$d/cache" sh -c '"""
     + CASE.replace("'", "'\\''")
     + r"""' _ "c$i" "$d/out"
@@ -88,7 +97,7 @@ def main() -> None:
             f"replay-overhead: `--replay cold-warm` adds {extra:.2f} CPU-s to a run of {n} "
             f"cached trivial cases x 2 sides ({replayed.cpu:.2f} vs {plain.cpu:.2f}), "
             f"{extra / own.cpu:.2f}x the replays' own work in a tight sh loop ({own.cpu:.2f} "
-            f"CPU-s: a cache copy and one case run per case-side); {per:+.1f} CPU-ms per "
+            f"CPU-s: the cache in place and one case run per case-side); {per:+.1f} CPU-ms per "
             f"replayed case-side beyond it; wall {replayed.wall:.2f} vs {plain.wall:.2f} s; "
             f"--jobs 1, median of {args.rounds} interleaved rounds, load "
             f"{min(loads):.2f}-{max(loads):.2f}; {os.cpu_count()} cores"
