@@ -22,8 +22,8 @@ from pathlib import Path
 
 from fidelity import proc
 from fidelity.errors import TableError
-from fidelity.git import objects, stage, worktrees
-from fidelity.matrix import importguard, ledger, replay, repo_state, setups
+from fidelity.git import objects, worktrees
+from fidelity.matrix import importguard, ledger, replay, setups, sidechanges
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.explain import Arrival, Meeting
@@ -376,9 +376,10 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
             imports = importguard.resolve(python, matrix.import_check, wt, env)
             evidence = replace(evidence, imports=imports)
             ledger.save_side(side_dir, evidence)
-            before = tree_state(wt)
+            before = sidechanges.tree_state(wt)
             cases = run_cases(ctx, places, side_dir, plan.role, how)
-            evidence = replace(evidence, changed=tuple(side_changes(before, tree_state(wt))))
+            after = sidechanges.tree_state(wt)
+            evidence = replace(evidence, changed=tuple(sidechanges.side_changes(before, after)))
     return replace(evidence, cases=cases, worktree_removed=place.removed)
 
 
@@ -423,35 +424,3 @@ def run_sides(
             ctx.cancel.set()
             ctx.cancel.kill()  # each side then removes its own worktree
             raise
-
-
-def tree_state(wt: Path) -> dict[str, str]:
-    """HEAD, the staged entries and every changed tracked file (status, size, mtime) of a
-    side's worktree; untracked files are a case's own business (logs, caches)."""
-    worktrees.refresh_index(wt)
-    state = {
-        "HEAD": (worktrees.head_sha(wt) or "(no commit)")[:12],
-        "index": repo_state.digest(stage.index_listing(wt)),
-    }
-    for code, path in worktrees.status_entries(wt, untracked=False):
-        state[f"file {path}"] = f"{code.strip()} {repo_state.stat_of(wt, path)}"
-    return state
-
-
-def side_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """What the cases changed in their worktree after setup: HEAD moved, the index, tracked
-    files. Any of it means the evidence may not be what the side's commit produces."""
-    found = []
-    if before["HEAD"] != after["HEAD"]:
-        found.append(f"HEAD moved from {before['HEAD']} to {after['HEAD']}")
-    if before["index"] != after["index"]:
-        found.append("the index's staged entries changed")
-    files = sorted(
-        k.removeprefix("file ")
-        for k in before.keys() | after.keys()
-        if k.startswith("file ") and before.get(k) != after.get(k)
-    )
-    if files:
-        more = " ..." if len(files) > 5 else ""
-        found.append(f"tracked files changed: {', '.join(files[:5])}{more}")
-    return found

@@ -1,0 +1,41 @@
+"""What a side's cases changed in their own worktree after setup: HEAD, the index and
+tracked files, read before the first case and after the last (`runner`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fidelity.git import stage, worktrees
+from fidelity.matrix import repo_state
+
+
+def tree_state(wt: Path) -> dict[str, str]:
+    """HEAD, the staged entries and every changed tracked file (status, size, mtime) of a
+    side's worktree; untracked files are a case's own business (logs, caches)."""
+    worktrees.refresh_index(wt)
+    state = {
+        "HEAD": (worktrees.head_sha(wt) or "(no commit)")[:12],
+        "index": repo_state.digest(stage.index_listing(wt)),
+    }
+    for code, path in worktrees.status_entries(wt, untracked=False):
+        state[f"file {path}"] = f"{code.strip()} {repo_state.stat_of(wt, path)}"
+    return state
+
+
+def side_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """What the cases changed in their worktree after setup: HEAD moved, the index, tracked
+    files. Any of it means the evidence may not be what the side's commit produces."""
+    found = []
+    if before["HEAD"] != after["HEAD"]:
+        found.append(f"HEAD moved from {before['HEAD']} to {after['HEAD']}")
+    if before["index"] != after["index"]:
+        found.append("the index's staged entries changed")
+    files = sorted(
+        k.removeprefix("file ")
+        for k in before.keys() | after.keys()
+        if k.startswith("file ") and before.get(k) != after.get(k)
+    )
+    if files:
+        more = " ..." if len(files) > 5 else ""
+        found.append(f"tracked files changed: {', '.join(files[:5])}{more}")
+    return found
