@@ -5,6 +5,7 @@ where its HEAD is; the detached, locked worktrees fidelity adds, lists, resets a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +96,23 @@ def refresh_index(worktree: Path) -> None:
 
 
 def worktree_add(repo: Path, dest: Path, sha: str) -> None:
-    git(repo, "worktree", "add", "--detach", str(dest), sha)
+    _add(repo, dest, "--detach", str(dest), sha)
+
+
+def _add(repo: Path, dest: Path, *args: str) -> None:
+    """`git worktree add`, again when it lost a race: git first reads every worktree's
+    record, and one that another process is adding at that moment can fail to read
+    ("failed to read .git/worktrees/X/commondir"). Both sides of a run, and shards of one
+    repository, add worktrees at once. Never retried when the destination was left."""
+    for wait in (0.05, 0.2, None):
+        try:
+            git(repo, "worktree", "add", *args)
+            return
+        except GitError as exc:
+            raced = "failed to read" in str(exc) and "worktrees/" in str(exc)
+            if wait is None or not raced or dest.exists():
+                raise
+            time.sleep(wait)
 
 
 def worktree_remove(repo: Path, dest: Path) -> bool:
@@ -109,7 +126,7 @@ def worktree_remove(repo: Path, dest: Path) -> bool:
 def worktree_add_locked(repo: Path, dest: Path, sha: str, reason: str) -> None:
     """Add a detached worktree locked with reason, so that `git worktree prune` (ours or
     another process's) keeps it, and a later run can read who made it."""
-    git(repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(dest), sha)
+    _add(repo, dest, "--detach", "--lock", "--reason", reason, str(dest), sha)
 
 
 def worktree_unlock(repo: Path, dest: Path) -> bool:
