@@ -68,6 +68,16 @@ def lazy(factory: Callable[[], Console]) -> Console:
     return cast("Console", Lazy(factory))
 
 
+def real(console: Console) -> Console:
+    """The console itself, made if it is a lazy one not made yet. Whatever hands the console
+    to another rich object (a progress bar, a live display) hands it this: rich uses it with
+    `with console:` and other special methods, which Python looks up on the type, so a proxy
+    that forwards attributes cannot stand in for it."""
+    if isinstance(console, Lazy):
+        return console._console()
+    return console
+
+
 def plain_file(console: Console) -> IO[str]:
     """Where a ``-q`` report is written: standard output when ``console`` is a run's lazy
     one not made yet (so rich is not imported for it), else the console's own file."""
@@ -84,7 +94,7 @@ def progress(console: Console, quiet: bool, what: str) -> Iterator[Callable[...,
         return
     from rich.progress import Progress
 
-    with Progress(console=console, transient=True) as bar:
+    with Progress(console=real(console), transient=True) as bar:
         task = bar.add_task(what, total=None)
 
         def advance(role: str, name: str, status: object) -> None:
