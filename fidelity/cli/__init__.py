@@ -6,6 +6,7 @@ they hold no logic of their own and import heavy modules only inside their handl
 - `main`: the entry point: parse, call a command's handler, turn errors into exit codes
 - `options`: options shared by several commands, and the one writer of reports
 - `console`: the terminal: one rich console per run, plain under `-q`
+- `progress`: how far long work got: a bar on a terminal, plain lines in a log
 - `plain`: the console of `-q`, apart so that importing the CLI does not import rich
 - `report`: renders and writes reports that are a table, a summary line and JSON
 - `annotate`: GitHub annotations for a gate that did not hold, under GitHub Actions only

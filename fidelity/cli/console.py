@@ -9,8 +9,7 @@ stale and the other reports); on a terminal, tables fit its width.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
@@ -84,20 +83,3 @@ def plain_file(console: Console) -> IO[str]:
     if isinstance(console, Lazy) and console._made is None:
         return sys.stdout
     return console.file
-
-
-@contextmanager
-def progress(console: Console, quiet: bool, what: str) -> Iterator[Callable[..., None] | None]:
-    """A callback `(role, name, status)` that advances a transient bar, or None."""
-    if quiet or not console.is_terminal:
-        yield None
-        return
-    from rich.progress import Progress
-
-    with Progress(console=real(console), transient=True) as bar:
-        task = bar.add_task(what, total=None)
-
-        def advance(role: str, name: str, status: object) -> None:
-            bar.update(task, advance=1, description=f"{role}: {name} {status}")
-
-        yield advance

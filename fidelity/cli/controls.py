@@ -259,7 +259,7 @@ def _register_failset(sub: Any) -> None:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity import report_junit
-    from fidelity.cli.console import progress
+    from fidelity.cli.progress import shown
     from fidelity.controls import gate, render
     from fidelity.git import worktrees
 
@@ -267,7 +267,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls)
-    with progress(console, args.quiet, "running controls") as advance:
+    with shown(console, args.quiet, "controls run", "controls") as advance:
         result = gate.run(
             repo,
             table,

@@ -160,7 +160,7 @@ def _cases_path(given: str | None, repo: Path) -> str:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli import stale_worktrees
-    from fidelity.cli.console import progress
+    from fidelity.cli.progress import shown
     from fidelity.git import worktrees
     from fidelity.matrix import gate, shards
 
@@ -170,7 +170,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     cases = _cases_path(args.cases, repo)
-    with progress(console, args.quiet, "running cases") as advance:
+    with shown(console, args.quiet, "run", "case runs") as advance:
         if args.baseline is None and args.resume is None:
             raise UsageError("name the reference revision: --baseline REV")
         if args.resume is not None and args.replay is not None:

@@ -42,8 +42,8 @@ from fidelity.controls.verdict import (
 from fidelity.controls.warm import pytest_args
 from fidelity.errors import UsageError
 from fidelity.git import objects, stage, worktrees
+from fidelity.progress import Progress
 
-Progress = Callable[[str, str, str], None]
 UNCOMMITTED = "uncommitted"
 UNMODIFIED_TIMEOUT_S = 3600.0
 TIMEOUT_FACTOR = 5.0
@@ -375,17 +375,24 @@ def _judge_all(
     lanes: Lanes, chosen: Sequence[Control], logs: Path, *, full: bool, progress: Progress | None
 ) -> Report:
     repo, sha, table = lanes.tree.repo, lanes.tree.sha, lanes.tree.table
+    if progress:
+        progress.expect(2 + len(chosen))  # the unmodified tree, each control, the no-op one
     runs = unmodified(lanes, table, chosen, logs)
     _check_ids(table, chosen, runs)
     baseline = combine([(" ".join(u.command), u.run) for u in runs.values()])
     if progress:
-        progress("unmodified", "tree", str(baseline.status))
+        failed = baseline.status is not RunStatus.PASSED
+        progress.step("unmodified", "tree", str(baseline.status), failed)
     if baseline.status is not RunStatus.PASSED:
         return Report("", sha, table.source, baseline, None, (), len(chosen))
     known = tuple(baseline.tests)
     noop = table.noop()
     planned = plans([*chosen, noop], runs, originals(repo, sha, chosen), logs, full)
-    shown = (lambda r: progress("control", r.id, str(r.verdict))) if progress else None
+
+    def shown(r: ControlResult) -> None:
+        if progress:
+            progress.step("control", r.id, str(r.verdict), not r.met)
+
     tasks = [functools.partial(_judged, p, known) for p in planned]
     results = lanes.map(tasks, shown)
     for i, (plan, result) in enumerate(zip(planned, results, strict=True)):

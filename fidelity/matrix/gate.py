@@ -24,10 +24,11 @@ from fidelity.matrix.explain import Meeting, explanations
 from fidelity.matrix.findings import Finding, Harness, harness_findings, provenance
 from fidelity.matrix.harness import accept_state, read_harness, read_prediction, table_path
 from fidelity.matrix.outcome import Outcome, Selection, decide, prediction_findings
-from fidelity.matrix.plan import Progress, RunPlan, SidePlan
+from fidelity.matrix.plan import RunPlan, SidePlan
 from fidelity.matrix.predict import Prediction
 from fidelity.matrix.runner import RunContext, run_sides
 from fidelity.matrix.table import Matrix, with_replay
+from fidelity.progress import Progress
 
 
 def _now() -> str:
@@ -318,6 +319,9 @@ def _sides(plan: RunPlan, meeting: Meeting) -> tuple[SideEvidence, SideEvidence,
     if not plan.matrix.cases:
         base, cand = (SideEvidence(p.role, p.rev, p.sha) for p in plan.sides)
         return base, cand, plan.harness
+    if plan.progress:
+        done = [plan.done.get(p.role, {}) for p in plan.sides]
+        plan.progress.expect(sum(c.id not in d for d in done for c in plan.matrix.cases))
     reads = plan.matrix.reads_harness()
     setup_reads = plan.matrix.reads_harness(cases=False)
     with contextlib.ExitStack() as stack:

@@ -7,21 +7,20 @@ run.json's manifest is written from.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: the run directory's readers import this without the runner
     from fidelity.matrix.accept import Allowance
-    from fidelity.matrix.evidence import CaseEvidence, CaseStatus
+    from fidelity.matrix.evidence import CaseEvidence
     from fidelity.matrix.findings import Harness
     from fidelity.matrix.outcome import Selection
     from fidelity.matrix.predict import Prediction
     from fidelity.matrix.repo_state import RepoState
     from fidelity.matrix.table import Matrix
-
-Progress = Callable[[str, str, "CaseStatus"], None]
+    from fidelity.progress import Progress
 
 
 @dataclass(frozen=True, slots=True)

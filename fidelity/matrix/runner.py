@@ -30,10 +30,11 @@ from fidelity.matrix.explain import Arrival, Meeting
 from fidelity.matrix.files import copy_tree, sha256_file, walk
 from fidelity.matrix.files import hash_tree as hash_tree
 from fidelity.matrix.outputs import collect
-from fidelity.matrix.plan import Progress, SidePlan
+from fidelity.matrix.plan import SidePlan
 from fidelity.matrix.table import Case, Command, Matrix
 from fidelity.placeholders import fill as substitute
 from fidelity.placeholders import fill_shell, names
+from fidelity.progress import Progress
 
 Budget = threading.Semaphore | None  # processes at once across both sides
 
@@ -303,7 +304,7 @@ def run_cases(
             evidence = dataclasses.replace(evidence, replay=again)
         ledger.save_case(case_dir, evidence)
         if ctx.progress:
-            ctx.progress(role, case.id, evidence.status)
+            ctx.progress.step(role, case.id, str(evidence.status), evidence.status.failed)
         if ctx.meeting is not None and not ctx.cancel.is_set():
             ctx.meeting.arrived(Arrival(role, evidence, side["worktree"]), how.budget)
         return evidence
