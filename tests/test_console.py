@@ -104,3 +104,14 @@ def test_the_controls_table_keeps_test_ids_whole_in_a_pipe(
     for test_id in ("tests/test_cli.py::test_cli_prints_gross", "test_gross[100-120]"):
         assert _whole(done.stdout, test_id), done.stdout
     assert _whole(done.stdout, "4 of 20 tests: those that ran shop/prices.py:8 gross()")
+
+
+def test_a_table_written_to_a_file_carries_no_trailing_blanks() -> None:
+    """Off a terminal a table is as wide as its widest row; the other rows are not padded to
+    it (a log of a run once carried about 2,500 blanks per row)."""
+    moves = Path(__file__).resolve().parents[1] / "cases" / "fixtures" / "runs" / "moves"
+    done = fidelity_cli(moves.parent, "compare", str(moves))
+    assert done.returncode == 3, done.stdout + done.stderr  # the fixture is an old run
+    lines = done.stdout.splitlines()
+    assert sum(" moved " in line for line in lines) >= 2, done.stdout  # rows of unequal length
+    assert [line for line in lines if line.endswith(" ")] == []

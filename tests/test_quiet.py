@@ -62,4 +62,4 @@ def test_cases_actions_take_quiet_after_them(
     quiet = capsys.readouterr()
     assert main(["-q", "cases", action, str(table)]) == 0
     assert capsys.readouterr() == quiet
-    assert ("one" if action == "list" else "valid, 1 cases") in quiet.out
+    assert ("one" if action == "list" else "valid, 1 case") in quiet.out

@@ -6,27 +6,117 @@ sessions while every piped test stayed green: rich's live display needs the cons
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support import Repo, controls_lib
+from support import PROG, Repo, controls_lib, matrix_toml
 from terminal import Session, on_pty
 
+ROOT = Path(__file__).resolve().parents[1]
 WAYS = [
     pytest.param(80, False, id="80-columns-no-colour"),
     pytest.param(200, True, id="200-columns-colour"),
 ]
 
 
-def check(session: Session, code: int, verdict: str, columns: int, colour: bool) -> None:
+def check(
+    session: Session, code: int, verdict: str, columns: int, colour: bool, paints: bool = True
+) -> None:
+    """`paints`: the command colours its verdict on a terminal (check-docs, ab and preflight
+    print plain lines, as linters and hooks do); under NO_COLOR nothing is ever coloured."""
     assert session.clean(), session.text
     assert session.code == code, session.text
     assert any(line.startswith(verdict) for line in session.lines()), session.text
-    assert session.coloured is colour, session.raw[:2000]
+    assert session.coloured is (colour and paints), session.raw[:2000]
     # prose runs on (the terminal folds it; a path stays whole), tables fit the terminal
     tables = [line for line in session.lines() if "│" in line or "┃" in line]
     assert all(len(line) <= columns for line in tables), tables
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """One repository with everything the read-only commands read: a run, two shards of it,
+    a page with a broken link, recorded A/B samples."""
+
+    repo: Path
+    run: Path
+    shards: tuple[Path, Path]
+    docs: Path
+    samples: Path
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
+    from support import fidelity_cli
+
+    top = tmp_path_factory.mktemp("terminal")
+    repo = Repo(top / "sim")
+    table = matrix_toml({"a": "ok", "b": "ok", "c": "ok"})
+    repo.commit({"prog.py": PROG, "value.txt": "one\n", "cases/matrix.toml": table}, "baseline")
+    repo.commit({"notes.txt": "a refactor that moves nothing\n"}, "refactor")
+    runs = [
+        fidelity_cli(repo.path, "-q", "run", "--baseline", "HEAD~1", "--out", str(top / name), *more)
+        for name, more in (("run", []), ("s1", ["--shard", "1/2"]), ("s2", ["--shard", "2/2"]))
+    ]
+    assert all(done.returncode == 0 for done in runs), [d.stdout + d.stderr for d in runs]
+    docs = top / "docs"
+    docs.mkdir()
+    (docs / "page.md").write_text("# Page\n\nSee [the guide](missing.md).\n")
+    samples = top / "paired.csv"
+    shutil.copy(ROOT / "cases" / "fixtures" / "ab" / "paired.csv", samples)
+    return Made(repo.path, top / "run", (top / "s1", top / "s2"), docs, samples)
+
+
+# (name, arguments given what was made, working folder, exit code, verdict line's start)
+READERS: list[tuple[str, Callable[[Made, Path], list[str]], Callable[[Made], Path], int, str]] = [
+    ("compare", lambda m, t: ["compare", str(m.run)], lambda m: m.repo, 0, "HOLDS"),
+    (
+        "merge",
+        lambda m, t: ["merge", *map(str, m.shards), "--out", str(t / "merged")],
+        lambda m: m.repo,
+        0,
+        "HOLDS",
+    ),
+    (
+        "report",
+        lambda m, t: ["report", str(m.run), "--html", str(t / "page.html")],
+        lambda m: m.repo,
+        0,
+        "HOLDS",
+    ),
+    (
+        "check-docs",
+        lambda m, t: ["check-docs", "--root", ".", "page.md"],
+        lambda m: m.docs,
+        1,
+        "check-docs: 1 finding in 1 of 1 file",
+    ),
+    ("preflight", lambda m, t: ["preflight", "--all"], lambda m: m.repo, 0, "1 gate ok"),
+    ("ab", lambda m, t: ["ab", "--from", str(m.samples)], lambda m: m.repo, 0, "established: B"),
+]
+
+
+@pytest.mark.parametrize(("columns", "colour"), WAYS)
+@pytest.mark.parametrize(
+    ("args", "where", "code", "verdict"),
+    [pytest.param(a, w, c, v, id=name) for name, a, w, c, v in READERS],
+)
+def test_a_command_on_a_terminal(
+    made: Made,
+    tmp_path: Path,
+    args: Callable[[Made, Path], list[str]],
+    where: Callable[[Made], Path],
+    code: int,
+    verdict: str,
+    columns: int,
+    colour: bool,
+) -> None:
+    session = on_pty(args(made, tmp_path), where(made), columns=columns, colour=colour)
+    plain = ("check-docs", "ab", "preflight")
+    check(session, code, verdict, columns, colour, paints=args(made, tmp_path)[0] not in plain)
 
 
 @pytest.mark.parametrize(("columns", "colour"), WAYS)
@@ -57,8 +147,17 @@ def test_controls_run_on_a_terminal(
     check(session, 0, "HOLDS", columns, colour)
 
 
-def test_the_pty_helper_sees_a_crash(tmp_path: Path) -> None:
-    """The nearest red: a command that fails on the terminal is seen as failing."""
+@pytest.mark.parametrize(("columns", "colour"), WAYS)
+def test_demo_on_a_terminal(tmp_path: Path, columns: int, colour: bool) -> None:
+    session = on_pty(["demo", "--dir", "built"], tmp_path, columns=columns, colour=colour)
+    check(session, 0, "ok   every control met its expectation", columns, colour)
+
+
+def test_the_pty_helper_sees_a_failure(tmp_path: Path) -> None:
+    """The nearest red: a command that fails on the terminal is seen failing, and a
+    traceback is seen as one."""
     session = on_pty(["run", "--baseline", "no-such-rev"], tmp_path)
     assert session.code == 2 and session.clean(), session.text
-    assert "not inside a git repository" in session.text or "git" in session.text
+    crashed = on_pty(["-c", "raise SystemExit(3)"], tmp_path)
+    assert crashed.code == 2  # argparse: -c is no option of fidelity's
+    assert not Session(3, "", "Traceback (most recent call last):\n").clean()

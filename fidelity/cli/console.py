@@ -8,6 +8,7 @@ stale and the other reports); on a terminal, tables fit its width.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, cast
@@ -35,11 +36,49 @@ def make(quiet: bool) -> Console:
     from fidelity.cli.plain import PlainConsole
 
     columns = width(sys.stdout)
+    # off a terminal a table is as wide as its widest row, and rich pads every other row to
+    # it: a log or a file would carry thousands of trailing blanks per row
+    out = sys.stdout if columns is None else cast("IO[str]", Trimmed(sys.stdout))
     if quiet:
         return PlainConsole(
-            no_color=True, highlight=False, soft_wrap=True, force_terminal=False, width=columns
+            file=out,
+            no_color=True,
+            highlight=False,
+            soft_wrap=True,
+            force_terminal=False,
+            width=columns,
         )
-    return Console(highlight=False, soft_wrap=True, width=columns)
+    return Console(file=out, highlight=False, soft_wrap=True, width=columns)
+
+
+class Trimmed(io.TextIOBase):
+    """A text stream that drops the blanks at the end of each line written through it."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._pending = (self._pending + text).split("\n")
+        if lines:
+            self._stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._pending)
+            self._pending = ""
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # rich asks the stream's encoding
+        return getattr(self._stream, "encoding", "utf-8")
 
 
 class Lazy:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import html, options, stale_worktrees
 from fidelity.markdown import fit, inline
+from fidelity.text import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -304,7 +305,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
         expect = f"survives: {c.residue}" if c.survives else f"{c.match}: {', '.join(c.caught_by)}"
         rows.append([c.id, ", ".join(c.files), expect, c.why])
     listing = report.Listing(["id", "files", "expectation", "why"], rows)
-    report.render(console, table.source, listing, f"{len(rows)} controls")
+    report.render(console, table.source, listing, counted(len(rows), "control"))
     return 0
 
 

@@ -30,4 +30,4 @@ def register(sub: Any) -> None:
 def _demo(args: argparse.Namespace, console: Console) -> int:
     from fidelity.demo import show
 
-    return show.main(console, args.dir, args.html)
+    return show.main(console, args.dir, args.html, quiet=args.quiet)

@@ -45,7 +45,8 @@ def _report(args: argparse.Namespace, console: Console) -> int:
     made = source.make(args.run_dir)
     options.write(args.html, made.html)
     if not options.to_stdout(args.html):
-        console.print(made.verdict, markup=False, highlight=False)
+        style = {0: "bold green", 1: "bold yellow"}.get(made.exit_code, "bold red")
+        console.print(made.verdict, style=style, markup=False, highlight=False)
     said(console, args.html)
     return made.exit_code
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import html, options
 from fidelity.errors import UsageError
+from fidelity.text import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -295,7 +296,9 @@ def _cases_validate(args: argparse.Namespace, console: Console) -> int:
         repo = worktrees.toplevel(args.repo)
         path = repo / _cases_path(None, repo)
     matrix = table.read(path)
-    console.print(f"{path}: valid, {len(matrix.cases)} cases", markup=False, highlight=False)
+    console.print(
+        f"{path}: valid, {counted(len(matrix.cases), 'case')}", markup=False, highlight=False
+    )
     return 0
 
 
@@ -321,7 +324,7 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
     # ids, globs and argv are the user's text, never markup (`test_route[/api/users]`)
     listing = report.Listing(["id", "tags", "outputs", "command"], rows)
     if args.quiet:  # what the -q console prints, without making one
-        report.write_plain(plain_file(console), str(path), listing, f"{len(rows)} cases")
+        report.write_plain(plain_file(console), str(path), listing, counted(len(rows), "case"))
     else:
-        report.render(console, str(path), listing, f"{len(rows)} cases")
+        report.render(console, str(path), listing, counted(len(rows), "case"))
     return 0

@@ -26,6 +26,7 @@ from fidelity.controls.verdict import (
 )
 from fidelity.markdown import code, inline
 from fidelity.report_junit import JUnitCase
+from fidelity.text import counted
 
 STYLE = {
     Verdict.CAUGHT: "green",
@@ -184,7 +185,8 @@ def report(console: Console, result: Report, *, quiet: bool = False) -> None:
         b, n = result.baseline, result.noop
         _plain(
             console,
-            f"unmodified tree: {b.status}, {len(b.tests)} tests in {b.duration_s:.2f} s; "
+            f"unmodified tree: {b.status}, {counted(len(b.tests), 'test')} in "
+            f"{b.duration_s:.2f} s; "
             f"no-op control: {'survived' if n.verdict is Verdict.RESIDUE_HELD else n.verdict}; "
             f"import guard: {', '.join(result.guard) or 'the table import_check only'}",
         )

@@ -125,7 +125,9 @@ GATES = (
 HARNESS = "fix"
 
 
-def _gate(console: Console, repo: Path, n: int, commits: Mapping[str, str]) -> tuple[bool, Outcome]:
+def _gate(
+    console: Console, repo: Path, n: int, commits: Mapping[str, str], quiet: bool
+) -> tuple[bool, Outcome]:
     """Run gate n (from 1) and show its verdict; True when it is the one it exists to show."""
     g = GATES[n - 1]
     _rule(console, f"{n}. {g.title}")
@@ -138,7 +140,7 @@ def _gate(console: Console, repo: Path, n: int, commits: Mapping[str, str]) -> t
         jobs=2,
         expect=g.expect,
     )
-    render.outcome(console, outcome)
+    render.outcome(console, outcome, plain=quiet)
     moved = outcome.judged.moved if outcome.judged is not None else ()
     held = outcome.exit_code == g.exit_code and (g.moved is None or g.moved == frozenset(moved))
     return held and _reproduced(outcome, g.replayed), outcome
@@ -162,12 +164,12 @@ def control_jobs() -> int:
     return 2 if (os.cpu_count() or 1) >= 4 else 1
 
 
-def _controls(console: Console, repo: Path) -> int:
+def _controls(console: Console, repo: Path, quiet: bool) -> int:
     """The demo's cases/controls.toml against its HEAD."""
     table = controls.load(repo, "cases/controls.toml")
     _rule(console, f"{len(GATES) + 1}. mutation controls: every test must be seen to fail")
     report = controls.run(repo, table, "HEAD", jobs=control_jobs())
-    controls_render.report(console, report)
+    controls_render.report(console, report, quiet=quiet)
     return report.exit_code()
 
 
@@ -201,7 +203,9 @@ def _show_page(console: Console, n: int, drawn: Future[Path]) -> None:
     )
 
 
-def _demo(console: Console, where: Path, html: Path, pool: ThreadPoolExecutor) -> dict[str, bool]:
+def _demo(
+    console: Console, where: Path, html: Path, pool: ThreadPoolExecutor, quiet: bool
+) -> dict[str, bool]:
     """Every gate, then the controls, while the page is drawn in `pool` (its plots cost
     about as much CPU as a gate, and the controls leave a core to it)."""
     commits = materialise(where)
@@ -209,30 +213,42 @@ def _demo(console: Console, where: Path, html: Path, pool: ThreadPoolExecutor) -
     shown: dict[str, bool] = {}
     drawn: dict[int, Future[Path]] = {}
     for n, g in enumerate(GATES, 1):
-        shown[g.claim], outcome = _gate(console, where, n, commits)
+        shown[g.claim], outcome = _gate(console, where, n, commits, quiet)
         if g.page:
             drawn[n] = pool.submit(_page, outcome, html)
-    ok = _controls(console, where) == 0
+    ok = _controls(console, where, quiet) == 0
     shown["every control met its expectation (exit 0)"] = ok
     for n, page in drawn.items():
         _show_page(console, n, page)
     return shown
 
 
-def main(console: Console, where: Path | None, html: Path | None = None) -> int:
+def main(
+    console: Console, where: Path | None, html: Path | None = None, quiet: bool = False
+) -> int:
     """Run the gates and the controls; 0 when each verdict is the one the demo exists to show.
-    The fix gate's page is written to html (default: `page_path`)."""
+    The fix gate's page is written to html (default: `page_path`); `quiet` (-q) prints each
+    verdict one record per line, as the commands do for CI logs."""
     tmp = None
+    if where is not None:  # the gates run in other folders: a relative --dir would move
+        where = where.absolute()
     html = html or page_path(where)
     if where is None:
         tmp = Path(tempfile.mkdtemp(prefix="fidelity-demo-"))
         where = tmp / "tinysim"
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-page") as pool:
-            shown = _demo(console, where, html, pool)
+            shown = _demo(console, where, html, pool, quiet)
         _rule(console, "demo")
         for claim, held in shown.items():
             console.print(f"{'ok  ' if held else 'FAIL'} {claim}", markup=False)
+        if tmp is not None:
+            console.print(
+                f"the demo repository and the run directories named above were built in {tmp} "
+                "and are now removed (the HTML page stays); pass --dir DIR to keep them",
+                markup=False,
+                soft_wrap=True,
+            )
         return 0 if all(shown.values()) else 1
     finally:
         if tmp is not None:

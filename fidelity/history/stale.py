@@ -32,6 +32,7 @@ from fidelity import config, schema
 from fidelity.errors import UsageError
 from fidelity.git import log, objects
 from fidelity.history import landing
+from fidelity.text import counted
 
 DEFAULT_STALE_AFTER = 20
 SHA = re.compile(r"[0-9a-fA-F]{7,64}")  # git resolves either case
@@ -137,7 +138,9 @@ class StaleReport:
             for s in RowStatus
             if any(c.status is s for c in bad)
         )
-        head = f"{len(self.checks)} rows checked against {self.ref} ({self.ref_sha[:12]})"
+        head = (
+            f"{counted(len(self.checks), 'row')} checked against {self.ref} ({self.ref_sha[:12]})"
+        )
         return f"{head}: {counts}" if bad else f"{head}: all fresh"
 
     def table(self) -> tuple[list[str], list[list[str]]]:

@@ -36,6 +36,7 @@ from fidelity.matrix.diffs import (
 )
 from fidelity.matrix.ignores import unmatched_columns
 from fidelity.matrix.sources import NO_PATHS, Neutral, Source
+from fidelity.text import counted
 
 MAX_PENDING = 2_000_000
 KEY_BYTES = 16  # two sides' 8-byte key hashes per row
@@ -338,9 +339,9 @@ def _result(path: str, kind: str, walk: _Walk) -> OutputDiff:
     added = [walk.shown(k) for k in walk.pending_cand]
     dropped = [walk.shown(k) for k in walk.pending_base]
     if added:
-        extra.append(f"{len(added)} rows added")
+        extra.append(f"{counted(len(added), 'row')} added")
     if dropped:
-        extra.append(f"{len(dropped)} rows dropped")
+        extra.append(f"{counted(len(dropped), 'row')} dropped")
     tally = walk.tally
     return OutputDiff(
         path=path,

@@ -82,7 +82,8 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
         shown = ", ".join(side.dirty_paths[:5]) + (" ..." if len(side.dirty_paths) > 5 else "")
         yield Finding(
             Code.DIRTY_SIDE,
-            f"the {role} worktree was not clean before running ({len(side.dirty_paths)} paths: "
+            f"the {role} worktree was not clean before running "
+            f"({counted(len(side.dirty_paths), 'path')}: "
             f"{shown}); its evidence may not be what {side.sha[:12]} produces",
             role,
         )
@@ -131,7 +132,8 @@ def _case_findings(side: SideEvidence) -> Iterator[Finding]:
         if e.leftover:
             yield Finding(
                 Code.LEFTOVER_PROCESS,
-                f"the case left {len(e.leftover)} processes running after it exited, killed: "
+                f"the case left {len(e.leftover)} process{'' if len(e.leftover) == 1 else 'es'} "
+                "running after it exited, killed: "
                 f"{'; '.join(e.leftover[:3])}; they could have written evidence after it was read",
                 role,
                 e.case_id,
@@ -156,7 +158,7 @@ def _case_findings(side: SideEvidence) -> Iterator[Finding]:
         if e.cache_preexisting:
             yield Finding(
                 Code.CACHE_NOT_EMPTY,
-                f"cache dir held {len(e.cache_preexisting)} files before the case ran",
+                f"cache dir held {counted(len(e.cache_preexisting), 'file')} before the case ran",
                 role,
                 e.case_id,
             )

@@ -199,9 +199,8 @@ def verdict(outcome: Outcome) -> str:
                 f"fixed, {len(p.broken)} broken, {len(j.expected)} expected findings)"
                 f"{accepted} (exit 0)"
             )
-        return (
-            f"HELD: the moved set equals the prediction ({len(j.moved)} cases){accepted} (exit 0)"
-        )
+        moved = counted(len(j.moved), "case")
+        return f"HELD: the moved set equals the prediction ({moved}){accepted} (exit 0)"
     if j is not None:
         unmet = f", {len(j.unmet)} expected findings did not occur" if j.unmet else ""
         return (

@@ -6,6 +6,7 @@ from checkers.errors import ConfigError
 from fidelity.errors import UsageError
 from fidelity.preflight.context import Context, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
+from fidelity.text import counted
 
 
 def plan_trailers(ctx: Context) -> Plan:
@@ -35,5 +36,5 @@ def check_trailers(ctx: Context) -> GateResult:
         return GateResult("trailers", Status.FAILED, str(exc))
     if report.findings:
         details = tuple(f.render() for f in report.findings)
-        return GateResult("trailers", Status.FAILED, f"{len(details)} findings", details)
+        return GateResult("trailers", Status.FAILED, counted(len(details), "finding"), details)
     return GateResult("trailers", Status.OK, f"{ctx.message.name}: the message keeps the rules")

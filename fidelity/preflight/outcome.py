@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from fidelity.text import counted
+
 
 class Status(enum.StrEnum):
     OK = "ok"
@@ -48,7 +50,7 @@ class Report:
 
     def closing(self) -> str:
         ok, failed = self.count(Status.OK), self.count(Status.FAILED)
-        line = f"{ok} gates ok, {failed} failed"
+        line = f"{counted(ok, 'gate')} ok, {failed} failed"
         untrusted, idle = self.count(Status.UNTRUSTED), self.count(Status.NOT_APPLICABLE)
         if untrusted:
             line += f", {untrusted} could not judge"

@@ -13,6 +13,7 @@ from fidelity.errors import UsageError
 from fidelity.git import log
 from fidelity.preflight.context import Context, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
+from fidelity.text import counted
 
 MARKDOWN = (".md", ".markdown")
 # checkers.config.DEFAULT_RATCHETS, named here so that planning does not import jsonschema
@@ -78,11 +79,11 @@ def check_docs(ctx: Context) -> GateResult:
         return GateResult("docs", Status.UNTRUSTED, str(exc))
     pages = len(result.pages)
     if result.findings:
-        summary = f"{len(result.findings)} findings in {pages} pages"
+        summary = f"{counted(len(result.findings), 'finding')} in {counted(pages, 'page')}"
         return GateResult(
             "docs", Status.FAILED, summary, tuple(f.render() for f in result.findings)
         )
-    return GateResult("docs", Status.OK, f"{pages} pages, no findings")
+    return GateResult("docs", Status.OK, f"{counted(pages, 'page')}, no findings")
 
 
 # --- stale ---
@@ -180,10 +181,12 @@ def check_stale(ctx: Context) -> GateResult:
     where = ", ".join(s.path for s in specs)
     if problems:
         return GateResult(
-            "stale", Status.FAILED, f"{where}: {len(problems)} problems", tuple(problems)
+            "stale", Status.FAILED, f"{where}: {counted(len(problems), 'problem')}", tuple(problems)
         )
     if not checks:
         why = f"{where}: no rows to check; an empty record proves nothing is fresh"
         return GateResult("stale", Status.UNTRUSTED, why)
     against = (ctx.parent or "")[:12] or "no commit"
-    return GateResult("stale", Status.OK, f"{where}: {len(checks)} rows fresh against {against}")
+    return GateResult(
+        "stale", Status.OK, f"{where}: {counted(len(checks), 'row')} fresh against {against}"
+    )

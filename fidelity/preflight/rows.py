@@ -120,7 +120,7 @@ def check_rows(ctx: Context) -> GateResult:
     where = f"{judged}{counted(len(specs), 'record')}"
     if problems:
         return GateResult(
-            "rows", Status.FAILED, f"{where}: {len(problems)} problems", tuple(problems)
+            "rows", Status.FAILED, f"{where}: {counted(len(problems), 'problem')}", tuple(problems)
         )
     if not specs:
         return GateResult("rows", Status.UNTRUSTED, "no record configured to judge")

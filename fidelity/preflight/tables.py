@@ -18,6 +18,7 @@ from fidelity.git import patches, stage
 from fidelity.preflight.context import Context, Plan, skip_unchanged, skip_unconfigured
 from fidelity.preflight.outcome import GateResult, Status
 from fidelity.preflight.settings import DEFAULT_FAILSET
+from fidelity.text import counted
 
 
 def _problems(exc: UsageError) -> tuple[str, ...]:
@@ -94,7 +95,7 @@ def check_cases(ctx: Context) -> GateResult:
     if isinstance(matrix, GateResult):
         return matrix
     path = CASE_TABLE.path(ctx)
-    return GateResult("cases", Status.OK, f"{path}: valid, {len(matrix.cases)} cases")
+    return GateResult("cases", Status.OK, f"{path}: valid, {counted(len(matrix.cases), 'case')}")
 
 
 # --- controls ---
@@ -166,9 +167,11 @@ def check_controls(ctx: Context) -> GateResult:
     problems = tuple(p for c in controls for p in _anchor_problems(ctx, c))
     edits = sum(len(c.edits) for c in controls)
     if problems:
-        summary = f"{path}: {len(problems)} of {len(controls)} controls would not apply"
+        summary = f"{path}: {len(problems)} of {counted(len(controls), 'control')} would not apply"
         return GateResult("controls", Status.FAILED, summary, problems)
-    summary = f"{path}: valid, {len(controls)} controls, all {edits} edits apply"
+    summary = (
+        f"{path}: valid, {counted(len(controls), 'control')}, all {counted(edits, 'edit')} apply"
+    )
     return GateResult("controls", Status.OK, summary)
 
 
@@ -232,7 +235,7 @@ def check_predictions(ctx: Context) -> GateResult:
         return GateResult(
             "predictions",
             Status.FAILED,
-            f"{len(problems)} problems in prediction files",
+            f"{counted(len(problems), 'problem')} in prediction files",
             tuple(problems),
         )
     return GateResult(

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from checkers.tables import parse_tables
 from fidelity.recordmerge.keyed import key_column
+from fidelity.text import counted
 
 Ident = tuple[str | None, str, int]
 Cells = tuple[str, ...]
@@ -82,7 +83,8 @@ def duplicates(text: str, keys: Sequence[str]) -> list[Problem]:
                 problems.append(
                     Problem(
                         lines[1],
-                        f"{name} {key!r}{where} is on {len(lines)} rows (lines {shown}); keep one",
+                        f"{name} {key!r}{where} is on {counted(len(lines), 'row')} "
+                        f"(lines {shown}); keep one",
                     )
                 )
     return problems
