@@ -58,7 +58,9 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
     repo.commit({"prog.py": PROG, "value.txt": "one\n", "cases/matrix.toml": table}, "baseline")
     repo.commit({"notes.txt": "a refactor that moves nothing\n"}, "refactor")
     runs = [
-        fidelity_cli(repo.path, "-q", "run", "--baseline", "HEAD~1", "--out", str(top / name), *more)
+        fidelity_cli(
+            repo.path, "-q", "run", "--baseline", "HEAD~1", "--out", str(top / name), *more
+        )
         for name, more in (("run", []), ("s1", ["--shard", "1/2"]), ("s2", ["--shard", "2/2"]))
     ]
     assert all(done.returncode == 0 for done in runs), [d.stdout + d.stderr for d in runs]
