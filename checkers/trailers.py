@@ -285,8 +285,10 @@ class TrailerReport:
     def summary(self) -> str:
         if not self.checked:
             return f"nothing checked: {self.source} holds no non-merge commits (exit 3)"
-        size = f"; {self.size[0]} files, {self.size[1]} lines changed" if self.size else ""
-        return f"{len(self.findings)} findings in {len(self.checked)} messages{size}"
+        size = (
+            f"; {_n(self.size[0], 'file')}, {_n(self.size[1], 'line')} changed" if self.size else ""
+        )
+        return f"{_n(len(self.findings), 'finding')} in {_n(len(self.checked), 'message')}{size}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -312,3 +314,7 @@ class TrailerReport:
             more = len(ok) - OK_ROWS_SHOWN
             rows.append(["...", "", "ok", f"{more} more messages broke no rule (see --json)"])
         return ["where", "line", "code", "message"], rows
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -166,10 +166,11 @@ def test_a_stale_row_is_annotated_at_its_line(
     code, out = run_cli(argv)
     assert code == 1
     assert annotation_lines(out) == [
-        "::error title=fidelity stale::1 rows checked against HEAD "
+        "::error title=fidelity stale::1 row checked against HEAD "
         f"({repo.git('rev-parse', 'HEAD')[:12]}): 1 stale",
         "::error file=records/bench.md,line=5,title=fidelity stale%3A stale row speed::"
-        f"speed (commit {measured[:10]}): regrid owed; newest: "
+        f"speed (commit {measured[:10]}): 1 commit touching its watched paths landed since it "
+        "was measured (limit 0): re-measure it and record the new commit; newest: "
         f"{repo.git('rev-parse', 'HEAD~1')[:10]} faster, said someone",
     ]
 
@@ -184,7 +185,7 @@ def test_trailer_findings_are_annotated_by_commit_or_at_the_message_line(
     monkeypatch.setenv(CI, "true")
     code, out = run_cli(["trailers", "-q", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
     notes = annotation_lines(out)
-    assert code == 1 and notes[0] == "::error title=fidelity trailers::1 findings in 1 messages"
+    assert code == 1 and notes[0] == "::error title=fidelity trailers::1 finding in 1 message"
     assert notes[1].startswith(f"::error title=fidelity trailers%3A FD701 in commit {sha[:12]}::")
     message = tmp_path / "MSG"
     message.write_text("subject\n\nbody\n\nSigned-off-by:\n")

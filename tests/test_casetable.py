@@ -121,7 +121,7 @@ def test_cli_validate_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[str
     good = tmp_path / "good.toml"
     good.write_bytes(GOOD)
     assert main(["cases", "validate", str(good)]) == 0
-    assert "valid, 1 cases" in capsys.readouterr().out
+    assert "valid, 1 case" in capsys.readouterr().out
     bad = tmp_path / "bad.toml"
     bad.write_text('[[case]]\nid = "a"\nargv = ["x"]\nbogus = 1\n')
     assert main(["cases", "validate", str(bad)]) == 2

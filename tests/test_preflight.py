@@ -89,9 +89,9 @@ def test_a_clean_change_holds_and_says_what_ran(repo: Repo) -> None:
     code, out = preflight(repo, "--staged")
     assert code == 0, out
     assert line(out, "controls").startswith("ok")
-    assert "1 controls, all 1 edits apply" in line(out, "controls")
+    assert "valid, 1 control; 1 edit, every one applies" in line(out, "controls")
     assert line(out, "docs").startswith("n/a")
-    assert out.splitlines()[-1].startswith("1 gates ok, 0 failed")
+    assert out.splitlines()[-1].startswith("1 gate ok, 0 failed")
 
 
 # Each gate: (files staged that break it, the nearest files that keep it, what the failure says)

@@ -77,7 +77,7 @@ def test_a_failing_commit_is_blocked_with_reasons_on_stderr(repo: Repo, tmp_path
     assert "fidelity preflight blocked this commit" in err
     assert "judged the index" in err
     assert "FD401 link target 'gone.txt' does not exist" in err
-    assert "1 gates ok, 1 failed" in err  # docs failed; trailers held on the -m message
+    assert "1 gate ok, 1 failed" in err  # docs failed; trailers held on the -m message
 
 
 def test_a_clean_commit_is_allowed(repo: Repo, tmp_path: Path) -> None:

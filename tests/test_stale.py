@@ -61,7 +61,7 @@ def test_fresh_row_within_limit(repo: Repo) -> None:
     measure_then(repo, n_src=2, n_docs=5)  # exactly at the limit; docs do not count
     code, out = run_cli(repo, "stale")
     assert code == 0
-    assert "1 rows checked against HEAD" in out and "all fresh" in out
+    assert "1 row checked against HEAD" in out and "all fresh" in out
     assert "2/2" in out
 
 
@@ -70,8 +70,10 @@ def test_stale_by_count_names_the_newest_commits(repo: Repo, tmp_path: Path) -> 
     out_json = tmp_path / "stale.json"
     code, out = run_cli(repo, "stale", "--json", str(out_json))
     assert code == 1
-    assert "1 stale" in out and "regrid owed" in out
+    assert "1 stale" in out
     row = json.loads(out_json.read_text())["rows"][0]
+    assert row["detail"].startswith("3 commits touching its watched paths landed since it was")
+    assert "(limit 2): re-measure it and record the new commit; newest: " in row["detail"]
     assert (row["status"], row["since"], row["line"], row["key"]) == ("stale", 3, 5, "speed")
     assert [c["subject"] for c in row["newest"]] == ["src change 2", "src change 1", "src change 0"]
 
@@ -237,6 +239,16 @@ def test_squash_merged_row_is_landed_in_both_commands(repo: Repo) -> None:
     assert (check.status, check.via, check.since) == (RowStatus.FRESH, squash, 1)
     claim = landed.check(repo.path, "HEAD", [tip], []).commits[0]
     assert (str(claim.status), claim.via) == ("landed-as", squash)
+
+
+def test_a_stale_squash_merged_row_still_says_where_it_landed(repo: Repo) -> None:
+    tip, squash = _squash_history(repo)
+    for i in range(3):  # the limit is 2
+        repo.commit({"src/a.py": f"a = {i + 10}\n"}, f"src after the squash {i}")
+    repo.commit({"records/bench.md": record(("speed", tip, ""))}, "record")
+    check = stale.check(repo.path, "HEAD", _specs(repo)).checks[0]
+    assert (check.status, check.via) == (RowStatus.STALE, squash)
+    assert check.detail().startswith(f"landed as {squash[:10]}; 3 commits touching its watched")
 
 
 def test_cherry_picked_row_is_landed_in_both_commands(repo: Repo) -> None:

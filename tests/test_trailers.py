@@ -52,7 +52,7 @@ def test_valid_message(repo: Repo) -> None:
     )
     code, out = hook(repo, message)
     assert (code, codes(out)) == (0, [])
-    assert "0 findings in 1 messages" in out
+    assert "0 findings in 1 message" in out
 
 
 def test_missing_trailer_is_red(repo: Repo) -> None:
@@ -70,7 +70,7 @@ def test_quiet_hook_prints_each_finding_once(repo: Repo) -> None:
     assert out.splitlines() == [
         f"{path}:5:1: FD703 Change-Id is a forbidden trailer",
         f"{path}:6:1: FD702 Assisted-by: 'GPT' does not match 'Claude( Opus [0-9]+)?'",
-        "2 findings in 1 messages",
+        "2 findings in 1 message",
     ]
 
 
@@ -85,7 +85,7 @@ def test_quiet_range_prints_each_finding_once_and_the_clean_messages(repo: Repo)
         "commit trailers",
         "where\tline\tcode\tmessage",
         f"{good[:12]}\t\tok\tgood (trailers: Assisted-by)",
-        "1 findings in 2 messages; 2 files, 2 lines changed",
+        "1 finding in 2 messages; 2 files, 2 lines changed",
     ]
 
 

@@ -65,7 +65,7 @@ def test_added_and_dropped_rows_and_columns() -> None:
     cand = b"id,lat,name,wall,extra\n1,10.0,a,5,x\n2,20.0,b,6,y\n4,40.0,d,8,z\n"
     d = csv({"key": ["id"]}, cand)
     assert d.rows_added == ("4",) and d.rows_dropped == ("3",)
-    assert "column extra added" in d.summary and "1 rows added" in d.summary
+    assert "column extra added" in d.summary and "1 row added" in d.summary
     assert not d.within_tolerance
     shorter = csv({}, b"id,lat,name,wall\n1,10.0,a,5\n")
     assert shorter.rows_dropped == ("row 2", "row 3")
@@ -149,7 +149,7 @@ def test_infinities_are_close_only_to_the_same_infinity() -> None:
 def test_a_dropped_row_alone_is_a_move() -> None:
     d = csv({"key": ["id"]}, b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n")
     assert d.rows_dropped == ("3",) and not d.rows_added
-    assert "1 rows dropped" in d.summary
+    assert "1 row dropped" in d.summary
     assert not d.within_tolerance
 
 

@@ -32,12 +32,7 @@ def register(sub: Any) -> None:
         "path:line:col: CODE message, one per line.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATHS", help="files or folders")
-    parser.add_argument(
-        "--json",
-        type=Path,
-        metavar="PATH",
-        help="write findings as JSON to PATH ('-' for stdout only)",
-    )
+    options.json(parser, "findings")
     parser.add_argument(
         "--sarif", type=Path, metavar="PATH", help="also write SARIF 2.1.0 ('-' for stdout only)"
     )
@@ -49,9 +44,12 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--root",
+        "--repo",
+        dest="root",
         type=Path,
+        metavar="DIR",
         help="repository root holding pyproject.toml and the baseline (default: nearest "
-        "ancestor with .git)",
+        "ancestor with .git); --repo is the same option, as other commands spell it",
     )
     parser.add_argument(
         "--config",

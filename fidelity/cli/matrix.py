@@ -23,7 +23,9 @@ def register(sub: Any) -> None:
         description="Run every case of the harness's case table at the baseline and the "
         "candidate, each in its own clean detached worktree, and compare the evidence.",
     )
-    run.add_argument("--baseline", metavar="REV", help="the reference revision (required)")
+    run.add_argument(
+        "--baseline", metavar="REV", help="the reference revision (required, except with --resume)"
+    )
     run.add_argument("--candidate", metavar="REV", help="default: HEAD")
     run.add_argument(
         "--resume",

@@ -73,11 +73,15 @@ def repo(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def json(parser: argparse.ArgumentParser, what: str = "report") -> None:
+    parser.add_argument("--json", type=Path, metavar="PATH", help=_HELP["json"].format(what=what))
+
+
 def reports(
     parser: argparse.ArgumentParser, what: str = "report", *, junit: str | None = None
 ) -> None:
     """--json and --markdown, and --junit when `junit` names what one test case stands for."""
-    parser.add_argument("--json", type=Path, metavar="PATH", help=_HELP["json"].format(what=what))
+    json(parser, what)
     parser.add_argument("--markdown", type=Path, metavar="PATH", help=_HELP["markdown"])
     if junit:
         parser.add_argument(

@@ -103,7 +103,7 @@ def _register_preflight(sub: Any) -> None:
         "PreToolUse JSON format (hookSpecificOutput.permissionDecision); the exit code "
         "still blocks, so an agent that ignores stdout stays safe",
     )
-    p.add_argument("--json", type=Path, metavar="PATH", help="also write the report as JSON")
+    options.json(p)
     options.repo(p)
     p.set_defaults(handler=_preflight)
 

@@ -6,10 +6,10 @@ undone since (both in the one meaning of `landing`, shared with `fidelity landed
 measured on a pull-request branch that was squash-merged or cherry-picked has landed), and
 `stale` when more than `stale_after` commits touching the watched paths have landed since:
 non-merge commits on the ref that the measured commit does not contain, the commit that
-carried its own patch excepted. The newest of those are named, so "regrid owed" says what
-moved. Counting needs full history: in a shallow clone counts would come out low and rows
-look fresh, so that is refused (exit 3) rather than reported. A run that finds no rows
-also exits 3: an empty table proves nothing is fresh.
+carried its own patch excepted. The newest of those are named, so a stale row's detail says
+what moved since it was measured. Counting needs full history: in a shallow clone counts
+would come out low and rows look fresh, so that is refused (exit 3) rather than reported. A
+run that finds no rows also exits 3: an empty table proves nothing is fresh.
 
 All rows are answered from one walk of the history (`rev-list --parents`), one listing of
 the commits touching each distinct set of watched paths, and the batched landing search;
@@ -102,11 +102,16 @@ class RowCheck:
                 f"the measured commit landed, then {str(self.reverted_by)[:10]} reverted it; "
                 "re-measure on the ref"
             )
+        landed = f"landed as {self.via[:10]}; " if self.via else ""
         if self.status is not RowStatus.STALE:
-            landed = f"landed as {self.via[:10]}; " if self.via else ""
             return f"{landed}within limit"
         shown = "; ".join(f"{sha[:10]} {_short(subject)}" for sha, subject in self.newest)
-        return f"regrid owed; newest: {shown}" if shown else "regrid owed"
+        newest = f"; newest: {shown}" if shown else ""
+        since = "more commits than allowed" if self.since is None else counted(self.since, "commit")
+        return (
+            f"{landed}{since} touching its watched paths landed since it was measured (limit "
+            f"{self.stale_after}): re-measure it and record the new commit{newest}"
+        )
 
 
 def _short(subject: str, width: int = 48) -> str:
@@ -176,6 +181,7 @@ class StaleReport:
                     "newest": [{"sha": s, "subject": t} for s, t in c.newest],
                     "via": c.via,
                     "reverted_by": c.reverted_by,
+                    "detail": c.detail(),  # what the table shows, and what to do
                 }
                 for c in self.checks
             ],

@@ -23,7 +23,7 @@ from fidelity.matrix.accept import Allowance
 from fidelity.matrix.findings import Harness
 from fidelity.matrix.outcome import WORKTREE
 from fidelity.matrix.predict import Prediction
-from fidelity.matrix.table import Matrix
+from fidelity.matrix.table import WRITE_ONE, Matrix
 
 
 def table_path(repo: Path, cases: str | Path) -> str:
@@ -37,17 +37,29 @@ def table_path(repo: Path, cases: str | Path) -> str:
     return path.as_posix()
 
 
-def harness_file(repo: Path, rel: str, harness_rev: str | None, sha: str) -> tuple[bytes, bool]:
-    """A file that defines the comparison, read from the harness; and whether it is committed."""
+MISSING = {
+    "case table": WRITE_ONE,
+    "prediction": "check the path given to --expect (relative to the repository)",
+}
+
+
+def harness_file(
+    repo: Path, rel: str, harness_rev: str | None, sha: str, what: str = "case table"
+) -> tuple[bytes, bool]:
+    """A file that defines the comparison (`what`: a key of MISSING), read from the harness;
+    and whether it is committed."""
     if harness_rev is None:
         path = repo / rel
         if not path.is_file():
-            raise UsageError(f"no file at {path}; check the path, or pass --cases/--expect")
+            raise UsageError(f"no {what} at {path}: {MISSING[what]}")
         data = path.read_bytes()
         return data, objects.show_file(repo, sha, rel) == data
     committed = objects.show_file(repo, sha, rel)
     if committed is None:
-        raise UsageError(f"the harness revision {harness_rev} has no file {rel}")
+        raise UsageError(
+            f"the harness revision {harness_rev} has no {what} {rel}: commit it there, or "
+            "name another harness revision with --harness"
+        )
     return committed, True
 
 
@@ -79,7 +91,7 @@ def read_prediction(
 ) -> Prediction:
     """The prediction, from the same harness as the table, resolved before anything runs."""
     rel = table_path(repo, expect)
-    data, committed = harness_file(repo, rel, harness_rev, harness.sha)
+    data, committed = harness_file(repo, rel, harness_rev, harness.sha, "prediction")
     tags = {c.id: c.tags for c in matrix.cases}
     return predict.load(data, rel, tags, objects.hash_object(data), committed)
 

@@ -350,8 +350,14 @@ def with_replay(matrix: Matrix, mode: str | None) -> Matrix:
     return replace(matrix, cases=cases)
 
 
+WRITE_ONE = (
+    "write one there (docs/case-table.md in fidelity's repository shows how; `fidelity demo "
+    "--dir DIR` builds a repository with a working one), or name another with --cases FILE"
+)
+
+
 def read(path: Path) -> Matrix:
     """The case table in a file; UsageError when there is none."""
     if not path.is_file():
-        raise UsageError(f"no case table at {path}")
+        raise UsageError(f"no case table at {path}: {WRITE_ONE}")
     return parse(path.read_bytes(), str(path))

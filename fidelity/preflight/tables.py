@@ -169,9 +169,8 @@ def check_controls(ctx: Context) -> GateResult:
     if problems:
         summary = f"{path}: {len(problems)} of {counted(len(controls), 'control')} would not apply"
         return GateResult("controls", Status.FAILED, summary, problems)
-    summary = (
-        f"{path}: valid, {counted(len(controls), 'control')}, all {counted(edits, 'edit')} apply"
-    )
+    valid = counted(len(controls), "control")
+    summary = f"{path}: valid, {valid}; {counted(edits, 'edit')}, every one applies"
     return GateResult("controls", Status.OK, summary)
 
 
