@@ -70,6 +70,7 @@ def on_pty(
         encoding="utf-8",
         codec_errors="replace",
         timeout=timeout,
+        use_poll=True,  # select() refuses descriptors past 1,024, which a long session reaches
     )
     raw = child.read()  # until the command closes the terminal
     child.close()

@@ -163,3 +163,17 @@ def test_the_pty_helper_sees_a_failure(tmp_path: Path) -> None:
     crashed = on_pty(["-c", "raise SystemExit(3)"], tmp_path)
     assert crashed.code == 2  # argparse: -c is no option of fidelity's
     assert not Session(3, "", "Traceback (most recent call last):\n").clean()
+
+
+def test_the_pty_helper_works_past_1024_descriptors(tmp_path: Path) -> None:
+    """A long test session holds many descriptors; select() refuses those past 1,024 (the
+    full suite hit it), poll() does not."""
+    import os
+
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        session = on_pty(["--version"], tmp_path)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert session.code == 0 and session.text.startswith("fidelity "), session.text
