@@ -28,4 +28,25 @@ schemas/ holds the JSON Schemas fidelity ships.
 Only proc.py starts processes and only git/ starts git (tests/test_spawns.py).
 """
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
+
+DISTRIBUTION = "fidelity-gate"  # pyproject.toml's [project] name
+
+# pyproject.toml's `version` is the one place it is written; the installed distribution's
+# metadata carries it here. Read on first use (importlib.metadata costs about 20 ms, which
+# check-docs' start-up should not pay for nothing), then kept.
+__version__: str
+
+if not TYPE_CHECKING:  # mypy would read every unknown attribute of the package as a str
+
+    def __getattr__(name: str) -> str:
+        if name != "__version__":
+            raise AttributeError(f"module 'fidelity' has no attribute {name!r}")
+        from importlib import metadata
+
+        try:
+            found = metadata.version(DISTRIBUTION)
+        except metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+            found = "0+unknown"
+        globals()["__version__"] = found
+        return found

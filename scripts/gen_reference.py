@@ -277,7 +277,8 @@ MEANING = {
     "python": "the interpreter fidelity runs in; with `venv = true`, the side's venv python",
     "venv": "the side's virtual environment folder; only with `[matrix] venv = true`",
     "harness": "the harness revision's files (the table's revision), checked out once per run "
-    "into a read-only folder both sides read: driver scripts, helpers, fixtures",
+    "into a read-only folder both sides read: driver scripts, helpers, fixtures; a case that "
+    "names it runs with its side's worktree first on `PYTHONPATH` (unless the table sets it)",
 }
 # Written here, not derived: the grammar lives in fidelity/placeholders.py's regular
 # expressions; adjust these words when it changes.

@@ -41,8 +41,11 @@ def recipe_files() -> list[Path]:
 
 
 def shown_copies(page: str) -> dict[str, str]:
-    """Each fenced block that follows a line linking a recipe file: file name -> block."""
-    found = re.finditer(r"\]\(recipes/([\w.-]+)\)[^\n]*\n+```\w*\n(.*?)^```", page, re.M | re.S)
+    """Each fenced block that follows a line linking a recipe file (and the block's
+    `<!-- example: ... -->` comment, tests/docexamples.py): file name -> block."""
+    found = re.finditer(
+        r"\]\(recipes/([\w.-]+)\)[^\n]*\n+(?:<!--[^\n]*-->\n)?```\w*\n(.*?)^```", page, re.M | re.S
+    )
     return {m.group(1): m.group(2) for m in found}
 
 
@@ -57,6 +60,8 @@ def test_an_edited_copy_would_be_caught() -> None:
     page = "See [the file](recipes/a.yml):\n\n```yaml\nname: x\n```\n"
     assert shown_copies(page) == {"a.yml": "name: x\n"}
     assert shown_copies(page.replace("name: x", "name: y")) != {"a.yml": "name: x\n"}
+    commented = page.replace("```yaml", '<!-- example: skip="a job file" -->\n```yaml')
+    assert shown_copies(commented) == {"a.yml": "name: x\n"}
 
 
 # --- every fidelity command parses ------------------------------------------------------------

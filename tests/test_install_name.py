@@ -78,4 +78,9 @@ def test_the_distribution_is_fidelity_gate_at_the_packages_version() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["name"] == "fidelity-gate"
     assert project["scripts"] == {"fidelity": "fidelity.cli.main:main"}
-    assert project["version"] == fidelity.__version__  # what `fidelity --version` says
+    # what `fidelity --version` says, read from the installed metadata: stale after a bump
+    # until the package is installed again
+    assert project["version"] == fidelity.__version__, (
+        f"pyproject.toml says {project['version']}, the installed metadata "
+        f"{fidelity.__version__}: python -m pip install -e '.[test]'"
+    )

@@ -23,7 +23,7 @@ from pathlib import Path
 from fidelity import proc
 from fidelity.errors import TableError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import importguard, ledger, replay, setups, sidechanges
+from fidelity.matrix import importguard, importpath, ledger, replay, setups, sidechanges
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.explain import Arrival, Meeting
@@ -171,12 +171,13 @@ def case_env(
     side: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The side's environment (`side`, or computed from places), then the case's own
-    variables and its cache variable."""
+    variables and its cache variable; a case that names `{harness}` also finds its side's
+    code first on PYTHONPATH (`importpath`)."""
     env = dict(side) if side is not None else side_env(matrix, places)
     env.update({k: substitute(v, places) for k, v in case.env.items()})
     if case.cache_env:
         env[case.cache_env] = places["cache"]
-    return env
+    return importpath.with_worktree(env, matrix, case, places["worktree"])
 
 
 def case_evidence(

@@ -63,6 +63,11 @@ class Case:
     def replayed(self) -> bool:
         return self.replay is not None or self.repeat > 1
 
+    def templates(self) -> list[str]:
+        """Every string of the case that placeholders are filled in: argv, cwd, env values."""
+        words = [self.argv] if isinstance(self.argv, str) else list(self.argv)
+        return [*words, self.cwd or "", *self.env.values()]
+
     def definition_sha(self) -> str:
         blob = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
@@ -91,8 +96,7 @@ class Matrix:
         texts = [self.python, *self.env.values()]
         texts += [w for c in self.setup for w in ([c] if isinstance(c, str) else c)]
         for c in self.cases if cases else ():
-            texts += [c.cwd or "", *c.env.values()]
-            texts += [c.argv] if isinstance(c.argv, str) else c.argv
+            texts += c.templates()
         return any("harness" in placeholders.names(text) for text in texts)
 
     def case(self, case_id: str) -> Case:
