@@ -30,6 +30,7 @@ evidence, then how a verdict is said.
 - `repo_state`: what a run must leave as it found it in the user's repository, and changes
 - `replay`: a case run again on its own side (cold then warm, or cold again), judged
 - `sidechanges`: what a side's cases changed in their own worktree (HEAD, index, files)
+- `importpath`: the side's worktree first on PYTHONPATH for a case that names `{harness}`
 - `runner`: runs one side in its own worktree: setup, import guard, every case
 - `ledger`: what a run has done so far, kept as it happens, so a run can be resumed
 - `untrusted`: a run directory's JSON files checked as untrusted input before they are read
