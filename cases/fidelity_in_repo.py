@@ -1,6 +1,6 @@
 """One history case of fidelity's own case table: run fidelity inside a rebuilt git history.
 
-    python cases/fidelity_in_repo.py OUT [--git "ARGS"]... [--keep PATH]... [-- ARGS...]
+    python cases/fidelity_in_repo.py OUT [--git "ARGS"]... [--keep PATH]... [--pty] [-- ARGS...]
 
 Rebuilds `cases/fixtures/history/meter.fi` (see cases/fixtures/make_history.py) into a
 fresh repository outside OUT with `git fast-import`, checks out `main`, configures the
@@ -11,13 +11,22 @@ and each `--keep` file of the repository become files in OUT, with this side's p
 replaced by `{out}`, `{repo}` and `{worktree}`. Like cases/fidelity_cli.py, a red verdict
 or a failed `--git` command is evidence: this script exits non-zero only when fidelity
 crashed (an exit code outside 0-3) or the history could not be rebuilt.
+
+With `--pty`, fidelity runs as a person types it: without `--quiet`, on a pseudo-terminal of
+100 columns (progress bar, live display), and what the terminal showed is kept as
+`screen.txt`, escape sequences and the bar's transient lines removed. A crash on the
+terminal's road shows as an exit code and a traceback that the other side does not have.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import pty
 import re
+import struct
+import termios
 import shlex
 import subprocess
 import sys
@@ -60,6 +69,38 @@ def run(argv: list[str], repo: Path, env: dict[str, str]) -> subprocess.Complete
     return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
 
 
+ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[=>]")
+# the progress bar's lines (its glyph, or steps done and time elapsed at the end, which is all
+# a bar without colour shows): transient on the terminal, and timed
+BAR = re.compile(r"\u2501|\d+/\d+ +\d+:\d\d:\d\d$")
+
+
+def on_pty(argv: list[str], repo: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Exit code and the terminal's text of argv run on a 100 x 40 pseudo-terminal."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    shown = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")} | {"TERM": "xterm"}
+    with subprocess.Popen(
+        argv, cwd=repo, env=shown, stdin=follower, stdout=follower, stderr=follower
+    ) as proc:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the command is done
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = proc.wait(timeout=300)
+    os.close(leader)
+    text = ESCAPES.sub("", b"".join(chunks).decode(errors="replace"))
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").splitlines()
+    kept = [line.rstrip() for line in lines if line.strip() and not BAR.search(line.rstrip())]
+    return code, "".join(line + "\n" for line in kept)
+
+
 def rebuild(repo: Path, stream: Path, env: dict[str, str]) -> None:
     for argv in (
         ["git", "init", "-q", "-b", "main"],
@@ -87,6 +128,7 @@ def main(raw: list[str]) -> int:
     cli.add_argument("out", type=Path)
     cli.add_argument("--git", action="append", default=[], help="a git command to run first")
     cli.add_argument("--keep", action="append", default=[], help="a repository file to keep")
+    cli.add_argument("--pty", action="store_true", help="run fidelity on a pseudo-terminal")
     split = raw.index("--") if "--" in raw else len(raw)
     ns = cli.parse_args(raw[:split])
     ns.args = raw[split + 1 :]
@@ -118,7 +160,11 @@ def main(raw: list[str]) -> int:
         if log:
             (ns.out / "git.txt").write_text(places.neutral("\n".join(log)))
         code = 0
-        if ns.args:
+        if ns.args and ns.pty:
+            code, screen = on_pty([sys.executable, "-m", "fidelity", *ns.args], repo, env)
+            (ns.out / "exit.txt").write_text(f"{code}\n")
+            (ns.out / "screen.txt").write_text(places.neutral(screen))
+        elif ns.args:
             done = run([sys.executable, "-m", "fidelity", "--quiet", *ns.args], repo, env)
             code = done.returncode
             (ns.out / "exit.txt").write_text(f"{code}\n")

@@ -80,7 +80,7 @@ def test_hostile_test_ids_and_kinds_are_text(tmp_path: Path, chromium: Any) -> N
             },
         ],
         "never_failed": ["tests/t.py::test_z"],
-        "summary": "HOLDS: all 1 controls met their expectation (1 caught) (exit 0)",
+        "summary": "HOLDS: the one control met its expectation (1 caught) (exit 0)",
         "exit_code": 0,
     }
     html = controlspage.page(report)

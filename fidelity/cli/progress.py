@@ -135,7 +135,7 @@ def shown(console: Console, quiet: bool, command: str, noun: str) -> Iterator[Pr
         yield None
         return
     if console.is_terminal:
-        with _bar(console, command) as bar:
+        with _bar(console, noun) as bar:
             yield bar
         return
     interval = every(os.environ)

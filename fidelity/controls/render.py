@@ -136,7 +136,8 @@ def summary(report: Report) -> str:
     met = [r for r in report.results if r.met]
     missed = [r for r in report.results if not r.met]
     if code == 0:
-        return f"HOLDS: all {n} controls met their expectation ({_counts(met)}) (exit 0)"
+        every = "the one control met its" if n == 1 else f"all {n} controls met their"
+        return f"HOLDS: {every} expectation ({_counts(met)}) (exit 0)"
     also = f"; {len(met)} did ({_counts(met)})" if met else ""
     return (
         f"MISSED: {len(missed)} of {n} controls did not meet their expectation "
