@@ -25,12 +25,12 @@ import fcntl
 import os
 import pty
 import re
-import struct
-import termios
 import shlex
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 from pathlib import Path
 
 WIDTH = "160"  # rich wraps at 80 columns without a terminal; a fixed width keeps text stable
