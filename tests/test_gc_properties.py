@@ -7,7 +7,7 @@ link, or a link loop; in `runs/` and `controls/` real run directories (made by
 folders and files, links to the user's own worktree, to a run fidelity made elsewhere, and
 loops; in `setups/` real kept set-ups (made by `setups.prepared`, as a run makes them),
 another repository's worktree, the user's own worktree of this repository, a plain folder,
-a link and a loop. Everything under the example's folder outside fidelity's own entries
+a link, a loop, and set-up files no run made (an empty lock, a record that is a link). Everything under the example's folder outside fidelity's own entries
 (every path's type, mode, content or link target) and both repositories' worktree lists
 are compared before and after.
 
@@ -36,7 +36,7 @@ from fidelity.matrix.table import parse
 
 OLD = 30 * 86400.0
 RUN_ENTRIES = ["run", "legacy", "plain", "file", "link-mine", "link-run", "loop", "back"]
-SETUP_ENTRIES = ["kept", "foreign", "mine-inside", "plain", "link-mine", "loop"]
+SETUP_ENTRIES = ["kept", "foreign", "mine-inside", "plain", "link-mine", "loop", "stray-lock"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +181,12 @@ def _setup_entry(b: Built, root: Path, what: str, n: int) -> None:
         (entry / "sub" / "f.txt").write_text("mine\n")
     elif what == "link-mine":
         entry.symlink_to(_mine(b))
+    elif what == "stray-lock":  # a lock no run made, and companions that are links
+        entry = entry.with_name(entry.name + ".lock")
+        entry.write_text("")
+        manifest = entry.with_name(entry.name.removesuffix(".lock") + ".setup.json")
+        manifest.symlink_to(_mine(b) / "wip.txt")
+        old(manifest)
     else:
         entry.symlink_to(entry.name)
     old(entry)
