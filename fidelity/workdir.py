@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
+import json
+import stat
 from pathlib import Path
 from typing import BinaryIO
 
@@ -14,19 +17,17 @@ _HELD: list[BinaryIO] = []
 
 
 def fresh(repo: Path, kind: str, label: str) -> Path:
-    """A new, empty `.fidelity/<kind>/<label>[-n]` directory (a `.gitignore` keeps it out)."""
-    root = repo / ROOT
+    """A new, empty `.fidelity/<kind>/<label>[-n]` directory (a `.gitignore` keeps it out),
+    marked as fidelity's (`MADE`): what `fidelity gc` may remove."""
+    root = folder(repo, kind)
     try:
-        root.mkdir(exist_ok=True)
-        ignore = root / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# fidelity's run directories; never committed\n*\n")
-        out = root / kind / label
+        out = root / label
         n = 1
         while out.exists():
             n += 1
-            out = root / kind / f"{label}-{n}"
-        out.mkdir(parents=True)
+            out = root / f"{label}-{n}"
+        out.mkdir()
+        _mark(out, kind)
     except OSError as exc:
         raise UsageError(
             f"cannot make a folder under {root}: {exc.strerror or exc}; fidelity keeps its runs "
@@ -50,6 +51,34 @@ def folder(repo: Path, kind: str) -> Path:
             "writable directory"
         ) from exc
     return fresh_root / kind
+
+
+MADE = ".fidelity-made"  # in a folder fidelity made under .fidelity/: its record of that
+_MADE_SCHEMA = "fidelity.made/1"
+
+
+def _mark(out: Path, kind: str) -> None:
+    record = {"schema": _MADE_SCHEMA, "kind": kind, "made": dt.datetime.now(dt.UTC).isoformat()}
+    (out / MADE).write_text(json.dumps(record) + "\n")
+
+
+def made(path: Path, kind: str) -> bool:
+    """Whether fidelity's own record says it made path as a `kind` folder: path is a folder,
+    not a link, holding a `MADE` file (not a link either) that `fresh` wrote."""
+    try:
+        if not stat.S_ISDIR(path.lstat().st_mode):
+            return False
+        marker = path / MADE
+        if not stat.S_ISREG(marker.lstat().st_mode) or marker.lstat().st_size > 4096:
+            return False
+        record = json.loads(marker.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(record, dict)
+        and record.get("schema") == _MADE_SCHEMA
+        and record.get("kind") == kind
+    )
 
 
 def cache(repo: Path, name: str) -> Path:

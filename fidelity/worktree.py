@@ -117,18 +117,41 @@ def _remove_locked(repo: Path, dest: Path) -> bool:
         return False
 
 
-def add(repo: Path, dest: Path, sha: str) -> None:
-    """`git worktree add --detach`, serialised with every other add and remove. Unlocked:
-    for a worktree kept on purpose across runs (the matrix's set-up worktrees), which
-    `prune_stale` therefore never touches."""
-    with _admin:
-        worktrees.worktree_add(repo, dest, sha)
+KEPT = "fidelity kept set-up (reuse_setup); `fidelity gc` removes it once unused"
 
 
-def remove(repo: Path, dest: Path) -> bool:
-    """Remove a worktree and its record; True when neither is left."""
+def add_kept(repo: Path, dest: Path, sha: str) -> None:
+    """`git worktree add --detach --lock` for a worktree kept on purpose across runs (the
+    matrix's set-up worktrees), serialised with every other add and remove. Its lock
+    reason `KEPT` is fidelity's record that it made it (what `fidelity gc` checks before it
+    removes one); `prune_stale` never touches it (no owner pid)."""
     with _admin:
-        return _remove_locked(repo, dest)
+        worktrees.worktree_add_locked(repo, dest, sha, KEPT)
+
+
+def adopt_kept(repo: Path, dest: Path) -> bool:
+    """Lock a kept worktree an older fidelity made unlocked with `KEPT`; True when git did."""
+    with _admin:
+        return worktrees.worktree_lock(repo, dest, KEPT)
+
+
+def remove_kept(repo: Path, dest: Path) -> bool:
+    """Remove a kept worktree through git only (never by deleting its folder ourselves), and
+    its record; True when neither is left. dest is the path as git lists it."""
+    with _admin:
+        worktrees.worktree_remove(repo, dest)
+        try:
+            if _registered(repo, dest) and not os.path.lexists(dest):
+                worktrees.worktree_unlock(repo, dest)  # prune keeps a locked record
+                command.git(repo, "worktree", "prune", check=False)
+            return not os.path.lexists(dest) and not _registered(repo, dest)
+        except command.GitError:
+            return False
+
+
+def _registered(repo: Path, dest: Path) -> bool:
+    """dest is a worktree record of repo, as git lists it (no link resolved: loop-safe)."""
+    return any(e.path == dest for e in worktrees.worktree_entries(repo))
 
 
 @contextlib.contextmanager

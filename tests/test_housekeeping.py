@@ -19,6 +19,7 @@ import pytest
 from rich.console import Console
 from support import Repo, run_cli, snapshot
 
+from fidelity import workdir
 from fidelity.matrix import gate, ledger, render, rundir, setups
 from fidelity.matrix.findings import Code
 from fidelity.matrix.housekeeping import DAY, human_size
@@ -158,29 +159,30 @@ def test_gc_keeps_setups_used_recently_and_removes_them_once_old(kept: Repo) -> 
 
 def test_gc_keeps_a_setup_a_run_is_using_and_one_locked_in_git(kept: Repo) -> None:
     busy, pinned = kept_paths(run(kept))
+    assert "locked fidelity kept set-up" in kept.git("worktree", "list", "--porcelain")
+    kept.git("worktree", "unlock", str(pinned))  # fidelity's lock, its record of the set-up
     kept.git("worktree", "lock", "--reason", "my bisect", str(pinned))
     with setups.locked(setups.companions(busy)[1]) as mine:
         assert mine
         code, out = gc(kept, "--keep-days", "0", "--apply")
     assert code == 0
-    assert "a fidelity run is using it now" in out
-    assert f"locked in git (my bisect); `git worktree unlock {pinned}`" in out
+    assert "a fidelity run holds it until the run ends" in out
+    assert "locked in git (my bisect), not by fidelity: left; it is yours to remove" in out
     assert busy.is_dir() and pinned.is_dir()
     assert set(listed(kept)) == {str(kept.path), str(busy), str(pinned)}
-    kept.git("worktree", "unlock", str(pinned))
     code, out = gc(kept, "--keep-days", "0", "--apply")
-    assert code == 0 and listed(kept) == [str(kept.path)]
+    assert code == 0 and set(listed(kept)) == {str(kept.path), str(pinned)}
 
 
 # --- fidelity gc on run directories --------------------------------------------------------
 
 
 def fake_runs(repo: Repo, names: list[str], file: str = "run.json") -> list[Path]:
-    """Run directories as gc sees them (a run.json or a plan.json), each a day older."""
+    """Run directories as fidelity makes them (marked), with a run.json or a plan.json,
+    each a day older."""
     made = []
     for n, name in enumerate(names):
-        folder = repo.path / ".fidelity/runs" / name
-        folder.mkdir(parents=True)
+        folder = workdir.fresh(repo.path, "runs", name)
         (folder / file).write_text("{}\n")
         age([folder], 10 + n)
         made.append(folder)
@@ -207,7 +209,7 @@ def test_an_interrupted_run_stays_unless_asked_and_a_running_one_always(kept: Re
     code, out = gc(kept, "--keep-runs", "0", "--keep-days", "0", "--apply")
     assert code == 0 and resumable.is_dir() and live.is_dir()
     assert f"interrupted: finish it with `fidelity run --resume {resumable}`" in out
-    assert "not a fidelity run (no run.json or plan.json): left alone" in out
+    assert "not a fidelity run (no .fidelity-made marker): left alone" in out
     with ledger.running(live):
         code, out = gc(kept, "--keep-runs", "0", "--keep-days", "0", *EVERY)
         assert "a fidelity run is running in it now" in out
@@ -259,13 +261,12 @@ def test_controls_runs_fall_under_the_same_rule_and_a_live_one_stays(kept: Repo)
     names = ["20261101-101010-abcdef0", "20261102-101010-abcdef0", "20261103-101010-abcdef0"]
     folders = []
     for n, name in enumerate(names):
-        (root / name).mkdir(parents=True)
+        workdir.fresh(kept.path, "controls", name)
         (root / name / "report.json").write_text("{}\n")
         age([root / name], 30 - n)
         folders.append(root / name)
     (root / "mine").mkdir()  # not a controls run: left alone
-    live = root / "20261104-101010-abcdef0"
-    live.mkdir()
+    live = workdir.fresh(kept.path, "controls", "20261104-101010-abcdef0")
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -285,7 +286,7 @@ def test_controls_runs_fall_under_the_same_rule_and_a_live_one_stays(kept: Repo)
         assert code == 0, out
         assert [f.is_dir() for f in folders] == [False, False, True], out
         assert live.is_dir() and "a fidelity command is writing to it now" in out
-        assert (root / "mine").is_dir() and "not a fidelity controls run (no report.json)" in out
+        assert (root / "mine").is_dir() and "not a fidelity controls run (no .fidelity-made" in out
         assert len(list((kept.path / ".fidelity/runs").iterdir())) == 1
     finally:
         assert holder.stdin is not None and holder.stdout is not None

@@ -30,17 +30,29 @@ def register(sub: Any) -> None:
         help="list (and with --apply remove) old run directories and kept set-up worktrees",
         description="Lists what fidelity keeps in the repository's .fidelity/ folder, with "
         "its size and why it stays or goes; nothing is removed without --apply (a dry run by "
-        "default, like `git clean -n`). The rule: a run directory under .fidelity/runs/ "
+        "default, like `git clean -n`). What gc removes is only what fidelity's own record "
+        "says it made: a run directory holding the .fidelity-made marker fidelity writes "
+        "when it makes one, a set-up worktree that git lists as a worktree of this "
+        "repository at its place under .fidelity/setups/, locked with fidelity's reason "
+        "(`fidelity kept set-up ...`; removed through git only, `git worktree remove`, its "
+        "venv with it), and a worktree a killed fidelity run left (its lock names the dead "
+        "owner). A link inside .fidelity/ is never followed: it is listed as not fidelity's "
+        "and left; .fidelity, runs/ or setups/ may themselves be links (to a bigger disk), "
+        "and only fidelity's entries inside go. Folders without the marker, run directories "
+        "made before fidelity wrote it included, other repositories' worktrees, your own "
+        "worktrees and locks (and set-ups an older fidelity kept unlocked, until a run "
+        "reuses one and adopts it) are listed and left, with the command that removes "
+        "them. The "
+        "rule: a run directory under .fidelity/runs/ "
         f"stays while it is among the newest --keep-runs (default {KEEP_RUNS}) or younger "
         f"than --keep-days (default {KEEP_DAYS:g}), and so does a controls run's under "
         ".fidelity/controls/ (its newest counted apart); an interrupted run (resumable with "
         "`fidelity run --resume`) stays unless --include-interrupted; a set-up worktree kept "
-        "by reuse_setup under .fidelity/setups/ stays while it was used within --keep-days. "
-        "Never removed: a run directory or set-up a live fidelity run holds, a worktree "
-        "locked in git, anything outside .fidelity/. Set-up worktrees go through git (`git "
-        "worktree remove --force`, then prune), their venv with them; worktrees left by a "
-        "killed fidelity run always go. Exit 0 when it listed, or removed all it meant to; "
-        "1 when something could not be removed (named, with the command that removes it).",
+        "by reuse_setup stays while it was used within --keep-days. Never removed: a run "
+        "directory or set-up a live fidelity run holds (a run holds its set-ups until it "
+        "ends), anything outside .fidelity/ but a killed run's worktree. Exit 0 when it "
+        "listed, or removed all it meant to; 1 when something could not be removed (named, "
+        "with the command that removes it).",
     )
     p.add_argument(
         "--apply",

@@ -129,6 +129,11 @@ def worktree_add_locked(repo: Path, dest: Path, sha: str, reason: str) -> None:
     _add(repo, dest, "--detach", "--lock", "--reason", reason, str(dest), sha)
 
 
+def worktree_lock(repo: Path, dest: Path, reason: str) -> bool:
+    """Lock a worktree with reason; True when git agreed (False when already locked)."""
+    return succeeds(repo, "worktree", "lock", "--reason", reason, str(dest))
+
+
 def worktree_unlock(repo: Path, dest: Path) -> bool:
     """Unlock a worktree (so that prune may drop its record); True when git agreed."""
     return succeeds(repo, "worktree", "unlock", str(dest))

@@ -16,7 +16,7 @@ from typing import Any
 from fidelity import proc
 from fidelity.errors import UsageError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import harness_tree, ledger, predict, repo_state, rundir, shards
+from fidelity.matrix import harness_tree, ledger, predict, repo_state, rundir, setups, shards
 from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import SideEvidence
@@ -261,15 +261,16 @@ _resume = resume  # inside `run`, its keyword `resume` (the run directory) hides
 
 def execute(plan: RunPlan) -> Outcome:
     """Run the plan's cases on both sides, compare, judge, and write run.json; the run
-    directory is marked as running meanwhile (`ledger.running`), so `fidelity gc` leaves it."""
-    with ledger.running(plan.run_dir):
-        return _execute(plan)
+    directory is marked as running meanwhile (`ledger.running`), and so are the kept set-ups
+    it uses (`setups.holding`), so `fidelity gc` leaves them until the run ends."""
+    with ledger.running(plan.run_dir), setups.holding() as holds:
+        return _execute(plan, holds)
 
 
-def _execute(plan: RunPlan) -> Outcome:
+def _execute(plan: RunPlan, holds: setups.Holds) -> Outcome:
     specs = {c.id: c.compare for c in plan.matrix.cases}
     meeting = Meeting(plan.run_dir, specs)  # cases compared while others run
-    base, cand, harness = _sides(plan, meeting)
+    base, cand, harness = _sides(plan, meeting, holds)
     declared = tuple((c.id, c.definition_sha()) for c in plan.matrix.cases)
     explained = explanations(plan.run_dir, base, cand, specs, plan.run_dir, known=meeting.explained)
     comparison = compare(declared, base, cand, explained)
@@ -313,7 +314,9 @@ def _execute(plan: RunPlan) -> Outcome:
     )
 
 
-def _sides(plan: RunPlan, meeting: Meeting) -> tuple[SideEvidence, SideEvidence, Harness]:
+def _sides(
+    plan: RunPlan, meeting: Meeting, holds: setups.Holds
+) -> tuple[SideEvidence, SideEvidence, Harness]:
     """Both sides' evidence, their cases run (or, an empty shard, nothing to check out), and
     the harness with what the cases changed in its checkout."""
     if not plan.matrix.cases:
@@ -343,6 +346,7 @@ def _sides(plan: RunPlan, meeting: Meeting) -> tuple[SideEvidence, SideEvidence,
             harness=checkout.path if checkout else None,
             harness_tree=plan.harness.tree if setup_reads else "",
             meeting=meeting,
+            holds=holds,
         )
         try:
             with proc.adopting():  # a case's descendant that escapes its group comes back

@@ -1,45 +1,54 @@
 """`fidelity gc`: what fidelity keeps in a repository's `.fidelity/`, listed with why each
 item stays or goes, and removed only when asked.
 
+What gc may remove is only what fidelity's own record says it made (issue 36):
+
+- a run directory under `.fidelity/runs/` or `.fidelity/controls/` that holds the
+  `.fidelity-made` record `workdir.fresh` wrote when it made the folder
+  (`workdir.made`); a folder without it, one made before fidelity wrote the record
+  included, is listed and left;
+- a set-up worktree under `.fidelity/setups/` that git lists as a worktree of this
+  repository at exactly that place, locked with fidelity's reason (`worktree.KEPT`,
+  `setups.claim_of`), removed through git only (`git worktree remove`), and the files
+  fidelity keeps beside one (its lock, which says whose it is, and its setup record);
+- a worktree a killed fidelity run left (its lock names the dead owner: `worktree.stale`).
+
+A link found inside `.fidelity/` is never followed: it is listed as not fidelity's and left
+(the link itself too). `.fidelity` and the folders in it may themselves be links (to a
+bigger disk): only fidelity's entries inside go.
+
 The retention rule, one for every run:
 
-- a run directory under `.fidelity/runs/` stays while it is among the newest `keep_runs`
-  or younger than `keep_days` days (its folder's mtime: when it last gained a file); an
-  interrupted run (plan.json without run.json) can still be finished with `--resume`, so
-  it stays unless `interrupted` is set, and one a live run holds (`ledger.idle`) always
-  stays; a folder with neither file is not fidelity's run and is left alone;
-- a set-up worktree kept by `reuse_setup` under `.fidelity/setups/` stays while it was used
-  within `keep_days` days, while a live run holds it (`setups.locked`) and while it is
-  locked in git (`git worktree lock`, the user's own say); it goes through git
-  (`git worktree remove --force` and prune), its venv with it;
-- a controls run's directory under `.fidelity/controls/` (logs and report.json) follows the
-  same rule, its newest `keep_runs` counted apart from the matrix's; one a live process
-  still writes (`workdir.busy`) always stays;
+- a run directory stays while it is among the newest `keep_runs` or younger than
+  `keep_days` days (its folder's mtime: when it last gained a file); an interrupted run
+  (plan.json without run.json) can still be finished with `--resume`, so it stays unless
+  `interrupted` is set, and one a live run holds (`ledger.idle`) always stays;
+- a set-up worktree stays while it was used within `keep_days` days, and while a live run
+  holds it (`setups.locked`: a run holds its set-ups until it ends); its venv goes with it;
+- a controls run's directory follows the same rule, its newest `keep_runs` counted apart
+  from the matrix's; one a live process still writes (`workdir.busy`) always stays;
 - a detached worktree left by a killed fidelity run always goes (`worktree.prune_stale`,
   what every `fidelity run` does first).
 
-Nothing is removed from outside `.fidelity/`, and a run directory written elsewhere with
-`--out` is not fidelity's to find. Read-only folders inside (a package manager's) are made
-writable first, so that a removal does not stop half-way.
+A run directory written elsewhere with `--out` is not fidelity's to find. Read-only folders
+inside a removed entry (a package manager's) are made writable first, so that a removal
+does not stop half-way.
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
 import re
-import shutil
-import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from fidelity import workdir, worktree
 from fidelity.git import worktrees
-from fidelity.matrix import ledger, setups
+from fidelity.matrix import ledger, removal, setups
 
 DAY = 86400.0
 
@@ -102,7 +111,7 @@ def apply(repo: Path, items: Sequence[Item]) -> tuple[Item, ...]:
         if not item.remove:
             done.append(item)
         elif item.kind in (Kind.RUN, Kind.CONTROLS):
-            done.append(replace(item, done=_remove_run(item.path)))
+            done.append(replace(item, done=_remove_run(item.path, item.kind)))
         elif item.kind is Kind.SETUP:
             done.append(replace(item, done=_remove_setup(repo, item.path)))
         else:
@@ -121,33 +130,48 @@ def _said(removed: bool, path: Path) -> str:
 
 
 _CONTROLS_NAME = re.compile(r"\d{8}-\d{6}-[0-9a-f]{7}(-\d+)?")  # `controls.gate.log_dir`
+LINK = "a link, not fidelity's: left (gc never removes through a link)"
 
 
-def _ours(folder: Path, kind: Kind) -> bool:
+def _legacy(folder: Path, kind: Kind) -> bool:
+    """A run directory as fidelity made them before it marked them (`workdir.MADE`)."""
     if kind is Kind.CONTROLS:
         found = (folder / "report.json").is_file() or (folder / workdir.LIVE).is_file()
         return found or _CONTROLS_NAME.fullmatch(folder.name) is not None
     return (folder / "run.json").is_file() or (folder / ledger.PLAN).is_file()
 
 
+def _unmarked(folder: Path, kind: Kind) -> str:
+    if _legacy(folder, kind):
+        return (
+            f"made before fidelity marked its {kind}s (no {workdir.MADE} marker): left; "
+            f"remove it with `rm -rf {folder}` once you no longer need it"
+        )
+    return f"not a fidelity {kind} (no {workdir.MADE} marker): left alone"
+
+
 def _runs(repo: Path, rule: Rule, now: float, kind: Kind = Kind.RUN) -> list[Item]:
-    root = repo / workdir.ROOT / ("runs" if kind is Kind.RUN else "controls")
-    if not root.is_dir():
-        return []
-    folders = [d for d in root.iterdir() if d.is_dir() and not d.is_symlink()]
-    folders.sort(key=lambda d: (-_mtime(d), d.name))
+    folder_kind = "runs" if kind is Kind.RUN else "controls"
+    entries = [e for e in removal.listing(repo / workdir.ROOT / folder_kind) if _is_dir_or_link(e)]
+    entries.sort(key=lambda d: (-removal.mtime(d), d.name))
     items, rank = [], 0
-    for folder in folders:
-        age = (now - _mtime(folder)) / DAY
-        if not _ours(folder, kind):
-            files = "report.json" if kind is Kind.CONTROLS else "run.json or plan.json"
-            why = f"not a fidelity {kind} (no {files}): left alone"
-            items.append(Item(kind, folder, _size(folder), age, False, why))
+    for entry in entries:
+        age = (now - removal.mtime(entry)) / DAY
+        if not workdir.made(entry, folder_kind):  # a link never is: it is no record
+            why = LINK if entry.is_symlink() else _unmarked(entry, kind)
+            items.append(Item(kind, entry, removal.size(entry), age, False, why))
             continue
         rank += 1
-        remove, why = _run_rule(folder, rank, age, rule)
-        items.append(Item(kind, folder, _size(folder), age, remove, why))
+        remove, why = _run_rule(entry, rank, age, rule)
+        items.append(Item(kind, entry, removal.size(entry), age, remove, why))
     return items
+
+
+def _is_dir_or_link(path: Path) -> bool:
+    try:
+        return path.is_symlink() or path.is_dir()
+    except OSError:
+        return False
 
 
 def _run_rule(folder: Path, rank: int, age: float, rule: Rule) -> tuple[bool, str]:
@@ -169,35 +193,17 @@ def _run_rule(folder: Path, rank: int, age: float, rule: Rule) -> tuple[bool, st
     return True, f"older than {rule.keep_days:g} days and not among the newest {rule.keep_runs}"
 
 
-def _remove_run(folder: Path) -> str:
+def _remove_run(folder: Path, kind: Kind) -> str:
     with ledger.idle(folder) as idle:
         if not idle or workdir.busy(folder):
             return "kept: a fidelity run started in it since it was listed"
-        _writable(folder)
-        _delete(folder)
+        if not workdir.made(folder, "runs" if kind is Kind.RUN else "controls"):
+            return "kept: it is no longer fidelity's as listed (a link, or no marker)"
+        removal.writable(folder)
+        removal.delete_run(folder)
     if folder.exists():
         return f"could not remove it; remove it with `rm -rf {folder}`"
     return "removed"
-
-
-def _delete(folder: Path) -> None:
-    """Remove a run directory, its run.json and plan.json last: a removal that fails half-way
-    leaves a folder the next gc still knows for a run."""
-    markers = {"run.json", ledger.PLAN}
-    for child in _listing(folder):
-        if child.name in markers:
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                child.unlink()
-    if any(c.name not in markers for c in _listing(folder)):
-        return
-    with contextlib.suppress(OSError):
-        for name in markers:
-            (folder / name).unlink(missing_ok=True)
-        folder.rmdir()
 
 
 # --- kept set-up worktrees -----------------------------------------------------------------
@@ -205,40 +211,37 @@ def _delete(folder: Path) -> None:
 
 def _setups(repo: Path, rule: Rule, now: float) -> list[Item]:
     root = repo / workdir.ROOT / setups.KIND
-    registered = {
-        e.path: e for e in worktrees.worktree_entries(repo) if e.path.parent == root.resolve()
+    registered = setups.kept_entries(repo, root)
+    where = Path(os.path.realpath(root))
+    names = {
+        p.name.removesuffix(".lock").removesuffix(".setup.json") for p in removal.listing(root)
     }
-    names = {p.name.removesuffix(".lock").removesuffix(".setup.json") for p in _listing(root)}
-    paths = sorted({root.resolve() / n for n in names} | set(registered))
     items = []
-    for path in paths:
-        entry = registered.get(path)
-        times = [_mtime(p) for p in (path, *setups.companions(path)) if p.exists()]
-        age = (now - max(times)) / DAY if times else None
-        size = sum(_size(p) for p in (path, *setups.companions(path)))
+    for name in sorted(names | {p.name for p in registered}):
+        path = root / name
+        entry = registered.get(where / name)
+        parts = [p for p in (path, *setups.companions(path)) if os.path.lexists(p)]
+        age = (now - max(map(removal.mtime, parts))) / DAY if parts else None
+        size = sum(removal.size(p) for p in parts)
         remove, why = _setup_rule(path, entry, age, rule)
         items.append(Item(Kind.SETUP, path, size, age, remove, why))
     return items
 
 
-def _listing(root: Path) -> list[Path]:
-    try:
-        return list(root.iterdir())
-    except OSError:
-        return []
-
-
 def _setup_rule(
     path: Path, entry: worktrees.WorktreeEntry | None, age: float | None, rule: Rule
 ) -> tuple[bool, str]:
-    if entry is not None and entry.locked is not None:
-        reason = f" ({entry.locked})" if entry.locked else ""
-        return False, f"locked in git{reason}; `git worktree unlock {path}` lets gc remove it"
-    if not path.exists():
-        what = "registered in git, but its folder is gone" if entry else "leftover files"
-        return True, f"{what}: nothing to reuse"
+    claim = setups.claim_of(path, entry)
+    if claim is setups.Claim.ABSENT:
+        if not setups.marked(setups.companions(path)[1]):
+            return False, "files fidelity did not make (no worktree, no lock of a run's): left"
+        return True, "leftover files of a removed set-up: nothing to reuse"
+    if claim is not setups.Claim.OURS:
+        return False, setups.claim_words(claim, path, entry)
+    if not os.path.lexists(path):
+        return True, "registered in git, but its folder is gone: nothing to reuse"
     if _in_use(path):
-        return False, "a fidelity run is using it now"
+        return False, "a fidelity run holds it until the run ends"
     last = f"kept set-up, last used {_age(age)} ago"
     if age is not None and age < rule.keep_days:
         return False, f"{last} (kept while used within {rule.keep_days:g} days)"
@@ -247,22 +250,31 @@ def _setup_rule(
 
 def _in_use(path: Path) -> bool:
     lock = setups.companions(path)[1]
-    if not lock.exists():  # a run makes the lock before it takes it
+    if not os.path.lexists(lock):  # a run makes the lock before it takes it
         return False
     with setups.locked(lock) as mine:
         return not mine
 
 
 def _remove_setup(repo: Path, path: Path) -> str:
+    """Remove a kept set-up fidelity made, through git, checking again under its lock that
+    it still is fidelity's and that no run took it since it was listed."""
     manifest, lock = setups.companions(path)
     with setups.locked(lock) as mine:
         if not mine:
             return "kept: a fidelity run took it since it was listed"
-        if path.exists():
-            _writable(path)
-        removed = worktree.remove(repo, path)
-        manifest.unlink(missing_ok=True)
+        entry = setups.kept_entries(repo, path.parent).get(setups.real(path))
+        claim = setups.claim_of(path, entry)
+        if claim is setups.Claim.OURS and entry is not None:
+            if os.path.lexists(path):
+                removal.writable(path)
+            removed = worktree.remove_kept(repo, entry.path)
+        elif claim is setups.Claim.ABSENT:
+            removed = True
+        else:
+            return f"kept: it is no longer fidelity's as listed ({claim.value})"
         if removed:
+            manifest.unlink(missing_ok=True)
             lock.unlink(missing_ok=True)
     return _said(removed, path)
 
@@ -272,59 +284,13 @@ def _stale(repo: Path) -> list[Item]:
         Item(
             Kind.STALE,
             e.path,
-            _size(e.path),
+            removal.size(e.path),
             None,
             True,
             f"left by a fidelity run that is no longer running ({e.locked})",
         )
         for e in worktree.stale(repo)
     ]
-
-
-# --- files ---------------------------------------------------------------------------------
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.lstat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def _size(path: Path) -> int:
-    """Bytes on disk under path, links not followed (what removing it frees)."""
-    total = 0
-    for entry in _walk(path):
-        with contextlib.suppress(OSError):
-            total += entry.stat(follow_symlinks=False).st_blocks * 512
-    return total
-
-
-def _walk(path: Path) -> Iterator[os.DirEntry[str]]:
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        return
-    for entry in entries:
-        yield entry
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path))
-
-
-def _writable(root: Path) -> None:
-    """Give the owner write access to every folder under root (links not followed), so that
-    read-only folders a package manager left do not stop a removal half-way."""
-
-    def allow(path: str) -> None:
-        with contextlib.suppress(OSError):
-            mode = os.lstat(path).st_mode
-            if stat.S_ISDIR(mode):
-                os.chmod(path, stat.S_IMODE(mode) | stat.S_IRWXU)
-
-    allow(str(root))
-    for top, folders, _ in os.walk(root):
-        for name in folders:
-            allow(os.path.join(top, name))
 
 
 # --- the report ----------------------------------------------------------------------------

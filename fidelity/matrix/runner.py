@@ -60,6 +60,7 @@ class RunContext:
     harness: Path | None = None  # the harness checkout, {harness}, when the table reads it
     harness_tree: str = ""  # its tree: part of what a kept setup that reads it was made from
     meeting: Meeting | None = None  # where a case is compared once both sides have run it
+    holds: setups.Holds | None = None  # the kept set-ups the run holds until it ends
 
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
@@ -350,7 +351,9 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
     if saved is not None and all(c.id in how.done for c in matrix.cases):
         return replace(saved, cases={c.id: how.done[c.id] for c in matrix.cases})
     own, note = own_table(ctx.repo, plan.sha, ctx.table_path, ctx.full)
-    with setups.prepared(ctx.repo, plan.sha, plan.role, matrix, ctx.harness_tree) as place:
+    with setups.prepared(
+        ctx.repo, plan.sha, plan.role, matrix, ctx.harness_tree, hold=ctx.holds
+    ) as place:
         wt = place.path
         places = side_places(matrix, wt, ctx.harness)
         dirty, setup = _set_up(matrix, place, places, side_dir, how.budget)
@@ -400,8 +403,9 @@ def _set_up(
     dirty = worktrees.dirty_paths(wt)
     with budget or contextlib.nullcontext():
         setup = run_setup(matrix, places, side_dir)
-    if place.why_not and place.keep:
-        setup = (SetupStep(f"(set up again: {place.why_not})", "ok", 0, 0.0), *setup)
+    if place.why_not:
+        again = "set up again" if place.keep else "set up in a fresh worktree, not kept"
+        setup = (SetupStep(f"({again}: {place.why_not})", "ok", 0, 0.0), *setup)
     return dirty, setup
 
 
