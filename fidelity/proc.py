@@ -40,6 +40,7 @@ class ProcResult:
     stderr: bytes = b""
     error: str = ""
     leftover: tuple[str, ...] = ()  # processes the command left running, killed
+    cpu_s: float | None = None  # CPU of the process tree, when the wait could read it
 
 
 def child_env() -> dict[str, str]:
@@ -283,8 +284,9 @@ def run(
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             return ProcResult(ProcStatus.NOT_FOUND, None, time.monotonic() - start, error=str(exc))
         expired = threading.Event()
+        cpu: list[float | None] = [None]
         try:
-            stdout, stderr = _wait(proc, stdin, timeout_s, expired, sinks)
+            stdout, stderr = _wait(proc, stdin, timeout_s, expired, sinks, cpu=cpu)
         except BaseException:
             _kill_group(proc)
             raise
@@ -300,7 +302,13 @@ def run(
             return ProcResult(ProcStatus.TIMEOUT, None, duration, error=error, leftover=left)
         code = proc.returncode
         return ProcResult(
-            _status(code, shell), code, duration, stdout or b"", stderr or b"", leftover=left
+            _status(code, shell),
+            code,
+            duration,
+            stdout or b"",
+            stderr or b"",
+            leftover=left,
+            cpu_s=cpu[0],
         )
     finally:
         sinks.close()
@@ -381,12 +389,15 @@ def _wait(
     timeout_s: float | None,
     expired: threading.Event,
     sinks: _Sinks,
+    *,
+    cpu: list[float | None],
 ) -> tuple[bytes | None, bytes | None]:
     """Wait for the child. Output going to files: block until it exits (on a pidfd, or in
     waitpid while a timer enforces the timeout), so the case's wall time is its own
-    (Popen.wait with a timeout polls). Output captured through pipes: communicate's own
-    timeout, since a descendant that kept a pipe open would otherwise block the read after
-    the group is killed."""
+    (Popen.wait with a timeout polls); between its exit and its reaping, its tree's CPU
+    goes into `cpu`. Output captured through pipes: communicate's own timeout, since a
+    descendant that kept a pipe open would otherwise block the read after the group is
+    killed."""
     if sinks.piped:
         try:
             return proc.communicate(stdin, timeout=timeout_s)
@@ -396,6 +407,7 @@ def _wait(
             return None, None
     waits = stdin is None and (timeout_s is not None or sinks.spool is not None)
     if waits and procwait.exit_or_kill(proc, timeout_s, expired, sinks.spool):
+        cpu[0] = procfs.cpu_seconds(proc.pid)  # a zombie until the wait below reaps it
         proc.wait()  # it has exited, or its group was just killed: returns at once
         return None, None
     timer = procwait.timer(proc, timeout_s, expired)

@@ -58,3 +58,21 @@ def state(pid: int) -> bytes:
     """A process's state letter (`Z` for a zombie), b"" when it is gone."""
     stat = read(f"/proc/{pid}/stat")
     return stat[stat.rfind(b")") + 2 :][:1]
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds a process used, its waited-for descendants included (user and system):
+    read while it is a zombie, it is the whole tree's cost, which wall time under load is
+    not. None when /proc does not say."""
+    stat = read(f"/proc/{pid}/stat")
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 15:
+        return None
+    try:
+        ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    except ValueError:
+        return None
+    return ticks / _TICK

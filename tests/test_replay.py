@@ -243,7 +243,7 @@ def test_a_cold_warm_replay_without_a_cache_is_a_table_error(make_repo) -> None:
     try:
         casetable.parse(text.encode(), "t.toml")
     except TableError as exc:
-        assert any("needs a `cache_env`" in p for p in exc.problems), exc.problems
+        assert any("needs a cache to warm" in p for p in exc.problems), exc.problems
     else:
         raise AssertionError("a cold-warm replay without a cache was accepted")
     declared = table(None, "nondeterministic = true\n")
@@ -270,6 +270,16 @@ def test_a_warm_run_no_faster_than_a_long_cold_run_did_not_use_its_cache() -> No
     assert _not_used(short, warm) == ""  # under a second, speed is not judged
     empty = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 2.0)
     assert "wrote nothing to its cache" in _not_used(empty, faster)
+    # with both runs' CPU read, CPU decides: a warm run that waited longer than the cold run
+    # worked, but spent no CPU, used its cache; one that spent as much did not
+    worked = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 2.0, cache={"m": "a" * 64}, cpu_s=1.5)
+    waited = ReplayRun(
+        "warm", "replay/warm", CaseStatus.OK, 0, 2.5, cache={"m": "a" * 64}, cpu_s=0.1
+    )
+    assert _not_used(worked, waited) == ""
+    busy = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 0.9, cache={"m": "a" * 64}, cpu_s=1.6)
+    said = _not_used(worked, busy)
+    assert "1.60 CPU-s, no less than the cold run's 1.50 CPU-s (wall 0.90 s and 2.00 s)" in said
 
 
 def test_replay_for_a_whole_run_keeps_each_cases_own_and_twice_without_a_cache() -> None:
@@ -277,12 +287,15 @@ def test_replay_for_a_whole_run_keeps_each_cases_own_and_twice_without_a_cache()
 
     text = table("twice") + '\n[[case]]\nid = "plain"\nargv = ["x"]\noutputs = ["o"]\n'
     text += '\n[[case]]\nid = "cached"\nargv = ["x"]\ncache_env = "C"\n'
+    text += '\n[[case]]\nid = "named"\nargv = ["x", "--cache", "{cache}"]\noutputs = ["o"]\n'
     matrix = casetable.with_replay(casetable.parse(text.encode(), "t.toml"), "cold-warm")
     assert {c.id: c.replay for c in matrix.cases} == {
         "train": "twice",
         "plain": "twice",
         "cached": "cold-warm",
+        "named": "cold-warm",  # `{cache}` in the command is a cache as much as cache_env
     }
+    assert [c.id for c in matrix.cases if c.replay_note] == ["plain"]  # said, not silent
     assert casetable.with_replay(matrix, None) is matrix
 
 
@@ -423,3 +436,68 @@ def test_shards_run_with_and_without_replay_do_not_merge(make_repo, tmp_path) ->
     again = gate.run(**run, shard="2/2", replay="cold-warm", out=tmp_path / "s3").run_dir
     merged = merge.merge([one, again], tmp_path / "merged2")
     assert merged.exit_code == 0, merged.findings
+
+
+def test_a_cache_named_in_the_command_is_replayed_cold_then_warm(make_repo) -> None:
+    """A simulator given its cache as `{cache}` in argv (no cache_env): the table is valid,
+    and the warm run gets a copy of what the cold run wrote there."""
+    repo = make_repo("sim")
+    named = TRAIN.replace('pathlib.Path(os.environ["SIM_CACHE"])', "pathlib.Path(sys.argv[2])")
+    text = table().replace('cache_env = "SIM_CACHE"\n', "")
+    text = text.replace('"train.py", "{out}"]', '"train.py", "{out}", "{cache}"]')
+    base = repo.commit({"train.py": named, "variant.txt": "ok", "cases/matrix.toml": text})
+    repo.commit({"train.py": named + "\n# refactored\n"})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    assert replayed(outcome) is ReplayVerdict.CACHE_REPRODUCES, outcome.candidate.cases
+    assert replayed(outcome, "baseline") is ReplayVerdict.CACHE_REPRODUCES
+    assert len(outcome.candidate.cases["train"].cache) == 3 and outcome.exit_code == 0
+
+
+def test_a_case_replayed_otherwise_than_asked_says_so(make_repo, tmp_path) -> None:
+    from support import fidelity_cli
+
+    repo = make_repo("sim")
+    plain = f'[[case]]\nid = "plain"\nargv = [{json.dumps(PY)}, "-c", "print(1)"]\n'
+    base = repo.commit({"cases/matrix.toml": plain + 'outputs = ["o"]\n'})
+    repo.commit({"notes.txt": "x"})
+    done = fidelity_cli(repo.path, "run", "--baseline", base, "--replay", "cold-warm")
+    said = " ".join(done.stdout.split())
+    assert (
+        "--replay cold-warm asked; no cache to warm (no cache_env, no {cache}), so run twice"
+        in said
+    ), done.stdout + done.stderr
+
+
+# A cold run that works 1.2 CPU-s and a warm run that only waits: under load the cold run's
+# wall time is anything, its CPU is its own cost. Speed is judged on CPU.
+SLEEPS_WARM = """
+import os, pathlib, sys, time
+cache, out = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[1])
+model = cache / "model.txt"
+if model.exists():
+    time.sleep(0.3)
+else:
+    end = time.process_time() + 1.2
+    while time.process_time() < end:
+        pass
+    model.write_text("trained")
+(out / "r.txt").write_text(model.read_text())
+"""
+
+
+def test_a_warm_run_is_judged_on_cpu_not_on_wall_time(make_repo) -> None:
+    repo = make_repo("sim")
+    text = (
+        f'[[case]]\nid = "train"\nargv = [{json.dumps(PY)}, "train.py", "{{out}}", "{{cache}}"]\n'
+        'outputs = ["r.txt"]\nreplay = "cold-warm"\n'
+    )
+    base = repo.commit({"train.py": SLEEPS_WARM, "cases/matrix.toml": text})
+    repo.commit({"notes.txt": "refactor"})
+    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", jobs=1)
+    first = outcome.candidate.cases["train"]
+    assert first.replay is not None, first
+    warm = first.replay.runs[-1]
+    assert first.cpu_s is not None and first.cpu_s >= 1.0, first
+    assert warm.cpu_s is not None and warm.cpu_s < 0.5 * first.cpu_s, warm
+    assert first.replay.verdict is ReplayVerdict.CACHE_REPRODUCES, first.replay.detail
+    assert "CPU-s" in first.replay.detail

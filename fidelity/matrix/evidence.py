@@ -71,6 +71,7 @@ class ReplayRun:
     paths: Mapping[str, str] = field(default_factory=dict)  # paired name -> path under out/
     cache: Mapping[str, str] = field(default_factory=dict)  # path under its cache -> sha256
     cache_written: tuple[str, ...] = ()  # cache files it added or wrote again
+    cpu_s: float | None = None  # CPU of its process tree; None where it could not be read
 
     def path_of(self, name: str) -> str:
         return self.paths.get(name, name)
@@ -93,7 +94,9 @@ class Replay:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["runs"] = [{**asdict(r), "status": r.status.value} for r in self.runs]
+        data["runs"] = [
+            _without_unknown_cpu({**asdict(r), "status": r.status.value}) for r in self.runs
+        ]
         data["verdict"] = self.verdict.value
         return data
 
@@ -142,6 +145,7 @@ class CaseEvidence:
     unexpected: tuple[str, ...] = ()  # files of outputs declared absent
     output_problems: tuple[str, ...] = ()  # e.g. two files paired under one name
     replay: Replay | None = None  # its runs beyond the first on this side, if replayed
+    cpu_s: float | None = None  # CPU of its process tree; None where it could not be read
 
     def path_of(self, name: str) -> str:
         """Where the output compared under `name` lies under out/."""
@@ -198,6 +202,13 @@ def case_to_json(case: CaseEvidence) -> dict[str, Any]:
         del data["replay"]  # run.json of a run without replays is as before
     else:
         data["replay"] = case.replay.to_json()
+    return _without_unknown_cpu(data)
+
+
+def _without_unknown_cpu(data: dict[str, Any]) -> dict[str, Any]:
+    """No `cpu_s` key where it is unknown: run.json of older runs reads the same."""
+    if data.get("cpu_s", 0) is None:
+        del data["cpu_s"]
     return data
 
 

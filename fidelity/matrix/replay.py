@@ -87,6 +87,7 @@ def _as_run(
         status=ev.status,
         exit_code=ev.exit_code,
         duration_s=ev.duration_s,
+        cpu_s=ev.cpu_s,
         outputs=dict(ev.outputs),
         paths=dict(ev.paths),
         cache=dict(ev.cache),
@@ -174,12 +175,24 @@ def _not_used(first: CaseEvidence, warm: ReplayRun) -> str:
     if warm.cache_written:
         files = counted(len(warm.cache_written), "cache file")
         return f"the warm run wrote {files} again ({_listed(list(warm.cache_written))})"
-    if first.duration_s >= MIN_COLD_S and warm.duration_s >= first.duration_s:
+    cold, hot, unit = _costs(first, warm)
+    if cold >= MIN_COLD_S and hot >= cold:
+        wall = (
+            f" (wall {warm.duration_s:.2f} s and {first.duration_s:.2f} s)" if unit != "s" else ""
+        )
         return (
-            f"the warm run took {warm.duration_s:.2f} s, no less than the cold run's "
-            f"{first.duration_s:.2f} s: loading the cache saved nothing"
+            f"the warm run took {hot:.2f} {unit}, no less than the cold run's {cold:.2f} {unit}"
+            f"{wall}: loading the cache saved nothing"
         )
     return ""
+
+
+def _costs(first: CaseEvidence, warm: ReplayRun) -> tuple[float, float, str]:
+    """(cold, warm, unit) the warm run's speed is judged by: CPU of each run's process tree
+    when both were read (wall time under load is the machine's, not the case's), else wall."""
+    if first.cpu_s is not None and warm.cpu_s is not None:
+        return first.cpu_s, warm.cpu_s, "CPU-s"
+    return first.duration_s, warm.duration_s, "s"
 
 
 def _made(
@@ -197,7 +210,7 @@ def _made(
         verdict=verdict,
         runs=runs,
         varying=tuple(seen.names),
-        detail=detail,
+        detail=f"{case.replay_note}; {detail}" if case.replay_note else detail,
         differences=tuple((differences if differences is not None else seen.said)[: 2 * SHOWN]),
         declared=case.nondeterministic,
         spread=dict(seen.reach),
@@ -231,11 +244,15 @@ def judge(
     if warm is None:
         why = f"{colds} cold runs gave the same outputs"
         return _made(case, runs, ReplayVerdict.REPRODUCES, why)
-    share = f", {warm.duration_s / first.duration_s:.2f}x cold" if first.duration_s > 0 else ""
+    cold, hot, unit = _costs(first, warm)
+    share = f", {hot / cold:.2f}x cold" if cold > 0 else ""
     compared = "same outputs" if first.outputs else "no outputs to compare, only the cache"
+    cold_cpu, warm_cpu = (
+        (f" ({cold:.2f} CPU-s)", f" ({hot:.2f} CPU-s)") if unit != "s" else ("", "")
+    )
     why = (
-        f"cold {first.duration_s:.2f} s, {counted(len(first.cache), 'cache file')} written; "
-        f"warm {warm.duration_s:.2f} s{share}, none written; {compared}"
+        f"cold {first.duration_s:.2f} s{cold_cpu}, {counted(len(first.cache), 'cache file')} "
+        f"written; warm {warm.duration_s:.2f} s{warm_cpu}{share}, none written; {compared}"
     )
     return _made(case, runs, ReplayVerdict.CACHE_REPRODUCES, why)
 

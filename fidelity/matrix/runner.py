@@ -33,7 +33,7 @@ from fidelity.matrix.outputs import collect
 from fidelity.matrix.plan import SidePlan
 from fidelity.matrix.table import Case, Command, Matrix
 from fidelity.placeholders import fill as substitute
-from fidelity.placeholders import fill_shell, names
+from fidelity.placeholders import fill_shell
 from fidelity.progress import Progress
 
 Budget = threading.Semaphore | None  # processes at once across both sides
@@ -122,7 +122,7 @@ def run_case(
         case_dir.mkdir(parents=True)
     out_dir.mkdir()
     preexisting: tuple[str, ...] = ()
-    if uses_cache(case):  # else no folder: a case that names none records no cache
+    if case.uses_cache:  # else no folder: a case that names none records no cache
         cache_dir.mkdir(exist_ok=True)
         if seed is not None:
             copy_tree(seed, cache_dir)
@@ -153,16 +153,6 @@ def run_case(
 
 
 LOGS = ("stdout.log", "stderr.log")
-
-
-def uses_cache(case: Case) -> bool:
-    """Whether the case is given a cache folder: it has a `cache_env`, or its argv, env or
-    working directory names `{cache}`."""
-    if case.cache_env:
-        return True
-    texts = [case.argv] if isinstance(case.argv, str) else list(case.argv)
-    texts += [*case.env.values(), case.cwd or ""]
-    return any("{cache}" in t and "cache" in names(t) for t in texts)
 
 
 def case_env(
@@ -197,6 +187,7 @@ def case_evidence(
         status=CaseStatus(result.status.value),
         exit_code=result.returncode,
         duration_s=round(result.duration_s, 4),
+        cpu_s=None if result.cpu_s is None else round(result.cpu_s, 3),
         outputs=found.hashes,
         missing_outputs=tuple(found.missing),
         cache={rel: sha256_file(path) for rel, path in cache.files.items()},

@@ -38,6 +38,8 @@ class Case:
     replay: str | None = None  # "cold-warm" or "twice": run again on each side (`replay`)
     repeat: int = 1  # cold runs per side: the spread of a nondeterministic case
     nondeterministic: bool = False  # declared: a difference within the spread is not moved
+    # why it is replayed otherwise than the run asked (`--replay cold-warm`, no cache): said
+    replay_note: str = ""
 
     def definition(self) -> dict[str, Any]:
         """What decides the evidence a case produces; timeout, tags and the comparison spec
@@ -67,6 +69,12 @@ class Case:
         """Every string of the case that placeholders are filled in: argv, cwd, env values."""
         words = [self.argv] if isinstance(self.argv, str) else list(self.argv)
         return [*words, self.cwd or "", *self.env.values()]
+
+    @property
+    def uses_cache(self) -> bool:
+        """Whether the case is given a cache folder: a `cache_env`, or `{cache}` named in its
+        argv, env or working directory. Such a cache is what a cold-warm replay warms."""
+        return bool(self.cache_env) or names_cache(self.templates())
 
     def definition_sha(self) -> str:
         blob = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
@@ -275,12 +283,24 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def names_cache(templates: Sequence[str]) -> bool:
+    return any("{cache}" in t and "cache" in placeholders.names(t) for t in templates)
+
+
+def _raw_templates(case: Mapping[str, Any]) -> list[str]:
+    argv = case.get("argv", [])
+    words = [argv] if isinstance(argv, str) else [str(w) for w in argv]
+    return [*words, str(case.get("cwd", "")), *map(str, dict(case.get("env", {})).values())]
+
+
 def _replay_problems(case: Mapping[str, Any]) -> list[tuple[str, str]]:
     """A cold-warm replay needs a cache to warm; a declared nondeterministic case needs
     more than one cold run, or its spread is never seen."""
     found = []
-    if case.get("replay") == "cold-warm" and not case.get("cache_env"):
-        found.append(("replay", "`cold-warm` needs a `cache_env`: there is no cache to warm"))
+    cached = case.get("cache_env") or names_cache(_raw_templates(case))
+    if case.get("replay") == "cold-warm" and not cached:
+        why = "`cold-warm` needs a cache to warm: name `{cache}` in the command or set `cache_env`"
+        found.append(("replay", why))
     runs = max(int(case.get("repeat", 1)), 2 if case.get("replay") == "twice" else 1)
     if case.get("nondeterministic") and runs < 2:
         found.append(
@@ -340,18 +360,25 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
 REPLAYS = ("cold-warm", "twice")
 
 
+NO_CACHE_TO_WARM = (
+    "--replay cold-warm asked; no cache to warm (no cache_env, no {cache}), so run twice cold"
+)
+
+
 def with_replay(matrix: Matrix, mode: str | None) -> Matrix:
     """`--replay MODE` for a whole run: every case without its own `replay` gets it, except
     that a case with no cache to warm is replayed `twice` under `cold-warm`."""
     if mode is None:
         return matrix
-    cases = tuple(
-        c
-        if c.replay is not None
-        else replace(c, replay="twice" if mode == "cold-warm" and not c.cache_env else mode)
-        for c in matrix.cases
-    )
-    return replace(matrix, cases=cases)
+    return replace(matrix, cases=tuple(_replayed(c, mode) for c in matrix.cases))
+
+
+def _replayed(case: Case, mode: str) -> Case:
+    if case.replay is not None:  # its own key wins
+        return case
+    if mode == "cold-warm" and not case.uses_cache:
+        return replace(case, replay="twice", replay_note=NO_CACHE_TO_WARM)
+    return replace(case, replay=mode)
 
 
 WRITE_ONE = (
