@@ -46,7 +46,8 @@ VOLATILE = [
     ),
     (
         re.compile(
-            r'"(seconds|duration_s|cpu_s|elapsed_s|started|finished|started_at|finished_at)": [^,\n}]+'
+            r'"(seconds|duration_s|cpu_s|elapsed_s|started|finished|started_at|finished_at)": '
+            r"[^,\n}]+"
         ),
         r'"\1": "<volatile>"',
     ),
