@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from checkers import ratchets
@@ -23,11 +23,13 @@ from checkers.ratchets import RATCHETABLE, Entry, Lowered, Ratchets
 
 @dataclass(frozen=True, slots=True, order=True)
 class Fixed:
-    """A baseline entry no finding matches any more."""
+    """A baseline entry no finding matches any more; ``gone`` when its page no longer
+    exists (renamed or deleted)."""
 
     page: str
     code: str
     subject: str
+    gone: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,16 @@ def judge(
     return Judged(sorted(new), fixed, dict(held))
 
 
+def gone_entries(page: str, entries: Mapping[str, Entry]) -> list[Fixed]:
+    """Every entry of a page that no longer exists, each fixed (a count entry once, named
+    by its count)."""
+    return [
+        Fixed(page, code, subject, gone=True)
+        for code, entry in sorted(entries.items())
+        for subject in (sorted(entry) if not isinstance(entry, int) else [f"(a count of {entry})"])
+    ]
+
+
 def _keys(findings: Sequence[Finding]) -> dict[str, list[str]]:
     keys: dict[str, list[str]] = {}
     for finding in findings:
@@ -129,17 +141,23 @@ def _update_page(
 
 
 def update(
-    current: Ratchets, measured: Mapping[str, Sequence[Finding]], record: bool
+    current: Ratchets,
+    measured: Mapping[str, Sequence[Finding]],
+    record: bool,
+    gone: Collection[str] = (),
 ) -> tuple[dict[str, dict[str, Entry]], Updated]:
     """The baseline after a run over ``measured`` pages: fixed subjects removed, counts
-    converted to today's subjects (when within their count); with ``record``, today's
-    findings listed for every page and code with no entry. A listed entry is never added
-    to: a new finding there stays red (listing it is a deliberate hand edit)."""
+    converted to today's subjects (when within their count), the entries of ``gone`` pages
+    (renamed or deleted) dropped; with ``record``, today's findings listed for every page
+    and code with no entry. A listed entry is never added to: a new finding there stays red
+    (listing it is a deliberate hand edit)."""
     out = Updated()
     new = {
         page: {code: e if isinstance(e, int) else list(e) for code, e in entries.items()}
         for page, entries in current.items()
     }
+    for page in sorted(gone):
+        out.removed += gone_entries(page, new.pop(page, {}))
     for page, found in sorted(measured.items()):
         new[page] = _update_page(page, new.get(page, {}), found, record, out)
     return {page: entries for page, entries in new.items() if entries}, out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from checkers import baseline, ratchets
 from checkers.cache import Cache, findings_of
 from checkers.config import DocsConfig, PageRules
+from checkers.depth import check_depth
 from checkers.directives import Directive, directives, silenced
 from checkers.fences import unclosed_fences
 from checkers.findings import Code, Finding
@@ -111,6 +113,7 @@ def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked
         *check_headings(parsed, rules, path),
         *linked,
         *check_references(parsed, path),
+        *check_depth(parsed, path),
     ]
     checked = Checked(page, rules, [], later, found)
     checked.findings = checked.keep(findings) + [f for f in bad if rules.reports(f.code)]
@@ -199,6 +202,16 @@ def finish(checked: Checked, site: Site) -> list[Finding]:
     return sorted(checked.findings)
 
 
+def page_gone(root: Path, page: str) -> bool:
+    """Whether a baseline's page no longer exists under the root (renamed or deleted:
+    nothing at its path, not even a broken link). A name no page can have (absolute, or
+    with empty, ``.`` or ``..`` parts) is gone too: no finding can ever match it."""
+    parts = page.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return True
+    return not os.path.lexists(root.joinpath(*parts))
+
+
 def apply_ratchets(
     root: Path,
     raw: dict[str, list[Finding]],
@@ -210,15 +223,18 @@ def apply_ratchets(
     converts counts, "record" also lists today's findings where the baseline has none."""
     path = root / config.ratchets
     current = ratchets.load(path)
+    gone = [page for page in current if page not in raw and page_gone(root, page)]
     changed = baseline.Updated()
     if mode in ("update", "record"):
-        new, changed = baseline.update(current, raw, record=mode == "record")
+        new, changed = baseline.update(current, raw, record=mode == "record", gone=gone)
         if new != current:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(ratchets.dump(new), encoding="utf-8")
         current = new
     findings: list[Finding] = []
-    fixed: list[baseline.Fixed] = []
+    fixed = [
+        f for page in gone if page in current for f in baseline.gone_entries(page, current[page])
+    ]
     held: dict[str, dict[str, int]] = {}
     not_shown: dict[str, dict[str, int]] = {}
     for rel, found in raw.items():

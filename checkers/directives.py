@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, clip
 from checkers.parsed import Parsed
 from checkers.positions import Locator
 
@@ -60,10 +60,11 @@ def _comments(parsed: Parsed) -> Iterator[tuple[int, int, str, int]]:
 
 def _problem(words: list[str]) -> str | None:
     if not words or words[0] not in _KINDS:
-        return f"unknown directive {' '.join(words)!r}; use one of: {', '.join(_KINDS)}"
+        return f"unknown directive {clip(' '.join(words))!r}; use one of: {', '.join(_KINDS)}"
     bad = [w for w in words[1:] if not _CODE.match(w) or not any(k.startswith(w) for k in _KNOWN)]
     if bad:
-        return f"unknown finding code {', '.join(bad)}; codes look like FD401 (or a prefix, FD4)"
+        shown = clip(", ".join(bad))
+        return f"unknown finding code {shown}; codes look like FD401 (or a prefix, FD4)"
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, clip
 from checkers.parsed import Parsed
 
 _CONTAINERS = {"blockquote_open": "block quote", "list_item_open": "list item"}
@@ -67,8 +67,8 @@ def unclosed_fences(parsed: Parsed, path: str) -> list[Finding]:
                 block.start,
                 parsed.lines[block.start - 1].find(block.markup) + 1,
                 Code.UNCLOSED_FENCE,
-                f"unclosed {block.markup} fence swallows {swallowed} {noun} to {where}; "
-                f"close it with a line of at least {len(block.markup)} {block.markup[0]!r} "
+                f"unclosed {clip(block.markup)} fence swallows {swallowed} {noun} to {where}; "
+                f"close it with a line of at least {len(block.markup):,} {block.markup[0]!r} "
                 "and nothing after them",
             )
         )

@@ -34,6 +34,7 @@ class Code(enum.StrEnum):
     UNREADABLE = "FD703"
     BAD_DIRECTIVE = "FD704"
     TOO_DENSE = "FD705"
+    TOO_DEEP = "FD706"
 
 
 DESCRIPTIONS = {
@@ -60,10 +61,22 @@ DESCRIPTIONS = {
     "FD703": "page cannot be read (symlink outside the repository or loop, permissions)",
     "FD704": "malformed fidelity directive comment",
     "FD705": "page holds more Markdown tokens than max_page_bytes allows: not checked",
+    "FD706": "part of the page nested deeper than check-docs follows: not checked",
 }
 
 
 _DIGITS = re.compile(r"\d+")
+QUOTED = 120  # characters of a value from a page that a message quotes; the rest is counted
+
+
+def clip(value: str, limit: int = QUOTED) -> str:
+    """A value as a message quotes it: whole when short, else its first ``limit`` characters,
+    an ellipsis and how many more (a 200,000-character fence opener made a message of that
+    size, in every report and annotation)."""
+    if len(value) <= limit:
+        return value
+    more = len(value) - limit
+    return f"{value[:limit]}… ({more:,} more character{'s' if more != 1 else ''})"
 
 
 def content_subject(text: str) -> str:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from checkers.config import PageRules
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, clip
 from checkers.parsed import Parsed
 
 
@@ -60,7 +60,8 @@ def check_headings(parsed: Parsed, rules: PageRules, path: str) -> list[Finding]
                     heading.line,
                     heading.col,
                     Code.FORBIDDEN_HEADING,
-                    f"per-attempt heading {heading.text!r} (matched {match.group(0)!r}); "
+                    f"per-attempt heading {clip(heading.text)!r} "
+                    f"(matched {clip(match.group(0))!r}); "
                     "record the attempt as a row of a keyed table instead",
                     heading.text,
                 )
@@ -73,7 +74,8 @@ def check_headings(parsed: Parsed, rules: PageRules, path: str) -> list[Finding]
                     heading.line,
                     heading.col,
                     Code.NON_CANONICAL_SECTION,
-                    f"section {heading.text!r} is not canonical for this page; allowed: {names}",
+                    f"section {clip(heading.text)!r} is not canonical for this page; "
+                    f"allowed: {names}",
                     heading.text,
                 )
             )

@@ -10,7 +10,7 @@ rule must not pass by checking nothing.
 from __future__ import annotations
 
 from checkers.config import KeyedTable, PageRules
-from checkers.findings import Code, Finding, content_subject
+from checkers.findings import Code, Finding, clip, content_subject
 from checkers.tables import Row, Table
 
 
@@ -47,7 +47,7 @@ def _check_table(table: Table, key: str, path: str) -> list[Finding]:
                     row.line,
                     col,
                     Code.EMPTY_KEY,
-                    f"row has an empty {key!r} key",
+                    f"row has an empty {clip(key)!r} key",
                     content_subject(row.source),
                 )
             )
@@ -58,7 +58,8 @@ def _check_table(table: Table, key: str, path: str) -> list[Finding]:
                     row.line,
                     col,
                     Code.DUPLICATE_KEY,
-                    f"duplicate {key!r} key {value!r} (first at line {seen[value].line}); "
+                    f"duplicate {clip(key)!r} key {clip(value)!r} "
+                    f"(first at line {seen[value].line}); "
                     "update that row instead of adding another",
                     value,
                 )
@@ -74,14 +75,14 @@ def check_keyed(tables: tuple[Table, ...], rules: PageRules, path: str) -> list[
     for spec in rules.keyed_tables:
         matching = [t for t in tables if _matches(t, spec)]
         if not matching:
-            under = f" under heading {spec.heading!r}" if spec.heading else ""
+            under = f" under heading {clip(spec.heading)!r}" if spec.heading else ""
             findings.append(
                 Finding(
                     path,
                     1,
                     1,
                     Code.NO_KEYED_TABLE,
-                    f"no table with key column {spec.key!r}{under}, but the page "
+                    f"no table with key column {clip(spec.key)!r}{under}, but the page "
                     "configuration declares one",
                 )
             )

@@ -31,7 +31,7 @@ from typing import Protocol
 from urllib.parse import unquote
 
 from checkers.config import PageRules
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, clip
 from checkers.links import Link, links
 from checkers.parsed import Parsed
 
@@ -155,13 +155,15 @@ def _resolve(
     """(the root-relative file a path lands on, or the problem)."""
     written = target.path
     path = rewrite(written, rules.link_rewrites)
-    shown = repr(written) if path == written else f"{written!r} (rewritten to {path!r})"
+    shown = repr(clip(written))
+    if path != written:
+        shown += f" (rewritten to {clip(path)!r})"
     tried = candidates(page, path, rules.link_bases)
     inside = [c for c in tried if not _outside(c)]
     if not inside:
         return None, (
             Code.OUTSIDE_ROOT,
-            f"target {shown} is outside the repository ({tried[0]} from the root); it is "
+            f"target {shown} is outside the repository ({clip(tried[0])} from the root); it is "
             "not read, and GitHub cannot show it: link to a URL instead",
         )
     kinds = [(c, site.kind(c)) for c in inside]
@@ -172,9 +174,11 @@ def _resolve(
     if leaving is not None:
         return None, (
             Code.OUTSIDE_ROOT,
-            f"target {shown} is a symlink to outside the repository ({leaving}); it is not read",
+            f"target {shown} is a symlink to outside the repository ({clip(leaving)}); "
+            "it is not read",
         )
-    return None, (Code.MISSING_FILE, f"target {shown} does not exist ({', '.join(tried)})")
+    where = ", ".join(clip(c) for c in tried)
+    return None, (Code.MISSING_FILE, f"target {shown} does not exist ({where})")
 
 
 @functools.lru_cache(maxsize=256)
@@ -237,9 +241,16 @@ def _hint(fragment: str, known: frozenset[str]) -> str:
     hints = _hints(known)
     lowered = hints.lowered
     if fragment.lower() in lowered:
-        return f"; did you mean '#{lowered[fragment.lower()]}'? (anchor_case is 'exact')"
+        return f"; did you mean '#{clip(lowered[fragment.lower()])}'? (anchor_case is 'exact')"
     close = difflib.get_close_matches(fragment.lower(), hints.candidates(fragment.lower()), n=1)
-    return f"; did you mean '#{lowered[close[0]]}'?" if close else ""
+    return f"; did you mean '#{clip(lowered[close[0]])}'?" if close else ""
+
+
+def _line_number(digits: str) -> int:
+    """A line anchor's number; one too long to be any file's line (and for ``int`` to read
+    past 4,300 digits: a traceback) is past every file."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 def _line_anchor(target: Target, found: str, site: Targets) -> tuple[Code, str] | None:
@@ -247,10 +258,13 @@ def _line_anchor(target: Target, found: str, site: Targets) -> tuple[Code, str] 
     lines = site.line_count(found)
     if match is None or lines is None:
         return None
-    last = max(int(match.group(1)), int(match.group(2) or 0))
-    if int(match.group(1)) >= 1 and last <= lines:
+    first = _line_number(match.group(1))
+    if first >= 1 and max(first, _line_number(match.group(2) or "0")) <= lines:
         return None
-    return Code.MISSING_ANCHOR, f"line anchor '#{target.fragment}' is past {found} ({lines} lines)"
+    return (
+        Code.MISSING_ANCHOR,
+        f"line anchor '#{clip(target.fragment)}' is past {clip(found)} ({lines} lines)",
+    )
 
 
 def fragment_problem(
@@ -269,13 +283,16 @@ def fragment_problem(
     if known is None or isinstance(known, Deferred):
         return known
     if isinstance(known, Unreadable):
-        return Code.MISSING_ANCHOR, f"cannot check '#{fragment}': {found} {known.reason}"
+        return (
+            Code.MISSING_ANCHOR,
+            f"cannot check '#{clip(fragment)}': {clip(found)} {known.reason}",
+        )
     if _lands(fragment, known, rules.anchor_case):
         return None
     hint = _hint(fragment, known)
     if not hint and _LINE_ANCHOR.match(fragment):
-        hint = f"; a line of the source needs '?plain=1' before '#{fragment}'"
-    return Code.MISSING_ANCHOR, f"no anchor '#{target.fragment}' in {found}{hint}"
+        hint = f"; a line of the source needs '?plain=1' before '#{clip(fragment)}'"
+    return Code.MISSING_ANCHOR, f"no anchor '#{clip(target.fragment)}' in {clip(found)}{hint}"
 
 
 def check_link(

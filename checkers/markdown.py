@@ -17,11 +17,18 @@ markdown-it-py does not expose two facts the checkers need, so two block rules a
   where ``text`` is the row as written minus container prefix and surrounding whitespace.
   markdown-it pads and truncates cells to the header's count, so cell counts as written
   must come from here.
+- nesting (``checkers.nesting``): blocks are followed 100 levels deep, brackets 20; past
+  either, markdown-it skipped the rest silently (for a list item, the rest of the page), so
+  the block loop and ``skipToken`` are wrapped to note what was not read
+  (``Parsed.unread``, ``Parsed.unread_inline``: FD706).
+- a task-list item's box (``- [x] done``) is not parsed as a link (GitHub shows a
+  checkbox): its inline parse starts after the box.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -33,8 +40,10 @@ from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
 from checkers import footnotes, frontmatter
-from checkers.parsed import BUDGET, Parsed, TooDense
+from checkers.nesting import limit_nesting
+from checkers.parsed import BUDGET, UNREAD, UNREAD_INLINE, Parsed, TooDense
 
+TASK = "fidelity:task"  # env key: the content of the task-list item being parsed, else None
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 InlineRule = Callable[[StateInline, bool], bool]
 
@@ -85,6 +94,8 @@ def _count_tokens(md: MarkdownIt) -> None:
 
     def inline_parse(src: str, md: MarkdownIt, env: Any, out: list[Token]) -> list[Token]:
         state = _CountedInline(src, md, env, out)
+        if env.get(TASK) is src:  # a task-list item's box is no link: parse what follows it
+            state.pos = len("[x]")
         inline.tokenize(state)
         for rule in inline.ruler2.getRules(""):
             rule(state)
@@ -149,17 +160,48 @@ def _wrap_table(rule: BlockRule) -> BlockRule:
     return table
 
 
+_TASK_LINE = re.compile(r"[ \t\v\f]*(?:[-+*]|[0-9]+[.)])[ \t\v\f]+\[[ xX]\][ \t\v\f]")
+
+
+def _is_task(tokens: list[Token], i: int, lines: Callable[[], list[str]]) -> bool:
+    """A task-list item's box (cmark-gfm's tasklist extension, so GitHub's): the item's
+    first block is a paragraph on the marker's line, and that line reads from its start a
+    list marker, blanks, ``[ ]``, ``[x]`` or ``[X]``, then a blank (a tab, a space; not the
+    line's end). The line is matched from its very start, as cmark-gfm does: an item in a
+    quote (``> - [x] a``) or after another marker (``- - [x] a``) is no task there, and its
+    ``[x]`` is a link when ``[x]`` is defined."""
+    content = tokens[i].content
+    if content[:1] != "[" or content[2:3] != "]" or content[1:2] not in " xX" or i < 2:
+        return False
+    paragraph, item = tokens[i - 1], tokens[i - 2]
+    if paragraph.type != "paragraph_open" or item.type != "list_item_open":
+        return False
+    if not paragraph.map or not item.map or paragraph.map[0] != item.map[0]:
+        return False
+    return _TASK_LINE.match(lines()[item.map[0]]) is not None
+
+
 def _inline_core(state: StateCore) -> None:
-    """The core ``inline`` rule, telling the inline rules which token they are parsing."""
-    for token in state.tokens:
+    """The core ``inline`` rule, telling the inline rules which token they are parsing
+    (and, for a task-list item, that its box is not a link)."""
+    split: list[list[str]] = []
+
+    def lines() -> list[str]:
+        if not split:
+            split.append(state.src.split("\n"))
+        return split[0]
+
+    for i, token in enumerate(state.tokens):
         if token.type == "inline":
             if token.children is None:
                 token.children = []
             state.env[footnotes.CURRENT] = token
+            state.env[TASK] = token.content if _is_task(state.tokens, i, lines) else None
             state.md.inline.parse(token.content, state.md, state.env, token.children)
             if "undefined_references" in token.meta:
                 _settle(token)
     state.env.pop(footnotes.CURRENT, None)
+    state.env.pop(TASK, None)
 
 
 def _settle(token: Token) -> None:
@@ -285,6 +327,7 @@ def parser() -> MarkdownIt:
         md.inline.ruler.at(name, _with_position(inline[name].fn))
     md.inline.ruler.after("footnote_ref", "undefined_reference", _undefined_reference)
     _count_tokens(md)
+    limit_nesting(md)
     return md
 
 
@@ -332,6 +375,7 @@ def block_parser() -> MarkdownIt:
     md.block.ruler.at("table", _skim_table(rules["table"].fn), {"alt": rules["table"].alt})
     _footnotes(md)
     _count_tokens(md)
+    limit_nesting(md)
     return md
 
 
@@ -342,6 +386,8 @@ def _parsed(text: str, tokens: list[Token], env: dict[str, Any]) -> Parsed:
         tokens=tuple(tokens),
         references=frozenset(env.get("references", {})),
         footnotes=frozenset(env.get(footnotes.DEFINED, ())),
+        unread=tuple(env.get(UNREAD, ())),
+        unread_inline=tuple(env.get(UNREAD_INLINE, ())),
     )
 
 

@@ -13,6 +13,16 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 BUDGET = "fidelity_token_budget"  # env key: [tokens left], None when the parse is unbounded
+UNREAD = "fidelity:unread"  # env key: [(first line, last line, col)] of blocks not read (0-based)
+UNREAD_INLINE = "fidelity:unread-inline"  # env key: inline tokens with meta["unread"] (an offset)
+
+# How deep the parser follows a page; past it, the part not read is reported (FD706).
+# markdown-it's own limit (20 for both) dropped a whole page's tail after a list ten deep.
+# Blocks recurse three Python frames a level, brackets about six, so both stay far below
+# Python's recursion limit; brackets also cost time a level at each '[' (markdown-it tries
+# each one as a link): 50,000 of them take 1.4 s at 20 levels and 7.5 s at 100.
+BLOCK_NESTING = 100  # a quote is one level, a list two (the list and its item)
+INLINE_NESTING = 20  # brackets, each one a link that may hold the next
 
 
 class TooDense(Exception):
@@ -22,13 +32,18 @@ class TooDense(Exception):
 @dataclass(frozen=True, slots=True)
 class Parsed:
     """A parse: the normalized text, its lines, tokens, reference and footnote labels, and
-    where each type of top-level token is (``of``), so that a rule looks only at its own."""
+    where each type of top-level token is (``of``), so that a rule looks only at its own.
+    ``unread`` holds what nesting past ``BLOCK_NESTING`` kept the parser from reading (0-based
+    first and last line, column); ``unread_inline`` the inline tokens whose brackets went
+    past ``INLINE_NESTING`` (``meta["unread"]``: the offset where the parser gave up)."""
 
     text: str
     lines: tuple[str, ...]
     tokens: tuple[Token, ...]
     references: frozenset[str]
     footnotes: frozenset[str] = frozenset()
+    unread: tuple[tuple[int, int, int], ...] = ()
+    unread_inline: tuple[Token, ...] = ()
     index: dict[str, list[int]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -10,7 +10,7 @@ brackets and code spans never count.
 
 from __future__ import annotations
 
-from checkers.findings import Code, Finding
+from checkers.findings import Code, Finding, clip
 from checkers.parsed import Parsed
 from checkers.positions import Locator
 
@@ -31,8 +31,9 @@ def check_references(parsed: Parsed, path: str) -> list[Finding]:
             (pos, Code.UNDEFINED_FOOTNOTE, label)
             for pos, label in token.meta.get("undefined_footnotes", ())
         ]
-        for pos, code, label in sorted(found):
+        for pos, code, written in sorted(found):
             line, col = where.at(token, pos)
+            label = clip(" ".join(written.split()))  # a label may span lines; match as one
             if code is Code.UNDEFINED_REFERENCE:
                 message = (
                     f"reference [{label}] is not defined; add a line '[{label}]: <target>' "
@@ -43,5 +44,5 @@ def check_references(parsed: Parsed, path: str) -> list[Finding]:
                     f"footnote [^{label}] is not defined; add a line '[^{label}]: <text>' "
                     "or fix the label"
                 )
-            findings.append(Finding(path, line, col, code, message, " ".join(label.split())))
+            findings.append(Finding(path, line, col, code, message, " ".join(written.split())))
     return findings

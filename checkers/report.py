@@ -8,13 +8,16 @@ from typing import IO, Any
 
 from checkers.baseline import Fixed
 from checkers.check import SHOWN, Result
-from checkers.findings import DESCRIPTIONS, Finding
+from checkers.findings import DESCRIPTIONS, Finding, clip
 
 UPDATE = "fidelity check-docs --update-baseline"
 
 
-def _fixed(items: tuple[Fixed, ...]) -> list[dict[str, str]]:
-    return [{"page": f.page, "code": f.code, "subject": f.subject} for f in items]
+def _fixed(items: tuple[Fixed, ...]) -> list[dict[str, str | bool]]:
+    return [
+        {"page": f.page, "code": f.code, "subject": f.subject, **({"gone": True} if f.gone else {})}
+        for f in items
+    ]
 
 
 def as_json(result: Result) -> dict[str, Any]:
@@ -49,15 +52,22 @@ def as_json(result: Result) -> dict[str, Any]:
     }
 
 
+def _why(fixed: Fixed) -> str:
+    return ": the page was renamed or deleted" if fixed.gone else ""
+
+
 def _baseline_lines(result: Result) -> list[str]:
     """What the baseline says beside the findings: fixed entries, and what was changed."""
     where = result.baseline_file
     lines = [
-        f"baseline: {f.page} {f.code} {f.subject!r} is fixed; remove it from {where} with "
-        f"`{UPDATE}`"
+        f"baseline: {f.page} {f.code} {clip(f.subject)!r} is fixed{_why(f)}; remove it from "
+        f"{where} with `{UPDATE}`"
         for f in result.fixed
     ]
-    lines += [f"baseline: removed {f.page} {f.code} {f.subject!r} (fixed)" for f in result.removed]
+    lines += [
+        f"baseline: removed {f.page} {f.code} {clip(f.subject)!r} (fixed{_why(f)})"
+        for f in result.removed
+    ]
     lines += [
         f"baseline: converted {m.page} {m.code} from a count of {m.old} to {m.new} "
         f"fingerprint{'s' if m.new != 1 else ''}"
@@ -91,7 +101,11 @@ def lines(result: Result, counted: tuple[Finding, ...] | None = None) -> list[st
         for code, count in sorted(codes.items())
     ]
     out += [f"ratchet lowered: {m.page} {m.code} {m.old} -> {m.new}" for m in result.lowered]
-    out += [f"ratchet recorded: {m.page} {m.code} {m.new}" for m in result.recorded]
+    out += [
+        f"baseline: recorded {m.page} {m.code} ({m.new} finding{'s' if m.new != 1 else ''}) "
+        f"in {result.baseline_file}"
+        for m in result.recorded
+    ]
     out += _baseline_lines(result)
     files = len(result.pages)
     noun = "file" if files == 1 else "files"

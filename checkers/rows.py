@@ -7,7 +7,7 @@ else's, and two concurrent additions cannot merge into a page that fails.
 from __future__ import annotations
 
 from checkers.config import PageRules
-from checkers.findings import Code, Finding, content_subject
+from checkers.findings import Code, Finding, clip, content_subject
 from checkers.tables import Table
 
 
@@ -34,13 +34,14 @@ def check_rows(tables: tuple[Table, ...], rules: PageRules, path: str) -> list[F
             for index, cell in enumerate(row.cells):
                 if len(cell.text) > cell_cap:
                     name = table.columns[index] if index < len(table.columns) else index + 1
+                    column = repr(clip(name)) if isinstance(name, str) else name
                     findings.append(
                         Finding(
                             path,
                             row.line,
                             cell.col,
                             Code.CELL_TOO_LONG,
-                            f"cell in column {name!r} has {len(cell.text)} characters, over "
+                            f"cell in column {column} has {len(cell.text)} characters, over "
                             f"max_cell_chars {cell_cap}; shorten it or link to the detail",
                             f"{name}: {content_subject(cell.text)}",
                         )

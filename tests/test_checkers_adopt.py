@@ -23,7 +23,10 @@ def test_adopt_in_one_command_then_a_new_finding_fails(tmp_path: Path) -> None:
     assert before.returncode == 1
     adopt = fidelity_cli(repo.path, "-q", "check-docs", "--record-ratchets", "README.md", "docs")
     assert adopt.returncode == 0, adopt.stdout
-    assert "ratchet recorded: docs/guide.md FD201 1" in adopt.stdout
+    assert (
+        "baseline: recorded docs/guide.md FD201 (1 finding) in records/ratchets.json"
+        in adopt.stdout.splitlines()
+    )
     assert json.loads((repo.path / "records" / "ratchets.json").read_text()) == {
         "README.md": {"FD401": ["link docs/gone.md"]},
         "docs/guide.md": {"FD201": ["Attempt 1"], "FD402": ["link ../README.md#nowhere"]},
@@ -45,6 +48,46 @@ def test_adopt_in_one_command_then_a_new_finding_fails(tmp_path: Path) -> None:
     again = fidelity_cli(repo.path, "-q", "check-docs", "--record-ratchets", "README.md", "docs")
     assert again.returncode == 1, "recording never adds to an entry the baseline has"
     assert "gone-too.md" in again.stdout and "missing.md" not in again.stdout
+
+
+def test_a_renamed_or_deleted_page_leaves_no_entry_behind(tmp_path: Path) -> None:
+    """Issue 36: after `git mv` or `git rm` of a page its entries were never reported fixed,
+    and --update-baseline and --record-baseline kept them."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "# Readme\n", "docs/guide.md": "# Guide\n\n[old](gone.md)\n"})
+    fidelity_cli(repo.path, "-q", "check-docs", "--record-baseline", "README.md", "docs")
+    repo.commit(message="adopt check-docs")
+    fixed = (
+        "baseline: docs/guide.md FD401 'link gone.md' is fixed: the page was renamed or "
+        "deleted; remove it from records/ratchets.json with `fidelity check-docs "
+        "--update-baseline`"
+    )
+
+    repo.git("mv", "docs/guide.md", "docs/manual.md")
+    moved = fidelity_cli(repo.path, "-q", "check-docs", "README.md", "docs")
+    assert moved.returncode == 1, "the renamed page's finding is new under its new name"
+    assert fixed in moved.stdout.splitlines()
+    adopt = fidelity_cli(repo.path, "-q", "check-docs", "--record-baseline", "README.md", "docs")
+    assert adopt.returncode == 0, adopt.stdout
+    assert adopt.stdout.splitlines()[:2] == [
+        "baseline: recorded docs/manual.md FD401 (1 finding) in records/ratchets.json",
+        "baseline: removed docs/guide.md FD401 'link gone.md' (fixed: the page was renamed "
+        "or deleted)",
+    ]
+    assert json.loads((repo.path / "records" / "ratchets.json").read_text()) == {
+        "docs/manual.md": {"FD401": ["link gone.md"]}
+    }
+    repo.commit(message="rename the guide")
+
+    repo.git("rm", "-q", "docs/manual.md")
+    deleted = fidelity_cli(repo.path, "-q", "check-docs", "README.md")
+    assert deleted.returncode == 0, deleted.stdout
+    assert deleted.stdout.splitlines()[0] == fixed.replace("guide", "manual")
+    update = fidelity_cli(repo.path, "-q", "check-docs", "--update-baseline", "README.md")
+    assert update.returncode == 0, update.stdout
+    assert json.loads((repo.path / "records" / "ratchets.json").read_text()) == {}
+    again = fidelity_cli(repo.path, "-q", "check-docs", "README.md")
+    assert again.stdout == "check-docs: 1 file clean\n"
 
 
 SEVEN = "# Guide\n\n" + "".join(f"- [old {i}](gone-{i}.md)\n" for i in range(1, 8))

@@ -23,6 +23,7 @@ import re
 import cmarkgfm
 from cmarkgfm.cmark import Options
 from hypothesis import example, given
+from hypothesis import strategies as st
 from strategies import reference_pages
 
 from checkers.links import links
@@ -136,3 +137,35 @@ def test_the_oracle_sees_each_form() -> None:
     page = "w[a][b] [c][] [d] [^n] [e](u.md) [f][g](v.md) `[h][i]`\n\n[^m]: m\n"
     assert github_view(page) == (["u.md", "v.md"], ["b", "c"], ["n"])
     assert fidelity_view(page) == github_view(page)
+
+
+ITEM_STARTS = [
+    "- ",
+    "* ",
+    "1. ",
+    "2) ",
+    "   - ",
+    "-  ",
+    "-\t",
+    "> - ",
+    "- - ",
+    "-\n  ",
+    "",
+    "-     ",
+]
+BOXES = ["[x]", "[X]", "[ ]", "[\t]", "[y]", "[]", "\\[x]", "[x][y]", "[ x]"]
+AFTER_BOX = [" a", "\ta", "", " ", "a", "\u00a0a", "\x0ba", " [x]", "[x]", "(u.md)", " [y]"]
+task_lines = st.tuples(
+    st.sampled_from(ITEM_STARTS), st.sampled_from(BOXES), st.sampled_from(AFTER_BOX)
+).map("".join)
+
+
+@given(st.lists(task_lines, min_size=1, max_size=4).map("\n".join))
+@example("- [x] done")  # issue 36: a checkbox on GitHub, reported as a link to gone-x.md
+@example("- [x] [x] and [x]done\n- [x]done\n- [x]")  # boxes, then links
+@example("> - [x] a\n\n- - [x] b")  # cmark-gfm matches the box from the line's start
+def test_task_list_boxes_are_links_exactly_where_github_renders_one(items: str) -> None:
+    """A task-list item's `[x]` is a checkbox on GitHub, never a link, even where `[x]` is
+    defined; anywhere else it is a link to the definition."""
+    page = items + "\n\n[x]: gone-x.md\n[y]: gone-y.md\n"
+    assert fidelity_view(page)[0] == github_view(page)[0]

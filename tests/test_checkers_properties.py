@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import unquote
 
 import pytest
@@ -93,6 +94,9 @@ TIGHT = PageRules(
 )
 
 
+TASK_BOX = re.compile(r"^[ \t\v\f]*(?:[-+*]|[0-9]+[.)])[ \t\v\f]+\[[ xX]\][ \t\v\f]", re.M)
+
+
 def plain() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
@@ -118,8 +122,9 @@ def test_never_raises_and_every_line_points_into_the_file(text: str, site: Site)
 @PROFILE
 @given(text=any_text)
 def test_wrapped_rules_do_not_change_the_parse(text: str) -> None:
-    """Only footnotes (GitHub syntax that CommonMark lacks) parse differently."""
-    assume("[^" not in text)
+    """Only footnotes and task-list boxes (GitHub syntax that CommonMark lacks) parse
+    differently (and nesting past markdown-it's 20 levels, which no page here reaches)."""
+    assume("[^" not in text and not TASK_BOX.search(normalize(text)))
     assert parser().render(normalize(text)) == plain().render(normalize(text))
 
 

@@ -54,6 +54,7 @@ def test_a_count_that_is_exceeded_stays_a_count_and_red(tmp_path: Path) -> None:
 def test_update_removes_fixed_subjects_and_never_adds(tmp_path: Path) -> None:
     entries = {"page.md": {"FD103": ["A paragraph over ten.", "Gone paragraph."]}}
     root = _repo(tmp_path, LONG + "A new paragraph.\n", entries | {"else.md": {"FD101": 1}})
+    (root / "else.md").write_text("# A page not checked this run keeps its entries\n")
     held = check_pages(root, PAGE, CONFIG)
     assert [f.code for f in held.findings] == ["FD103"]
     assert held.fixed == (baseline.Fixed("page.md", "FD103", "Gone paragraph."),)
@@ -64,6 +65,34 @@ def test_update_removes_fixed_subjects_and_never_adds(tmp_path: Path) -> None:
     assert _baseline(root) == {
         "page.md": {"FD103": ["A paragraph over ten."]},
         "else.md": {"FD101": 1},
+    }
+
+
+def test_the_entries_of_a_page_that_is_gone_are_fixed_then_dropped(tmp_path: Path) -> None:
+    """Issue 36: after `git mv` or `git rm` of a page its entries were never reported fixed,
+    and --update-baseline kept them for ever."""
+    gone = {"FD103": ["Its paragraph."], "FD401": 2}
+    odd = {"FD103": ["x"]}  # names no page can have: nothing could ever match them
+    entries = {"page.md": {"FD103": ["A paragraph over ten."]}, "old.md": gone}
+    root = _repo(tmp_path, LONG, entries | {"../up.md": odd, "./page.md": odd})
+    (root / "kept.md").write_text("# Kept\n")
+    _repo_entries = _baseline(root) | {"kept.md": {"FD103": ["Not checked this run."]}}
+    (root / "records" / "ratchets.json").write_text(json.dumps(_repo_entries))
+    held = check_pages(root, PAGE, CONFIG)
+    assert held.findings == ()
+    fixed = [(f.page, f.code, f.subject, f.gone) for f in held.fixed]
+    assert fixed == [
+        ("../up.md", "FD103", "x", True),
+        ("./page.md", "FD103", "x", True),
+        ("old.md", "FD103", "Its paragraph.", True),
+        ("old.md", "FD401", "(a count of 2)", True),
+    ]
+    update = check_pages(root, PAGE, CONFIG, update_ratchets=True)
+    assert update.findings == () and update.fixed == ()
+    assert sorted(update.removed) == sorted(held.fixed)
+    assert _baseline(root) == {
+        "page.md": {"FD103": ["A paragraph over ten."]},
+        "kept.md": {"FD103": ["Not checked this run."]},
     }
 
 
