@@ -168,6 +168,9 @@ class AbReport:
             }
         return {
             "order": self.order,
+            # the analysis the runs were measured for, fixed before them: a later look at
+            # them without the control can then be told apart (`--from` reads it back)
+            "analysis": {"control": any(r.control_seconds is not None for r in self.reps)},
             "commands": dict(self.commands),
             "failure": self.failure,
             "judgement": verdict,
@@ -248,16 +251,18 @@ def measure(
 MIN_REPS = 2  # one repetition per arm makes a band of a single point
 
 
-def judged(reps: Sequence[Repetition], failure: str, **kw: Any) -> AbReport:
+def judged(
+    reps: Sequence[Repetition], failure: str, *, without_control: str = "", **kw: Any
+) -> AbReport:
     """A report over recorded repetitions; a judgement only when the run completed and each
-    arm has at least MIN_REPS counted repetitions."""
+    arm has at least MIN_REPS counted repetitions (`verdict.judge` for `without_control`)."""
     counts = [sum(r.arm is arm and not r.warmup for r in reps) for arm in (Arm.A, Arm.B)]
     if not failure and min(counts) < MIN_REPS:
         failure = f"each arm needs {MIN_REPS} counted repetitions; got A {counts[0]}, B {counts[1]}"
     if failure:
         return AbReport(tuple(reps), None, failure=failure, **kw)
     try:
-        return AbReport(tuple(reps), judge(reps), **kw)
+        return AbReport(tuple(reps), judge(reps, without_control=without_control), **kw)
     except ValueError as exc:
         return AbReport(tuple(reps), None, failure=str(exc), **kw)
 
@@ -311,9 +316,16 @@ def _columns(data: Mapping[str, Any], source: str) -> Iterable[dict[str, Any]]:
             yield {"arm": arm, "seconds": s, "control_seconds": c, "index": -1}  # order unknown
 
 
-def load(path: Path) -> list[Repetition]:
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    reps: list[Repetition]
+    control: bool | None = None  # what the file says the runs were measured with, if it does
+
+
+def load(path: Path) -> Recorded:
     """Repetitions from a CSV (columns arm, seconds[, control_seconds, warmup, index]) or a
-    JSON file (a list of such records, `fidelity ab --json` output, or per-arm lists)."""
+    JSON file (a list of such records, `fidelity ab --json` output, or per-arm lists), and
+    the analysis the file records (`fidelity ab --json` output records it)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -323,14 +335,19 @@ def load(path: Path) -> list[Repetition]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{path}: invalid JSON: {exc}") from None
+        control = None
         if isinstance(data, dict) and "repetitions" in data:
+            analysis = data.get("analysis")
+            if isinstance(analysis, dict) and isinstance(analysis.get("control"), bool):
+                control = analysis["control"]
             data = data["repetitions"]
         records = list(_columns(data, str(path))) if isinstance(data, dict) else data
         if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
             raise UsageError(f"{path}: expected a list of {{arm, seconds}} records")
         if not records:
             raise UsageError(f"{path}: no measurements; record some runs first")
-        return [_rep(i, r, f"{path}: record {i + 1}") for i, r in enumerate(records)]
+        reps = [_rep(i, r, f"{path}: record {i + 1}") for i, r in enumerate(records)]
+        return Recorded(reps, control)
     reader = csv.DictReader(io.StringIO(text))
     columns = [c.strip() for c in reader.fieldnames or []]
     missing = [c for c in ("arm", "seconds") if c not in columns]
@@ -343,4 +360,4 @@ def load(path: Path) -> list[Repetition]:
     rows = [{k.strip(): v for k, v in row.items() if k} for row in reader]
     if not rows:
         raise UsageError(f"{path}: a header and no measurements; record some runs first")
-    return [_rep(i, r, f"{path}:{i + 2}") for i, r in enumerate(rows)]
+    return Recorded([_rep(i, r, f"{path}:{i + 2}") for i, r in enumerate(rows)])

@@ -43,9 +43,27 @@ def command(text: str, cwd: Path | None, shell: bool) -> Command:
     return Command(argv, cwd)
 
 
-def from_file(path: Path, expect: str) -> AbReport:
-    """Judge measurements recorded elsewhere (CSV or JSON)."""
-    return runner.judged(runner.load(path), "", expect=Expect(expect), order="recorded")
+def from_file(path: Path, expect: str, without_control: bool = False) -> AbReport:
+    """Judge measurements recorded elsewhere (CSV or JSON) by the analysis they were measured
+    for; a look without their control (asked, or the file's control times gone) is
+    exploratory."""
+    recorded = runner.load(path)
+    timed = any(r.control_seconds is not None for r in recorded.reps)
+    why = ""
+    if recorded.control and not timed:
+        why = (
+            "the file says these runs were measured with a control, and its times are not in "
+            "it: judged without them, the analysis is not the one fixed before the runs"
+        )
+    elif without_control and timed:
+        why = (
+            "these runs were measured with a control; judging them without it is an analysis "
+            "chosen after seeing them, and the stated false-claim rate holds only for one "
+            "fixed before"
+        )
+    return runner.judged(
+        recorded.reps, "", without_control=why, expect=Expect(expect), order="recorded"
+    )
 
 
 def run(plan: Plan, announce: Callable[[str], None]) -> AbReport:

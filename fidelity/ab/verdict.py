@@ -25,6 +25,13 @@ time before pairing, which removes a machine slow-down that hits a slot's arm an
 alike, and any difference between the two directories that the change does not cause. It
 adds the control's own noise, so it can widen the interval; the verdict says by how much
 it moved the ratio and whether it narrowed or widened the interval.
+
+The analysis (with the control or without) is fixed when the runs are measured: runs with a
+control are judged with it. Judging them again without it, after seeing how each analysis
+came out, is a second look whose false-claim rate is no longer the stated one (picking the
+better of two analyses roughly doubles it), so such a look is `exploratory`: it shows its
+interval and never establishes; a difference is established only by a fresh run measured
+the way it is judged.
 """
 
 from __future__ import annotations
@@ -165,6 +172,9 @@ class Judgement:
     control_a: Band | None = None
     control_b: Band | None = None
     note: str = ""  # why the method is what it is, when not the default
+    # why this look cannot establish anything: an analysis other than the one the runs were
+    # measured for, chosen after seeing them ("" for the analysis fixed before the runs)
+    exploratory: str = ""
 
     @property
     def ratio(self) -> float:
@@ -182,6 +192,12 @@ class Judgement:
 
     def headline(self) -> str:
         how = f"{self.method}, {self.n[0]}+{self.n[1]} runs; {false_claims(self.interval.level)}"
+        if self.exploratory:
+            return (
+                f"exploratory, not a verdict: {self.interval.words()}; {self.exploratory}. To "
+                f"establish a difference this way, run afresh without --control (--reps "
+                f"{max(self.n)} or more) and judge that run"
+            )
         if self.interval.low is None:
             return (
                 f"inconclusive: {min(self.n)} runs per arm cannot give a 95% interval "
@@ -218,7 +234,8 @@ class Judgement:
         elif new_width > old_width:
             effect = (
                 f"and widened its interval {by}from {before} to {after}: its noise is not the "
-                "arms' noise, so it costs more than it corrects; consider dropping --control"
+                "arms' noise, so it costs more than it corrects; the next run may do better "
+                "without --control (these runs stand as judged with it)"
             )
         else:
             effect = f"and shifted its interval from {before} to {after}"
@@ -325,8 +342,13 @@ def _has_control(a: Sequence[Repetition], b: Sequence[Repetition]) -> bool:
     return any(with_control)
 
 
-def judge(reps: Sequence[Repetition]) -> Judgement:
-    """The verdict over every counted repetition; ValueError when an arm has none."""
+def judge(reps: Sequence[Repetition], *, without_control: str = "") -> Judgement:
+    """The verdict over every counted repetition; ValueError when an arm has none. With
+    `without_control` (why the runs are looked at without the control they were measured
+    with), the control's times are set aside and the look is exploratory: never established."""
+    if without_control:
+        looked = judge([replace(r, control_seconds=None) for r in reps])
+        return replace(looked, verdict=Verdict.INCONCLUSIVE, exploratory=without_control)
     _check(reps)
     a_reps, b_reps = _counted(reps, Arm.A), _counted(reps, Arm.B)
     if not a_reps or not b_reps:

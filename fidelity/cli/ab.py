@@ -65,6 +65,13 @@ def register(sub: Any) -> None:
     p.add_argument("--cwd-a", type=Path, metavar="DIR", help="run arm A (and its control) here")
     p.add_argument("--cwd-b", type=Path, metavar="DIR", help="run arm B (and its control) here")
     p.add_argument("--shell", action="store_true", help="run the commands under a shell")
+    p.add_argument(
+        "--without-control",
+        action="store_true",
+        help="with --from: look at runs measured with a control without it. Exploratory: "
+        "an analysis chosen after seeing the runs never establishes a difference (it says "
+        "what a fresh run without --control needs)",
+    )
     options.reports(p)
     p.set_defaults(handler=_ab)
 
@@ -78,10 +85,15 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
 
     err = Terminal(stderr=True, highlight=False)
     options.check_writable(args.json, args.markdown)
+    if args.without_control and not args.measurements:
+        raise UsageError(
+            "--without-control looks at recorded runs (--from FILE); a fresh run is measured "
+            "without a control by leaving out --control"
+        )
     if args.measurements:
         if args.a or args.b or args.control:
             raise UsageError("give either --from FILE or --a/--b commands, not both")
-        report = session.from_file(args.measurements, args.expect)
+        report = session.from_file(args.measurements, args.expect, args.without_control)
         title = f"A/B from {args.measurements}"
     else:
         report, title = _run(args, console, err), "A/B timing"
