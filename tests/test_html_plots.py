@@ -68,3 +68,26 @@ def test_a_moved_numeric_column_is_drawn_and_a_text_column_is_said_not_to_be(
     drawn = {p.column: p for p in plots.plot(moved, files, {"key": ["id"]}, "salt")}
     assert drawn["x"].svg.startswith("<svg") and "per key" in drawn["x"].svg
     assert drawn["label"].svg == "" and drawn["label"].note == "not numeric on both sides: no plot"
+
+
+def test_the_columns_that_moved_most_are_plotted_not_the_first_in_file_order(
+    tmp_path: Path,
+) -> None:
+    """A simulator's fix moved six columns; lane and start by a little on a few rows, ttft
+    and tbt by a lot on every row. The four plotted are the four that moved most."""
+    head = "id,lane,start,queue,slot,ttft,tbt\n"
+    base = head + "".join(f"{i},0,{i * 10},1,2,{500 + i},{40 + i}\n" for i in range(20))
+    cand = head + "".join(
+        f"{i},{i % 7 == 0:d},{i * 10 + (i == 3)},1,{2 + (i == 5)},{20 + i},{9 + i}\n"
+        for i in range(20)
+    )
+    files = (write(tmp_path, "base.csv", base), write(tmp_path, "cand.csv", cand))
+    order = ("lane", "start", "slot", "ttft", "tbt")
+    moved = OutputDiff("m.csv", "csv", False, "moved", columns=order)
+    drawn = [p.column for p in plots.plot(moved, files, {"key": ["id"]}, "salt")]
+    assert drawn[:2] == ["ttft", "tbt"] and len(drawn) == plots.COLUMNS, drawn
+    assert "start" not in drawn  # one row moved by one part in 30: the least of them
+    by_position = plots.most_moved(
+        order, plots.read(files[0], ","), plots.read(files[1], ","), None
+    )
+    assert by_position[:2] == ("ttft", "tbt")  # unkeyed rows pair by position

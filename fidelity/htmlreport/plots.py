@@ -153,16 +153,40 @@ def plot(e: OutputDiff, files: tuple[Path, Path], spec: Mapping[str, Any], salt:
     """One figure per plotted column of one explained CSV/TSV output; [] for other kinds."""
     if e.kind not in ("csv", "tsv") or e.limit:
         return []
-    wanted = columns(e)[:COLUMNS]
     big = [f for f in files if not f.is_file() or f.stat().st_size > FILE_BYTES]
     if big:
         why = f"{big[0].name} is missing or over {FILE_BYTES // 2**20} MiB: not plotted"
-        return [Plot(c, note=why) for c in wanted]
+        return [Plot(c, note=why) for c in columns(e)[:COLUMNS]]
     sep = "\t" if e.kind == "tsv" else ","
     base, cand = read(files[0], sep), read(files[1], sep)
     key = [k for k in spec.get("key", ()) if k in base and k in cand]
     rows = pairs(base, cand, key) if key else None
+    wanted = most_moved(columns(e), base, cand, rows)[:COLUMNS]
     return [_one(column, base, cand, (key, rows), f"{salt}-{column}") for column in wanted]
+
+
+def most_moved(names: Sequence[str], base: Table, cand: Table, rows: Any) -> tuple[str, ...]:
+    """The columns, the one that moved most first: by the sum over rows of each value's
+    symmetric relative change |c - b| / (|b| + |c|), which counts how many rows moved and
+    how far, and stays finite from 0. Rows pair by key, else by position; a cell that is a
+    number on one side only counts as a whole change. Ties keep the file's order."""
+
+    def score(column: str) -> float:
+        b, c = numbers(base, column), numbers(cand, column)
+        if b is None or c is None:
+            return 0.0
+        if rows is not None:
+            b, c = b[rows[0]], c[rows[1]]
+        else:
+            n = min(len(b), len(c))
+            b, c = b[:n], c[:n]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            change = np.abs(c - b) / (np.abs(b) + np.abs(c))  # NaN: both 0, or not numbers
+        one_missing = np.isnan(b) ^ np.isnan(c)  # a number on one side only: a whole change
+        return float(np.where(one_missing, 1.0, np.nan_to_num(change, nan=0.0)).sum())
+
+    scores = {column: score(column) for column in names}
+    return tuple(sorted(names, key=lambda column: -scores[column]))
 
 
 def _one(
