@@ -97,3 +97,48 @@ def test_hostile_test_ids_and_kinds_are_text(tmp_path: Path, chromium: Any) -> N
     missed = opened.page.locator("td.missed")  # test_w was expected and did not fail
     assert missed.count() == 1 and missed.inner_text() == "not failed"
     opened.page.close()
+
+
+INSIDE = (
+    "() => { const t = document.querySelector('#controls');"
+    " const detail = t.querySelector('td.detail').getBoundingClientRect();"
+    " return document.documentElement.scrollWidth <= window.innerWidth"
+    " && detail.width >= 150; }"
+)
+
+
+def test_long_test_ids_wrap_and_the_detail_stays_readable(tmp_path: Path, chromium: Any) -> None:
+    """The demo's page had its detail column squeezed to a word a line and pushed out of
+    the page by two columns of long test ids."""
+    long = "tests/test_scheduler.py::test_lanes_rotate_across_calls_even_when_a_replica_is_idle"
+    controls = [
+        {"id": f"c{i}", "verdict": "caught", "expected": [long], "failing": [long], "how": "x"}
+        for i in range(5)
+    ]
+    controls.append(
+        {
+            "id": "residue",
+            "verdict": "residue-held",
+            "expected": [],
+            "failing": [],
+            "detail": "no test reads the cache back at a second queue depth; the day one "
+            "does, this control goes red",
+        }
+    )
+    report = {
+        "rev": "HEAD",
+        "sha": "a" * 40,
+        "table": "cases/controls.toml",
+        "baseline": {"status": "passed", "tests": 10},
+        "noop": {"verdict": "residue-held"},
+        "controls": controls,
+        "never_failed": [],
+        "summary": "HOLDS: all 6 controls met their expectation (exit 0)",
+        "exit_code": 0,
+    }
+    path = tmp_path / "long.html"
+    path.write_text(controlspage.page(report))
+    opened = open_page(chromium, path)
+    opened.page.set_viewport_size({"width": 1280, "height": 900})
+    assert opened.page.evaluate(INSIDE), "the controls table overflows the page"
+    opened.page.close()

@@ -94,11 +94,11 @@ def _rows(controls: Sequence[Mapping[str, Any]]) -> str:
             f'<td class="id">{esc(c["id"])}</td>',
             f'<td class="verdict-cell">{esc(c["verdict"])}</td>',
             f"<td>{esc(c.get('how', ''))}</td>",
-            f"<td>{esc(', '.join(c.get('expected', ())))}</td>",
-            f"<td>{esc(', '.join(c.get('failing', ())))}</td>",
+            f"<td class=\"tests\">{esc(', '.join(c.get('expected', ())))}</td>",
+            f"<td class=\"tests\">{esc(', '.join(c.get('failing', ())))}</td>",
             f'<td class="num">{esc(c.get("tests_run", ""))}</td>',
             f'<td class="num">{float(c.get("duration_s", 0.0)):.2f}</td>',
-            f"<td>{esc(c.get('detail', ''))}</td>",
+            f"<td class=\"detail\">{esc(c.get('detail', ''))}</td>",
         ]
         cls = esc(c["verdict"])
         rows.append(f'<tr class="v-{cls}" data-class="{cls}">' + "".join(cells) + "</tr>\n")
@@ -109,8 +109,8 @@ def _rows(controls: Sequence[Mapping[str, Any]]) -> str:
         'placeholder="filter: control, test, verdict" aria-label="filter the controls">'
         '<select id="controls-class" aria-label="only this verdict"><option value="">every '
         f'verdict</option>{options}</select><span id="controls-shown"></span></div>\n'
-        f'<table id="controls" data-table="controls">\n<thead><tr>{head}</tr></thead>\n'
-        f"<tbody>\n{''.join(rows)}</tbody>\n</table>\n"
+        f'<div class="table-wrap"><table id="controls" data-table="controls">\n'
+        f"<thead><tr>{head}</tr></thead>\n<tbody>\n{''.join(rows)}</tbody>\n</table></div>\n"
     )
 
 
