@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import Repo
+from support import PY, Repo
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, merge, rejudge
@@ -100,6 +100,32 @@ def test_durations_of_an_earlier_run_balance_the_shards(sim_repo: Repo, tmp_path
         main([*argv, "--shard-durations", str(earlier.run_dir), "--out", str(tmp_path / "s")]) == 0
     )
     assert main([*argv[:-2], "--shard", "3/2"]) == 2
+
+
+SPARSE = """
+import os, pathlib, sys
+with (pathlib.Path(os.environ["CACHE"]) / "model.bin").open("wb") as f:
+    f.write(b"head")
+    f.truncate(64 << 20)
+(pathlib.Path(sys.argv[1]) / "result.txt").write_text("1")
+"""
+
+
+def test_a_sparse_cache_stays_sparse_in_the_merged_run(make_repo, tmp_path: Path) -> None:
+    repo: Repo = make_repo("sparse")
+    case = (
+        f'[[case]]\nid = "s"\nargv = [{json.dumps(PY)}, "sparse.py", "{{out}}"]\n'
+        'outputs = ["result.txt"]\ncache_env = "CACHE"\n'
+    )
+    repo.commit({"sparse.py": SPARSE, "cases/matrix.toml": case})
+    dirs = shards(repo, "HEAD", 1, tmp_path)
+    shard = dirs[0] / "candidate" / "cases" / "s" / "cache" / "model.bin"
+    if shard.stat().st_blocks * 512 > 1 << 20:
+        pytest.skip("this filesystem does not keep holes")
+    merged = merge.merge(dirs, tmp_path / "merged")
+    copy = merged.run_dir / "candidate" / "cases" / "s" / "cache" / "model.bin"
+    assert copy.stat().st_size == 64 << 20 and copy.stat().st_blocks * 512 < 1 << 20
+    assert merged.exit_code == 0, merged.findings
 
 
 def _forge(case: Path) -> None:

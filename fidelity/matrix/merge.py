@@ -22,6 +22,7 @@ from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import CaseEvidence, SideEvidence, side_to_json
 from fidelity.matrix.explain import explanations
+from fidelity.matrix.files import copy_file
 from fidelity.matrix.findings import Code, Finding, provenance
 from fidelity.matrix.outcome import Outcome, decide, prediction_findings
 from fidelity.matrix.rundir import RunRecord
@@ -105,7 +106,8 @@ def _gather(records: Sequence[RunRecord], dirs: Sequence[Path], run_dir: Path) -
                     found.cases[role][case_id] = side.cases[case_id]
                     source = where / role / "cases" / case_id
                     if source.is_dir():  # links stay links: never followed out of the shard
-                        shutil.copytree(source, run_dir / role / "cases" / case_id, symlinks=True)
+                        target = run_dir / role / "cases" / case_id
+                        shutil.copytree(source, target, symlinks=True, copy_function=copy_file)
         found.entries.update({c["id"]: c for c in record.raw["matrix"]["cases"]})
     return found
 
