@@ -142,6 +142,7 @@ class CaseEvidence:
     unexpected: tuple[str, ...] = ()  # files of outputs declared absent
     output_problems: tuple[str, ...] = ()  # e.g. two files paired under one name
     replay: Replay | None = None  # its runs beyond the first on this side, if replayed
+    replaced: tuple[str, ...] = ()  # its {out} or {cache} folder, replaced by a link
 
     def path_of(self, name: str) -> str:
         """Where the output compared under `name` lies under out/."""
@@ -198,6 +199,8 @@ def case_to_json(case: CaseEvidence) -> dict[str, Any]:
         del data["replay"]  # run.json of a run without replays is as before
     else:
         data["replay"] = case.replay.to_json()
+    if not case.replaced:
+        del data["replaced"]  # nor of one whose cases kept their folders
     return data
 
 
@@ -220,6 +223,7 @@ def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
                 "unexpected": tuple(v.get("unexpected", ())),
                 "output_problems": tuple(v.get("output_problems", ())),
                 "replay": Replay.from_json(v.get("replay")),
+                "replaced": tuple(v.get("replaced", ())),
             }
         )
         for k, v in data["cases"].items()

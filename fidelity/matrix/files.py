@@ -69,6 +69,19 @@ def _scan(
         _scan(folder / entry.name, f"{prefix}{entry.name}/", files, links, other)
 
 
+def replaced(folder: Path, placeholder: str) -> str:
+    """How a folder fidelity made for a case ({out}, {cache}) is no longer a folder, or "".
+    A link there would make the folder look empty while what the case wrote went elsewhere;
+    a folder the case removed holds nothing, as an empty one."""
+    try:
+        mode = os.lstat(folder).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISLNK(mode):
+        return f"{{{placeholder}}} was replaced by a link to {os.readlink(folder)}"
+    return "" if stat.S_ISDIR(mode) else f"{{{placeholder}}} was replaced by a file"
+
+
 def copy_tree(src: Path, dst: Path) -> None:
     """A copy of what `walk` sees under src: regular files (their times kept, their holes
     kept: `copy_file`) and links (as links, never followed); special files are left out,
