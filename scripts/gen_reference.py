@@ -5,7 +5,8 @@
   checks;
 - exit-codes.md: from `fidelity.errors.EXIT_CODES`, which `fidelity --help` also prints;
 - placeholders.md: from the placeholder sets of `fidelity.placeholders`;
-- commands.md: every command's `--help`, as printed at COLUMNS=100.
+- commands.md: every command's `--help`, as printed at COLUMNS=100;
+- findings.md: which findings `[[accept]]` may name, from fidelity/matrix/accept.py.
 
 tests/test_gen_reference.py regenerates every page in memory and fails when a file differs.
 Usage: python scripts/gen_reference.py [--check] [--root DIR]
@@ -24,6 +25,7 @@ from fidelity import config, placeholders
 from fidelity.errors import EXIT_CODES, INTERRUPTED, SIGNALLED, exit_summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling modules below
+from reference_findings import findings_page
 from reference_help import COLUMNS, helps
 from reference_schemas import (
     Schema,
@@ -370,6 +372,7 @@ def pages(schemas: Mapping[str, Schema] | None = None) -> dict[str, str]:
         "docs/reference/exit-codes.md": exit_codes(),
         "docs/reference/placeholders.md": placeholder_page(),
         "docs/reference/commands.md": commands(),
+        "docs/reference/findings.md": findings_page(HEADER),
     }
 
 

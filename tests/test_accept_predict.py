@@ -243,3 +243,69 @@ def test_an_until_that_is_neither_date_nor_commit_is_a_usage_error(half_written)
     )
     with pytest.raises(UsageError, match="neither a date"):
         run(repo, base, cand)
+
+
+FORGED_CASE = """[[case]]
+id = "a"
+argv = "git checkout -q --detach {base} && {py} prog.py {{out}}"
+shell = true
+outputs = ["result.txt"]
+timeout_s = 30
+"""
+ACCEPT_FORGERY = (
+    '[[accept]]\nfinding = "side-changed"\nside = "candidate"\nwhy = "the case pins its input"\n'
+)
+
+
+def test_a_forged_move_cannot_be_accepted_as_side_changed(make_repo, capsys) -> None:
+    """The candidate moves `a`, but its case checks the baseline out in the candidate's
+    worktree first: `side-changed`, exit 3; accepting that finding is refused (exit 2)."""
+    repo: Repo = make_repo("forged")
+    base = repo.commit({"prog.py": CRASHY, "value.txt": "1"})
+    forged = FORGED_CASE.format(base=base, py=PY)
+    repo.commit({"cases/matrix.toml": forged, "value.txt": "2"}, "moves a, hides it")
+    outcome = run(repo, base, "HEAD")
+    assert [r.verdict.value for r in outcome.comparison.cases] == ["identical"]
+    assert [(f.code, f.side) for f in outcome.findings] == [(Code.SIDE_CHANGED, "candidate")]
+    assert outcome.exit_code == 3
+    repo.commit({"cases/matrix.toml": forged + ACCEPT_FORGERY}, "accept the forgery")
+    with pytest.raises(TableError) as caught:
+        run(repo, base, "HEAD")
+    said = "\n".join(caught.value.problems)
+    assert "accept #1 at $.accept[0].finding: side-changed can never be accepted" in said
+    assert "another revision" in said and "remove this entry" in said
+    from fidelity.cli.main import main
+
+    assert main(["-q", "run", "--repo", str(repo.path), "--baseline", base]) == 2
+    err = capsys.readouterr().err
+    assert "cases/matrix.toml" in err and "side-changed can never be accepted" in err
+
+
+@pytest.mark.parametrize("code", list(Code))
+def test_every_finding_is_either_never_accepted_or_accepted_with_a_reason(code: Code) -> None:
+    from fidelity.matrix import accept
+
+    assert (code in accept.NEVER) != (code in accept.MAY), code
+    why = accept.problem(code.value)
+    assert (why is not None) == (code in accept.NEVER)
+    entry = f'[[accept]]\nfinding = "{code.value}"\nwhy = "w"\n'.encode()
+    text = b'[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["o"]\n' + entry
+    if code in accept.NEVER:
+        with pytest.raises(TableError, match=f"{code.value} can never be accepted"):
+            table.parse(text, "t.toml")
+    else:
+        assert [a.finding for a in table.parse(text, "t.toml").accepts] == [code.value]
+
+
+def test_the_findings_that_mean_foreign_evidence_are_never_accepted() -> None:
+    from fidelity.matrix import accept
+
+    foreign = {
+        Code.SIDE_CHANGED,
+        Code.CHECKOUT_CHANGED,
+        Code.HARNESS_CHANGED,
+        Code.SHADOWED_IMPORT,
+        Code.CACHE_NOT_EMPTY,
+        Code.FOLDER_REPLACED,
+    }
+    assert foreign <= set(accept.NEVER), foreign - set(accept.NEVER)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -49,7 +50,14 @@ def generated() -> dict[str, str]:
 def test_every_reference_page_is_current(generated: dict[str, str]) -> None:
     assert sorted(generated) == [
         f"docs/reference/{name}.md"
-        for name in ("commands", "configuration", "exit-codes", "formats", "placeholders")
+        for name in (
+            "commands",
+            "configuration",
+            "exit-codes",
+            "findings",
+            "formats",
+            "placeholders",
+        )
     ]
     assert GEN.stale(generated, GEN.read(ROOT, list(generated))) == []
 
@@ -101,7 +109,7 @@ def test_check_mode_fails_on_a_stale_copy_and_writing_fixes_it(tmp_path: Path) -
     )
     assert run().stdout == "wrote docs/reference/exit-codes.md\n"
     green = run("--check")
-    assert (green.returncode, green.stdout) == (0, "5 reference pages current\n")
+    assert (green.returncode, green.stdout) == (0, "6 reference pages current\n")
 
 
 def test_the_page_holds_what_the_command_prints(generated: dict[str, str]) -> None:
@@ -183,3 +191,20 @@ def test_the_schema_defaults_are_the_codes() -> None:
         "command": list(controls.command)
     }
     assert defaults(schemas["controls"], ("$defs", "control")) == {"match": control.match}
+
+
+def test_the_findings_page_is_the_never_accept_list_in_code() -> None:
+    """The page lists exactly what validation refuses; a finding dropped from the list in
+    code makes it stale."""
+    from fidelity.matrix.accept import MAY, NEVER
+
+    page = "docs/reference/findings.md"
+    written = GEN.read(ROOT, [page])[page]
+    assert written is not None
+    never, may = written.split("## Never accepted", 1)[1].split("## May be accepted", 1)
+    listed = re.compile(r"^\| `([a-z-]+)` \|", re.M)
+    assert listed.findall(never) == sorted(NEVER) and listed.findall(may) == sorted(MAY)
+    fewer = {code: why for code, why in NEVER.items() if code != "side-changed"}
+    drifted = GEN.findings_page(GEN.HEADER, fewer, MAY)
+    problems = GEN.stale({page: drifted}, {page: written})
+    assert len(problems) == 1 and problems[0].startswith(f"{page}:"), problems

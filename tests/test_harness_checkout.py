@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support import PY, Repo, snapshot
 
-from fidelity.errors import TableError
+from fidelity.errors import TableError, UsageError
 from fidelity.matrix import gate, table
 from fidelity.matrix.findings import Code
 from fidelity.matrix.predict import Held
@@ -265,3 +266,122 @@ def test_a_held_prediction_over_the_harness_driver(make_repo) -> None:
         expect="cases/refactor.toml",
     )
     assert outcome.judged is not None and outcome.judged.verdict is Held.HELD
+
+
+FORGE = r"""
+import importlib.util, os, pathlib, stat
+from importlib._bootstrap_external import _code_to_timestamp_pyc
+cases = pathlib.Path(os.environ["H"]) / "cases"
+src = cases / "helper.py"
+st = src.stat()  # a .pyc whose header matches the source: Python takes it as the module
+code = compile("def scale(x):\n    return 0\n", str(src), "exec")
+cases.chmod(cases.stat().st_mode | stat.S_IWUSR)
+pyc = pathlib.Path(importlib.util.cache_from_source(str(src)))
+pyc.parent.mkdir(exist_ok=True)
+pyc.write_bytes(_code_to_timestamp_pyc(code, st.st_mtime, st.st_size))
+"""
+HELPED = """
+import json, os, pathlib, sys
+sys.path.insert(1, ".")  # after the script's folder ({harness}/cases): the side's lib
+import helper, lib
+out = pathlib.Path(sys.argv[1])
+(out / "values.json").write_text(json.dumps([helper.scale(x) for x in range(3)]))
+(out / "env.txt").write_text(os.environ.get("PYTHONDONTWRITEBYTECODE", "unset"))
+"""
+
+
+def helped(repo: Repo, forge: bool) -> tuple[str, str]:
+    """A harness driver that imports a harness helper; the candidate changes the helper's
+    input. With forge, each case first writes a .pyc that replaces the helper."""
+    base = repo.commit({"lib.py": "K = 1\n"}, "first")
+    first = f"{PY} {{harness}}/cases/forge.py && " if forge else ""
+    argv = json.dumps(first + f"{PY} {{harness}}/cases/drive.py {{out}}")
+    case = f"""[[case]]
+id = "helped"
+argv = {argv}
+shell = true
+env = {{ H = "{{harness}}" }}
+outputs = ["values.json", "env.txt"]
+timeout_s = 30
+"""
+    files = {
+        "cases/matrix.toml": case,
+        "cases/drive.py": HELPED,
+        "cases/forge.py": FORGE,
+        "cases/helper.py": "import lib\n\ndef scale(x):\n    return x * lib.K\n",
+        "lib.py": "K = 3\n",
+    }
+    return base, repo.commit(files, "the harness; K moves")
+
+
+def test_a_pyc_a_case_writes_into_the_harness_is_a_finding(make_repo) -> None:
+    repo: Repo = make_repo("h")
+    base, cand = helped(repo, forge=True)
+    outcome = gate.run(repo.path, base, cand, "cases/matrix.toml")
+    assert [r.verdict.value for r in outcome.comparison.cases] == ["identical"]  # forged
+    changed = [f.message for f in outcome.findings if f.code is Code.HARNESS_CHANGED]
+    assert len(changed) == 1 and "cases/__pycache__/helper." in changed[0], outcome.findings
+    assert outcome.exit_code == 3
+
+
+def test_python_writes_no_bytecode_into_the_harness(make_repo, monkeypatch) -> None:
+    """Even where the harness's read-only mode does not stop it (a root user), a case's
+    Python writes no bytecode there: PYTHONDONTWRITEBYTECODE is set for the cases."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    repo: Repo = make_repo("h")
+    base, cand = helped(repo, forge=False)
+    outcome = gate.run(repo.path, base, cand, "cases/matrix.toml")
+    assert [r.verdict.value for r in outcome.comparison.cases] == ["moved"]
+    assert outcome.findings == () and outcome.manifest["harness"]["changed"] == []
+    env = outcome.run_dir / "candidate" / "cases" / "helped" / "out" / "env.txt"
+    assert env.read_text() == "1"
+    assert outcome.exit_code == 1
+
+
+@pytest.mark.parametrize("target", ["ABSOLUTE", "../../outside.txt"])
+def test_a_harness_link_out_of_the_harness_is_refused_before_anything_runs(
+    make_repo, tmp_path: Path, target: str
+) -> None:
+    """A case could write through such a link into a file both sides read, unseen."""
+    repo: Repo = make_repo("h")
+    shas = history(repo)
+    shared = tmp_path / "shared.txt"
+    shared.write_text("as it was\n")
+    link = str(shared) if target == "ABSOLUTE" else target
+    (repo.path / "cases" / "state").symlink_to(link)
+    (repo.path / "cases" / "alias.py").symlink_to("drive.py")  # inside: fine
+    through = "import os, pathlib; pathlib.Path(os.environ['H'], 'cases', 'state').write_text('x')"
+    extra = (
+        '[[case]]\nid = "through"\n'
+        f'argv = [{json.dumps(PY)}, "-c", {json.dumps(through)}]\n'
+        'env = { H = "{harness}" }\noutputs = []\ncache_env = "C"\n'
+    )
+    repo.commit({"cases/matrix.toml": harness_table() + extra}, "a link out")
+    with pytest.raises(UsageError) as caught:
+        gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    said = str(caught.value)
+    assert f"cases/state -> {link}" in said and "alias.py" not in said
+    assert "harness_paths" in said
+    assert shared.read_text() == "as it was\n"
+    left_out = harness_table(extra_matrix='harness_paths = ["cases/drive.py"]')
+    repo.commit({"cases/matrix.toml": left_out}, "the link left out of the harness")
+    fine = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    assert fine.exit_code == 0, fine.findings
+
+
+@pytest.mark.parametrize(
+    ("links", "out"),
+    [
+        ({"c/l": "../x"}, False),
+        ({"c/l": "../../x"}, True),
+        ({"c/l": "/etc/passwd"}, True),
+        ({"d": "x/y", "c/l": "../d/../z"}, False),  # d/.. is x: inside
+        ({"a": ".", "c/l": "../a/../x"}, True),  # lexically x; a is the top, a/.. above it
+        ({"a": "b", "b": "a", "c/l": "../a/x"}, True),  # a loop vouches for nothing
+        ({"d": "x/y/z", "c/l": "../d/../../../.."}, True),
+    ],
+)
+def test_a_link_leads_out_as_the_kernel_resolves_it(links: dict[str, str], out: bool) -> None:
+    from fidelity.matrix import harness_tree
+
+    assert harness_tree.escapes("c/l", links) is out

@@ -287,3 +287,22 @@ def test_symbol_that_looks_like_an_option_or_a_regex(repo: Repo) -> None:
     report = landed.check(repo.path, "main", [], ["-x", "a.b", "c"])
     assert [s.holds for s in report.symbols] == [False, True, False]
     assert report.symbols[1].present_in == (("src/r.py", 1),)
+
+
+def test_a_replace_graft_does_not_land_a_commit(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git replace --graft` makes main's history hold a feature commit for git itself;
+    fidelity judges the commits as they are, whatever the caller's GIT_NO_REPLACE_OBJECTS."""
+    repo.git("switch", "-q", "-c", "feature")
+    sha = repo.commit({"src/f.py": "f = 1\n"}, "feature work")
+    repo.git("switch", "-q", "main")
+    tip = repo.commit({"README": "hi\n"}, "main moves on")
+    repo.git("replace", "--graft", tip, repo.git("rev-parse", "HEAD~1"), sha)
+    repo.git("merge-base", "--is-ancestor", sha, "main")  # git, by default, is fooled
+    for value in (None, "1"):
+        if value:
+            monkeypatch.setenv("GIT_NO_REPLACE_OBJECTS", value)
+        report = landed.check(repo.path, "main", [sha], [])
+        assert report.commits[0].status is CommitStatus.UNLANDED, value
+        assert report.exit_code() == 1

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import Repo
+from support import PY, Repo
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, merge, rejudge
@@ -102,6 +102,32 @@ def test_durations_of_an_earlier_run_balance_the_shards(sim_repo: Repo, tmp_path
     assert main([*argv[:-2], "--shard", "3/2"]) == 2
 
 
+SPARSE = """
+import os, pathlib, sys
+with (pathlib.Path(os.environ["CACHE"]) / "model.bin").open("wb") as f:
+    f.write(b"head")
+    f.truncate(64 << 20)
+(pathlib.Path(sys.argv[1]) / "result.txt").write_text("1")
+"""
+
+
+def test_a_sparse_cache_stays_sparse_in_the_merged_run(make_repo, tmp_path: Path) -> None:
+    repo: Repo = make_repo("sparse")
+    case = (
+        f'[[case]]\nid = "s"\nargv = [{json.dumps(PY)}, "sparse.py", "{{out}}"]\n'
+        'outputs = ["result.txt"]\ncache_env = "CACHE"\n'
+    )
+    repo.commit({"sparse.py": SPARSE, "cases/matrix.toml": case})
+    dirs = shards(repo, "HEAD", 1, tmp_path)
+    shard = dirs[0] / "candidate" / "cases" / "s" / "cache" / "model.bin"
+    if shard.stat().st_blocks * 512 > 1 << 20:
+        pytest.skip("this filesystem does not keep holes")
+    merged = merge.merge(dirs, tmp_path / "merged")
+    copy = merged.run_dir / "candidate" / "cases" / "s" / "cache" / "model.bin"
+    assert copy.stat().st_size == 64 << 20 and copy.stat().st_blocks * 512 < 1 << 20
+    assert merged.exit_code == 0, merged.findings
+
+
 def _forge(case: Path) -> None:
     (case / "out" / "result.txt").write_text("forged\n")
 
@@ -148,3 +174,57 @@ def test_a_shard_whose_evidence_was_altered_is_untrusted_once_merged(
     assert f"evidence-altered [candidate] case b: shard {n} ({shard}): {said}" in out
     assert "HELD" not in out and "UNTRUSTED" in out
     assert main(["-q", "verify", str(tmp_path / "merged")]) == 3, "the merged copy is no better"
+
+
+TAMPER = (
+    "import pathlib, os, stat; p = pathlib.Path(os.environ['H']) / 'cases' / 'drive.py';"
+    "p.chmod(p.stat().st_mode | stat.S_IWUSR); p.write_text(p.read_text() + '# x')"
+)
+DRIVE = "import pathlib, sys; (pathlib.Path(sys.argv[1]) / 'v.txt').write_text('1')\n"
+
+
+def harness_shards(repo: Repo, tmp: Path, tamper: bool) -> list[Path]:
+    """Two cases through a {harness} driver, one per shard; with tamper, the case of the
+    second shard writes into the harness, a `harness-changed` finding of that shard."""
+    first = f'{PY} -c "$T" && ' if tamper else ""
+    two = json.dumps(first + f"{PY} {{harness}}/cases/drive.py {{out}}")
+    table = f"""[[case]]
+id = "one"
+argv = [{json.dumps(PY)}, "{{harness}}/cases/drive.py", "{{out}}"]
+outputs = ["v.txt"]
+
+[[case]]
+id = "two"
+argv = {two}
+shell = true
+env = {{ H = "{{harness}}", T = {json.dumps(TAMPER)} }}
+outputs = ["v.txt"]
+"""
+    repo.commit({"cases/matrix.toml": table, "cases/drive.py": DRIVE})
+    dirs = shards(repo, "HEAD", 2, tmp)
+    selected = [json.loads((d / "run.json").read_text())["selection"]["selected"] for d in dirs]
+    assert selected == [["one"], ["two"]]  # the tampering case runs in the second shard
+    return dirs
+
+
+def test_a_harness_finding_of_any_shard_survives_the_merge(make_repo, tmp_path: Path) -> None:
+    dirs = harness_shards(make_repo("h"), tmp_path, tamper=True)
+    assert json.loads((dirs[1] / "run.json").read_text())["exit_code"] == 3
+    merged = merge.merge(dirs, tmp_path / "merged")
+    changed = [f.message for f in merged.findings if f.code is Code.HARNESS_CHANGED]
+    assert len(changed) == 1 and "cases/drive.py" in changed[0], merged.findings
+    assert merged.exit_code == 3
+    assert rejudge.recompare(merged.run_dir).exit_code == 3
+
+
+def test_shards_that_read_different_harness_files_are_refused(
+    make_repo, tmp_path: Path, capsys
+) -> None:
+    """Run from the checkout, a driver edited between two shards gives each shard another
+    harness under the same commit and table."""
+    repo: Repo = make_repo("h")
+    one = harness_shards(repo, tmp_path / "a", tamper=False)[0]
+    (repo.path / "cases" / "drive.py").write_text(DRIVE + "# edited, not committed\n")
+    two = shards(repo, "HEAD", 2, tmp_path / "b")[1]
+    assert main(["merge", str(one), str(two), "--out", str(tmp_path / "m")]) == 2
+    assert "its harness files differ" in capsys.readouterr().err

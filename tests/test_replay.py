@@ -4,12 +4,15 @@ cold) on each side of real commits, judged by the case's own comparators."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
+import pytest
 from support import PY, Repo, snapshot
 
-from fidelity.matrix import gate, rejudge, reports
+from fidelity.matrix import files, gate, rejudge, reports
 from fidelity.matrix.compare import Verdict
 from fidelity.matrix.evidence import ReplayVerdict
 from fidelity.matrix.findings import Code
@@ -501,3 +504,68 @@ def test_a_warm_run_is_judged_on_cpu_not_on_wall_time(make_repo) -> None:
     assert warm.cpu_s is not None and warm.cpu_s < 0.5 * first.cpu_s, warm
     assert first.replay.verdict is ReplayVerdict.CACHE_REPRODUCES, first.replay.detail
     assert "CPU-s" in first.replay.detail
+
+
+SPARSE = """
+import os, pathlib, sys
+model = pathlib.Path(os.environ["SIM_CACHE"]) / "model.bin"
+if not model.exists():  # cold: a 64 MiB file of which a few bytes are written
+    with model.open("wb") as f:
+        f.write(b"head")
+        f.seek(32 << 20)
+        f.write(b"middle")
+        f.truncate(64 << 20)
+(pathlib.Path(sys.argv[1]) / "o.txt").write_text(str(model.stat().st_size))
+"""
+
+
+def sparse(path: Path, size: int) -> None:
+    with path.open("wb") as f:
+        f.write(b"head")
+        f.seek(size // 2)
+        f.write(b"middle")
+        f.truncate(size)
+
+
+def held(path: Path) -> int:
+    """The bytes a file takes on disk."""
+    return path.stat().st_blocks * 512
+
+
+def test_a_sparse_file_is_copied_sparse(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "deep").mkdir(parents=True)
+    sparse(src / "deep" / "model.bin", 256 << 20)
+    (src / "small.txt").write_text("dense and small")
+    os.utime(src / "small.txt", ns=(1_000_000_000, 1_234_567_891))
+    if held(src / "deep" / "model.bin") > 1 << 20:
+        pytest.skip("this filesystem does not keep holes")
+    files.copy_tree(src, tmp_path / "dst")
+    copy = tmp_path / "dst" / "deep" / "model.bin"
+    assert copy.stat().st_size == 256 << 20
+    assert held(copy) < 1 << 20, f"{held(copy)} bytes on disk for a copy of a sparse file"
+    assert files.hash_tree(tmp_path / "dst") == files.hash_tree(src)
+    assert (tmp_path / "dst" / "small.txt").stat().st_mtime_ns == 1_234_567_891
+
+
+def test_a_sparse_cache_stays_sparse_in_the_warm_copy(make_repo) -> None:
+    repo: Repo = make_repo("sim")
+    case = (
+        f'[[case]]\nid = "s"\nargv = [{json.dumps(PY)}, "sparse.py", "{{out}}"]\n'
+        'outputs = ["o.txt"]\ncache_env = "SIM_CACHE"\nreplay = "cold-warm"\n'
+    )
+    repo.commit({"sparse.py": SPARSE, "cases/matrix.toml": case})
+    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    assert replayed_case(outcome, "s") is ReplayVerdict.CACHE_REPRODUCES, outcome.findings
+    cold = outcome.run_dir / "candidate" / "cases" / "s" / "cache" / "model.bin"
+    if held(cold) > 1 << 20:
+        pytest.skip("this filesystem does not keep holes")
+    warm = outcome.run_dir / "candidate" / "cases" / "s" / "replay" / "warm" / "cache" / "model.bin"
+    assert warm.stat().st_size == 64 << 20 and held(warm) < 1 << 20, held(warm)
+    assert outcome.exit_code == 0
+
+
+def replayed_case(outcome: Outcome, case_id: str) -> ReplayVerdict:
+    found = outcome.candidate.cases[case_id].replay
+    assert found is not None
+    return found.verdict

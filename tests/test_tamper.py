@@ -161,3 +161,40 @@ def test_real_files_in_nested_folders_are_evidence(make_repo) -> None:
     assert outcome.findings == () and outcome.exit_code == 0
     assert list(outcome.candidate.cases["t"].outputs) == ["2026-11-30T10-00/a/m.csv"]
     assert PY
+
+
+@pytest.mark.parametrize(
+    ("script", "keys", "folder"),
+    [  # the cache named by `cache_env`, by `{cache}`, and the output folder
+        (
+            "rm -rf $CACHE && ln -s {elsewhere} $CACHE && printf c > $CACHE/c.bin && " + WRITE,
+            'cache_env = "CACHE"',
+            "cache",
+        ),
+        (
+            "rm -rf {cache} && ln -s {elsewhere} {cache} && printf c > {cache}/c.bin && " + WRITE,
+            "",
+            "cache",
+        ),
+        (
+            "printf c > $CACHE/c.bin && rm -rf {out} && ln -s {elsewhere} {out} && " + WRITE,
+            'cache_env = "CACHE"',
+            "out",
+        ),
+    ],
+)
+def test_a_folder_of_the_case_replaced_by_a_link_is_a_finding(
+    make_repo, tmp_path: Path, script: str, keys: str, folder: str
+) -> None:
+    """What went through the link was never kept: not an empty cache or a missing output."""
+    elsewhere = tmp_path / "elsewhere"
+    outputs = '[{ glob = "r.txt", optional = true }]' if folder == "out" else '["r.txt"]'
+    made = f"mkdir -p {elsewhere}/$$ && " + script.replace("{elsewhere}", f"{elsewhere}/$$")
+    table = shell_case(made, outputs=outputs)
+    outcome = judged(make_repo("user"), table.replace("timeout_s = 30", f"timeout_s = 30\n{keys}"))
+    messages = [f.message for f in outcome.findings if f.code == "folder-replaced"]
+    assert len(messages) == 2, outcome.findings
+    assert f"{{{folder}}} was replaced by a link to {elsewhere}/" in messages[0]
+    assert outcome.exit_code == 3
+    again = rejudge.recompare(outcome.run_dir)
+    assert [f.message for f in again.findings if f.code == "folder-replaced"] == messages

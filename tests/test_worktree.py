@@ -177,3 +177,19 @@ def test_the_users_git_hooks_never_run(sim_repo: Repo, tmp_path: Path) -> None:
     live = ["git", "checkout", "-q", "--detach", sha]  # the hook is live: git itself runs it
     subprocess.run(live, cwd=sim_repo.path, env=git_env(tmp_path), check=True)
     assert mark.exists()
+
+
+def test_a_replace_ref_does_not_change_what_a_side_runs(sim_repo: Repo) -> None:
+    """`git replace` can swap a commit for another under the same id; a side is its
+    commit's own tree, as are its evidence and the gate's verdict."""
+    from fidelity.matrix import gate
+
+    base = sim_repo.git("rev-parse", "HEAD")
+    cand = sim_repo.commit({"value.txt": "two\n"}, "the candidate")
+    other = sim_repo.commit({"value.txt": "one\n"}, "back to one")
+    sim_repo.git("replace", cand, other)
+    assert sim_repo.git("show", f"{cand}:value.txt") == "one"  # git, by default, swaps it
+    outcome = gate.run(sim_repo.path, base, cand, "cases/matrix.toml")
+    result = outcome.run_dir / "candidate" / "cases" / "a" / "out" / "result.txt"
+    assert result.read_text() == "two\n"
+    assert outcome.exit_code == 1  # a and b moved

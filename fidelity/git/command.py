@@ -5,6 +5,9 @@ through `attempt` and `git` here.
 Every call drops inherited ``GIT_*`` variables (a hook or an IDE may have set GIT_DIR or
 GIT_INDEX_FILE), disables hooks, pagers, external diff drivers and fsmonitor, and uses
 ``--no-optional-locks`` so that read-only commands never refresh the user's index file.
+``--no-replace-objects``: a ``git replace`` ref (a ``--graft``) could swap a commit for
+another under the same id, landing a commit that never landed or checking out another tree
+for a side; fidelity judges the objects as committed.
 GitPython is not used to spawn here because its ``Git.execute`` always starts from
 ``os.environ`` and cannot drop inherited variables.
 """
@@ -32,6 +35,7 @@ _HARDENING = (
     *(arg for setting in _CONFIG for arg in ("-c", setting)),
     "--no-pager",
     "--no-optional-locks",
+    "--no-replace-objects",
 )
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fidelity.git.command import git
+from fidelity.git.objects import cat_blobs
 from fidelity.git.stage import under
 
 
@@ -34,6 +35,19 @@ def export(repo: Path, tree: str, dest: Path, index: Path, prefixes: Sequence[st
     git(repo, "update-index", "-z", "--index-info", stdin=b"".join(entries), index=index)
     git(repo, "checkout-index", "--all", "--force", "-u", f"--prefix={dest}/", index=index)
     return len(entries)
+
+
+def links(repo: Path, tree: str, prefixes: Sequence[str] = ()) -> dict[str, str]:
+    """Every symbolic link `export` would write (under prefixes, all without): its path ->
+    its target, as committed."""
+    listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", tree)
+    found: dict[str, str] = {}
+    for entry in listing.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        if meta.startswith(b"120000 ") and (not prefixes or under(path, prefixes)):
+            found[path.decode(errors="surrogateescape")] = meta.split()[2].decode()
+    targets = cat_blobs(repo, list(found.values()))
+    return {p: t.decode(errors="surrogateescape") for p, t in zip(found, targets, strict=True)}
 
 
 def changed_in(repo: Path, dest: Path, index: Path) -> list[str]:

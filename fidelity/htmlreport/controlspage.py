@@ -94,11 +94,11 @@ def _rows(controls: Sequence[Mapping[str, Any]]) -> str:
             f'<td class="id">{esc(c["id"])}</td>',
             f'<td class="verdict-cell">{esc(c["verdict"])}</td>',
             f"<td>{esc(c.get('how', ''))}</td>",
-            f"<td class=\"tests\">{esc(', '.join(c.get('expected', ())))}</td>",
-            f"<td class=\"tests\">{esc(', '.join(c.get('failing', ())))}</td>",
+            f'<td class="tests">{esc(", ".join(c.get("expected", ())))}</td>',
+            f'<td class="tests">{esc(", ".join(c.get("failing", ())))}</td>',
             f'<td class="num">{esc(c.get("tests_run", ""))}</td>',
             f'<td class="num">{float(c.get("duration_s", 0.0)):.2f}</td>',
-            f"<td class=\"detail\">{esc(c.get('detail', ''))}</td>",
+            f'<td class="detail">{esc(c.get("detail", ""))}</td>',
         ]
         cls = esc(c["verdict"])
         rows.append(f'<tr class="v-{cls}" data-class="{cls}">' + "".join(cells) + "</tr>\n")

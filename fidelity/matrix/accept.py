@@ -5,7 +5,8 @@ A table's `[[accept]]` entries stand for every run until they expire; a predicti
 every report shows and the verdict counts. A table entry that matches nothing in a run
 that could have produced it is itself a finding (`accepted-unused`), so the list only
 shrinks; an expired one gives its findings back and says so (`accepted-expired`). A finding
-that means the evidence was altered, or that the gate was loosened, can never be accepted.
+that means the evidence may not be the commit's, was altered, or that the gate was
+loosened can never be accepted (`NEVER`).
 """
 
 from __future__ import annotations
@@ -16,34 +17,78 @@ from typing import Any
 
 from fidelity.matrix.findings import Code, Finding
 
-NEVER = frozenset(
-    {
-        Code.EVIDENCE_ALTERED,
-        Code.RUN_JSON_ALTERED,
-        Code.REJUDGED_DIFFERS,
-        Code.CHECKOUT_CHANGED,
-        Code.HARNESS_CHANGED,
-        Code.TOLERANCE_WIDENED,
-        Code.NOTHING_COMPARED,
-        Code.PREDICTION_UNCOMMITTED,
-        Code.PREDICTION_DIFFERS,
-        Code.PREDICTION_NOT_STATED,
-        Code.PARTIAL_PREDICTION,
-        Code.ACCEPTED_UNUSED,
-        Code.ACCEPTED_EXPIRED,
-    }
-)
+# The one list of findings a table or a prediction can never accept, each with why: a
+# finding that means the evidence may not be the commit's, that it was changed after the
+# run, that the gate was loosened, or that a prediction came late. Every other finding is in
+# MAY, with when accepting it makes sense. docs/reference/findings.md is generated from both
+# (scripts/gen_reference.py); a new finding goes into one of them.
+NEVER: Mapping[Code, str] = {
+    Code.SIDE_CHANGED: "a side's cases changed its worktree after setup (HEAD, the index or a "
+    "tracked file): its evidence may be another revision's, such as the baseline checked out "
+    "in the candidate's worktree",
+    Code.CHECKOUT_CHANGED: "your repository changed during the run: something wrote outside "
+    "its worktree, perhaps into what a side reads",
+    Code.HARNESS_CHANGED: "a case added, changed or removed a file (bytecode included) in the "
+    "harness both sides read: the sides may have run other drivers than the committed ones",
+    Code.SHADOWED_IMPORT: "the code under test resolved outside the side's worktree: the "
+    "evidence is another checkout's or installation's",
+    Code.CACHE_NOT_EMPTY: "the fresh cache folder held files before the case ran: the case may "
+    "have loaded what something else put there instead of computing it",
+    Code.FOLDER_REPLACED: "a case replaced its {out} or {cache} folder by a link: what it wrote "
+    "went where fidelity does not look and the other side may read, and was never kept",
+    Code.EVIDENCE_ALTERED: "an output or cache file in the run directory was changed after the run",
+    Code.RUN_JSON_ALTERED: "run.json was edited after the run",
+    Code.REJUDGED_DIFFERS: "judging the recorded evidence again gives another verdict than "
+    "the run gave",
+    Code.TOLERANCE_WIDENED: "the candidate's table widened a tolerance of the baseline's: the "
+    "gate was loosened to let the change through",
+    Code.NOTHING_COMPARED: "no case was compared: a gate cannot hold without evidence",
+    Code.PREDICTION_UNCOMMITTED: "the prediction was not committed before the measurement it "
+    "predicts",
+    Code.PREDICTION_DIFFERS: "the prediction given differs from the one the run recorded",
+    Code.PREDICTION_NOT_STATED: "the prediction was stated after the run",
+    Code.PARTIAL_PREDICTION: "the prediction names cases the run did not run",
+    Code.ACCEPTED_UNUSED: "an acceptance that matches nothing must go, so that the list only "
+    "shrinks",
+    Code.ACCEPTED_EXPIRED: "an acceptance past its end must be renewed with a new reason, "
+    "not accepted",
+}
+MAY: Mapping[Code, str] = {
+    Code.DIRTY_SIDE: "git's own checkout of an old commit differs from it (line-ending or "
+    "filter attributes it predates); found before setup, so no case causes it",
+    Code.DIRTY_HARNESS: "the harness has uncommitted files; both sides still read the same ones",
+    Code.UNRESOLVED_IMPORT: "a module named in `import_check` does not exist at one side's "
+    "commit yet",
+    Code.SETUP_FAILED: "a setup step fails at an old commit; that side's cases do not run and "
+    "are not compared",
+    Code.EXECUTED_DIFFERS: "fewer cases ran than were declared: evidence missing, not foreign",
+    Code.MISSING_EVIDENCE: "a declared output is not written (a known bug); the case is not "
+    "compared",
+    Code.DEFINITION_DIFFERS: "a side's own table defines the case otherwise; both sides ran the "
+    "harness's definition",
+    Code.WORKTREE_NOT_REMOVED: "a worktree was left behind; the evidence is whole",
+    Code.COMPARATOR_LIMIT: "an output too large to compare by value; its bytes are compared",
+    Code.LEFTOVER_PROCESS: "a tool leaves a server running by design; it is killed and named",
+    Code.LINKED_EVIDENCE: "a tool writes a link (a `latest` link) inside {out} or {cache}; "
+    "links are never followed or kept, so they certify nothing",
+    Code.IGNORE_UNMATCHED: "an ignore that matches nothing on either side yet",
+    Code.UNEXPECTED_OUTPUT: "a file declared absent appears; the case is judged on the rest",
+    Code.SHARD_MISSING: "a shard did not run: its cases are not compared",
+    Code.SHARD_DUPLICATED: "a case ran in two shards of the same commits; the first is kept",
+    Code.SPREAD_TOO_SMALL: "too few runs to tell noise from a move; the case stays moved",
+}
 
 
 def problem(finding: str) -> str | None:
     """Why a finding class cannot be accepted or expected, or None."""
     known = {c.value for c in Code}
     if finding not in known:
-        return f"{finding!r} is not a finding; known: {', '.join(sorted(known - NEVER))}"
-    if finding in NEVER:
+        return f"{finding!r} is not a finding; known: {', '.join(sorted(MAY))}"
+    code = Code(finding)
+    if code in NEVER:
         return (
-            f"{finding} can never be accepted: it means the evidence, the prediction or the "
-            "gate itself was changed; fix the cause instead"
+            f"{finding} can never be accepted: {NEVER[code]}. Fix the cause and remove this "
+            "entry (docs/reference/findings.md lists what can never be accepted)"
         )
     return None
 

@@ -146,6 +146,7 @@ class CaseEvidence:
     output_problems: tuple[str, ...] = ()  # e.g. two files paired under one name
     replay: Replay | None = None  # its runs beyond the first on this side, if replayed
     cpu_s: float | None = None  # CPU of its process tree; None where it could not be read
+    replaced: tuple[str, ...] = ()  # its {out} or {cache} folder, replaced by a link
 
     def path_of(self, name: str) -> str:
         """Where the output compared under `name` lies under out/."""
@@ -202,6 +203,8 @@ def case_to_json(case: CaseEvidence) -> dict[str, Any]:
         del data["replay"]  # run.json of a run without replays is as before
     else:
         data["replay"] = case.replay.to_json()
+    if not case.replaced:
+        del data["replaced"]  # nor of one whose cases kept their folders
     return _without_unknown_cpu(data)
 
 
@@ -231,6 +234,7 @@ def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
                 "unexpected": tuple(v.get("unexpected", ())),
                 "output_problems": tuple(v.get("output_problems", ())),
                 "replay": Replay.from_json(v.get("replay")),
+                "replaced": tuple(v.get("replaced", ())),
             }
         )
         for k, v in data["cases"].items()

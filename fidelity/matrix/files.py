@@ -9,11 +9,13 @@ number of folders and a folder's match taking every file under it, as `Path.glob
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
 import shutil
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -67,17 +69,92 @@ def _scan(
         _scan(folder / entry.name, f"{prefix}{entry.name}/", files, links, other)
 
 
+def replaced(folder: Path, placeholder: str) -> str:
+    """How a folder fidelity made for a case ({out}, {cache}) is no longer a folder, or "".
+    A link there would make the folder look empty while what the case wrote went elsewhere;
+    a folder the case removed holds nothing, as an empty one."""
+    try:
+        mode = os.lstat(folder).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISLNK(mode):
+        return f"{{{placeholder}}} was replaced by a link to {os.readlink(folder)}"
+    return "" if stat.S_ISDIR(mode) else f"{{{placeholder}}} was replaced by a file"
+
+
 def copy_tree(src: Path, dst: Path) -> None:
-    """A copy of what `walk` sees under src: regular files (their times kept) and links (as
-    links, never followed); special files are left out, and a src that is itself a link
-    gives nothing, as it holds no evidence."""
+    """A copy of what `walk` sees under src: regular files (their times kept, their holes
+    kept: `copy_file`) and links (as links, never followed); special files are left out,
+    and a src that is itself a link gives nothing, as it holds no evidence."""
     tree = walk(src)
     for rel, path in tree.files.items():
         (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, dst / rel, follow_symlinks=False)
+        copy_file(path, dst / rel)
     for rel, target in tree.links.items():
         (dst / rel).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(target, dst / rel)
+
+
+CHUNK = 1 << 24  # bytes copied per system call
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def copy_file(src: Path | str, dst: Path | str) -> Path | str:
+    """A regular file's bytes, mode and times, as shutil.copy2 copies them, but with its
+    holes kept as holes: shutil writes every byte of a sparse file, so a 1 GiB cache file
+    of a few written blocks became 1 GiB on disk in each copy. Only the file's data runs
+    are copied (SEEK_DATA/SEEK_HOLE; where the filesystem has no holes, the whole file is
+    one run). Never follows a link. Returns dst (shutil.copytree's `copy_function`)."""
+    fd_in = os.open(src, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
+    try:
+        size = os.fstat(fd_in).st_size
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | _NOFOLLOW
+        fd_out = os.open(dst, flags, 0o600)
+        try:
+            for start, end in _data_runs(fd_in, size):
+                _copy_run(fd_in, fd_out, start, end)
+            os.ftruncate(fd_out, size)  # a hole at the end is a length, not data
+        finally:
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
+    shutil.copystat(src, dst, follow_symlinks=False)
+    return dst
+
+
+def _data_runs(fd: int, size: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of data in the file, in order."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        yield 0, size
+        return
+    at = 0
+    while at < size:
+        try:
+            start = os.lseek(fd, at, seek_data)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # no SEEK_DATA here: the rest is data
+                yield at, size
+            return  # ENXIO: only a hole is left
+        end = min(os.lseek(fd, start, seek_hole), size)
+        yield start, end
+        at = end
+
+
+def _copy_run(fd_in: int, fd_out: int, start: int, end: int) -> None:
+    """Bytes start..end of one file into the same place of the other: in the kernel where
+    it can (copy_file_range), else read and written."""
+    at = start
+    while at < end:
+        count = min(CHUNK, end - at)
+        try:
+            done = os.copy_file_range(fd_in, fd_out, count, at, at)
+        except (AttributeError, OSError):  # not on this system or between these filesystems
+            data = os.pread(fd_in, count, at)
+            done = os.pwrite(fd_out, data, at) if data else 0
+        if done == 0:  # the file ended early (it shrank meanwhile)
+            return
+        at += done
 
 
 def sha256_file(path: Path) -> str:

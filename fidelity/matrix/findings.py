@@ -49,6 +49,7 @@ class Code(enum.StrEnum):
     ACCEPTED_UNUSED = "accepted-unused"
     ACCEPTED_EXPIRED = "accepted-expired"
     SPREAD_TOO_SMALL = "spread-too-small"
+    FOLDER_REPLACED = "folder-replaced"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +136,15 @@ def _case_findings(side: SideEvidence) -> Iterator[Finding]:
                 f"the case left {len(e.leftover)} process{'' if len(e.leftover) == 1 else 'es'} "
                 "running after it exited, killed: "
                 f"{'; '.join(e.leftover[:3])}; they could have written evidence after it was read",
+                role,
+                e.case_id,
+            )
+        for folder in e.replaced:
+            yield Finding(
+                Code.FOLDER_REPLACED,
+                f"{folder}: nothing the case wrote there was kept or compared, and through a "
+                "link it may have shared it with the other side; a case must write into the "
+                "folders it is given, not replace them",
                 role,
                 e.case_id,
             )

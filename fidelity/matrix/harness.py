@@ -71,6 +71,9 @@ def read_harness(repo: Path, rel: str, harness_rev: str | None) -> tuple[Harness
     rev = harness_rev or WORKTREE
     matrix = casetable.parse(data, f"{rel}@{harness_rev or 'checkout'}")
     reads = matrix.reads_harness()
+    tree = harness_tree.tree(repo, sha, from_checkout=reads and harness_rev is None)
+    if reads:
+        _refuse_links_out(repo, tree, matrix, rel)
     harness = Harness(
         rev,
         sha,
@@ -79,11 +82,25 @@ def read_harness(repo: Path, rel: str, harness_rev: str | None) -> tuple[Harness
         rel,
         matrix.sha256,
         not committed,
-        tree=harness_tree.tree(repo, sha, from_checkout=reads and harness_rev is None),
+        tree=tree,
         reads=reads,
         paths=matrix.harness_paths,
     )
     return harness, matrix
+
+
+def _refuse_links_out(repo: Path, tree: str, matrix: Matrix, rel: str) -> None:
+    """UsageError when a link the harness folder would hold leads out of it: a case could
+    write through it into a file both sides read, and the harness would look untouched."""
+    out = harness_tree.links_out(repo, tree, matrix.harness_paths)
+    if out:
+        more = f" and {len(out) - 3} more" if len(out) > 3 else ""
+        raise UsageError(
+            f"{rel} names {{harness}}, and the harness files (tree {tree[:12]}) hold links "
+            f"that lead out of the harness folder: {'; '.join(out[:3])}{more}. A case could "
+            "write through one into a file both sides read, unseen. Make each a file, point "
+            "it inside the harness, or leave it out with `harness_paths` in [matrix]"
+        )
 
 
 def read_prediction(

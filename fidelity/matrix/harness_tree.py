@@ -8,7 +8,11 @@ they are, uncommitted ones included) is written once into a fresh folder outside
 repository, made read-only, and both sides' cases read it there. After the cases ran the
 folder is checked against what was written: anything a case added, changed or removed in
 it is a finding (`harness-changed`), since the two sides may then have read different
-harnesses. `__pycache__` folders are not counted: Python writes them wherever it can.
+harnesses. Bytecode counts too: cases run with PYTHONDONTWRITEBYTECODE (`runner.side_env`),
+so a `.pyc` in a `__pycache__` folder there was put there, and Python would run it in place
+of the committed module beside it whenever its header matches that module's size and time.
+A committed link that leads out of the folder is refused before anything runs (`links_out`):
+a case could write through it into a file both sides read, and nothing here would show it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +38,42 @@ def tree(repo: Path, sha: str, from_checkout: bool) -> str:
         return export.tree_of(repo, sha)
     with tempfile.TemporaryDirectory(prefix="fidelity-index-") as scratch:
         return stage.worktree_tree(repo, Path(scratch))
+
+
+HOPS = 40  # links followed in one path before the kernel gives up (ELOOP)
+
+
+def escapes(link: str, links: Mapping[str, str]) -> bool:
+    """Whether a link of the tree leads out of its top, resolved as the kernel resolves it:
+    component by component, through the tree's other links. (Lexically `b -> a/../x` stays
+    inside, but not after `a -> .`.) A loop counts as leading out: nothing vouches for it."""
+    target = links[link]
+    where, todo, hops = link.split("/")[:-1], target.split("/")[::-1], 0
+    if target.startswith("/"):
+        return True
+    while todo:
+        part = todo.pop()
+        if part == "..":
+            if not where:
+                return True
+            where.pop()
+        elif part not in ("", "."):
+            where.append(part)
+            further = links.get("/".join(where))
+            if further is not None:
+                hops += 1
+                if hops > HOPS or further.startswith("/"):
+                    return True
+                where.pop()
+                todo += further.split("/")[::-1]
+    return False
+
+
+def links_out(repo: Path, tree_id: str, paths: Sequence[str]) -> list[str]:
+    """`path -> target` of each link of the harness tree (its `paths`, or all of it) that
+    leads out of the folder it is written to."""
+    found = export.links(repo, tree_id, paths)
+    return [f"{link} -> {found[link]}" for link in sorted(found) if escapes(link, found)]
 
 
 @dataclass(slots=True)
@@ -75,7 +115,6 @@ def checked_out(repo: Path, tree_id: str, paths: Sequence[str]) -> Iterator[Chec
         _chmod_tree(folder, writable=False)
         export.refresh(repo, folder, index)
         yield checkout
-        changed = export.changed_in(repo, folder, index)
-        checkout.changed = [p for p in changed if "__pycache__" not in Path(p).parts]
+        checkout.changed = export.changed_in(repo, folder, index)
     finally:
         _remove(base)

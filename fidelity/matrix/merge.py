@@ -1,6 +1,6 @@
 """`fidelity merge RUN_DIR... --out DIR`: shards of one run, combined and judged as one.
 
-Shards must be of the same run: the same harness revision and table, the same baseline
+Shards must be of the same run: the same harness revision, files and table, the same baseline
 and candidate commits, the same prediction (or none), each run.json intact. Each shard's
 evidence files are hashed again against its run.json before they are combined, as
 `compare` does: a file changed, missing or added where it would be evidence is a finding
@@ -22,7 +22,8 @@ from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import CaseEvidence, SideEvidence, side_to_json
 from fidelity.matrix.explain import explanations
-from fidelity.matrix.findings import Code, Finding, provenance
+from fidelity.matrix.files import copy_file
+from fidelity.matrix.findings import Code, Finding, Harness, provenance
 from fidelity.matrix.outcome import Outcome, decide, prediction_findings
 from fidelity.matrix.rundir import RunRecord
 
@@ -37,6 +38,7 @@ def _same(records: Sequence[RunRecord], dirs: Sequence[Path]) -> None:
         selection = r.raw.get("selection") or {}
         return {
             "harness revision": (r.harness.rev, r.harness.sha),
+            "harness files": r.harness.tree,  # one commit, but another checkout's files
             "case table": r.harness.table_sha256,
             "baseline commit": r.baseline.sha,
             "candidate commit": r.candidate.sha,
@@ -57,6 +59,20 @@ def _same(records: Sequence[RunRecord], dirs: Sequence[Path]) -> None:
                 )
     if not first["declared cases"]:
         raise UsageError(f"{dirs[0]} is not a shard (run it with --shard K/N)")
+
+
+def _harness(records: Sequence[RunRecord]) -> Harness:
+    """The harness of every shard: what any shard's cases changed in its checkout, and any
+    shard's uncommitted harness files, are the merged run's (its `harness-changed` and
+    `dirty-harness` findings)."""
+    every = [r.harness for r in records]
+    return replace(
+        every[0],
+        dirty=any(h.dirty for h in every),
+        dirty_paths=tuple(dict.fromkeys(p for h in every for p in h.dirty_paths)),
+        table_dirty=any(h.table_dirty for h in every),
+        changed=tuple(sorted({p for h in every for p in h.changed})),
+    )
 
 
 def _side(sides: Sequence[SideEvidence], cases: Mapping[str, CaseEvidence]) -> SideEvidence:
@@ -105,7 +121,8 @@ def _gather(records: Sequence[RunRecord], dirs: Sequence[Path], run_dir: Path) -
                     found.cases[role][case_id] = side.cases[case_id]
                     source = where / role / "cases" / case_id
                     if source.is_dir():  # links stay links: never followed out of the shard
-                        shutil.copytree(source, run_dir / role / "cases" / case_id, symlinks=True)
+                        target = run_dir / role / "cases" / case_id
+                        shutil.copytree(source, target, symlinks=True, copy_function=copy_file)
         found.entries.update({c["id"]: c for c in record.raw["matrix"]["cases"]})
     return found
 
@@ -169,9 +186,8 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     origin = {c: Path(p) for c, p in found.origins.items()}
     comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, origin))
     changes = tuple(dict.fromkeys(c for r in records for c in r.checkout_changes))
-    findings = provenance(
-        records[0].harness, base, cand, comparison, specs=specs, checkout_changes=changes
-    )
+    harness = _harness(records)
+    findings = provenance(harness, base, cand, comparison, specs=specs, checkout_changes=changes)
     prediction = predict.from_json(records[0].raw.get("prediction"))
     findings += altered + _shard_findings(order, found) + prediction_findings(prediction)
     judged, code, settled = decide(comparison, findings, prediction, None, accepted(records))
@@ -179,6 +195,7 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     data = {k: v for k, v in records[0].raw.items() if k != "digest"}
     data.update(
         {
+            "harness": asdict(harness),
             "matrix": {
                 **records[0].raw["matrix"],
                 "cases": [found.entries[c] for c in order if c in found.entries],
@@ -198,7 +215,7 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     )
     return Outcome(
         run_dir=run_dir,
-        harness=records[0].harness,
+        harness=harness,
         baseline=base,
         candidate=cand,
         comparison=comparison,

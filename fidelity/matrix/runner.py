@@ -23,7 +23,7 @@ from pathlib import Path
 from fidelity import proc
 from fidelity.errors import TableError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import importguard, importpath, ledger, replay, setups, sidechanges
+from fidelity.matrix import files, importguard, importpath, ledger, replay, setups, sidechanges
 from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.explain import Arrival, Meeting
@@ -85,8 +85,12 @@ def side_places(matrix: Matrix, wt: Path, harness: Path | None = None) -> dict[s
 
 def side_env(matrix: Matrix, places: Mapping[str, str]) -> dict[str, str]:
     """The caller's environment (less GIT_*), the side's venv first on PATH as if activated,
-    then the table's own variables."""
+    then the table's own variables. With a harness, Python writes no bytecode: a `.pyc`
+    that appears in the harness was put there (`harness-changed`), also where its read-only
+    mode stops no one (root)."""
     env = proc.child_env()
+    if "harness" in places:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     if "venv" in places:
         env["VIRTUAL_ENV"] = places["venv"]
         env["PATH"] = os.pathsep.join([str(Path(places["venv"]) / "bin"), env.get("PATH", "")])
@@ -181,6 +185,8 @@ def case_evidence(
     linked = [f"out/{rel} -> {target}" for rel, target in found.links.items()]
     linked += [f"cache/{rel} -> {target}" for rel, target in cache.links.items()]
     linked += [f"cache/{rel} (not a regular file)" for rel in cache.other]
+    places = (("out", case_dir / "out"), ("cache", case_dir / "cache"))
+    replaced = tuple(said for name, folder in places if (said := files.replaced(folder, name)))
     return CaseEvidence(
         case_id=case.id,
         definition_sha=case.definition_sha(),
@@ -201,6 +207,7 @@ def case_evidence(
         stderr_tail=tail(case_dir / "stderr.log")
         if result.status is not proc.ProcStatus.OK
         else "",
+        replaced=replaced,
     )
 
 

@@ -229,7 +229,8 @@ def _accept_problems(raw: Mapping[str, Any]) -> list[str]:
     for i, entry in enumerate(raw.get("accept", ())):
         why = accept.problem(entry["finding"])
         if why:
-            problems.append(_locate(raw, ("accept", i, "finding"), why))
+            at = ("accept", i, "finding")
+            problems.append(f"{schema.entry_label(raw, at, 'accept')}{_locate(raw, at, why)}")
         if "case" in entry and entry["case"] not in ids:
             problems.append(
                 _locate(raw, ("accept", i, "case"), f"names no case: {entry['case']!r}")
