@@ -18,7 +18,6 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
 from fidelity import procfs, procwait
 
@@ -271,7 +270,7 @@ def run(
     kills the command.
     """
     start = time.monotonic()
-    sinks = _Sinks.make(stdout_path, stderr_path, lazy_logs and stdin is None)
+    sinks = procwait.Sinks.make(stdout_path, stderr_path, lazy_logs and stdin is None)
     child_env = dict(env) if env is not None else None
     if marker is not None:
         child_env = child_env if child_env is not None else dict(os.environ)
@@ -314,42 +313,9 @@ def run(
         sinks.close()
 
 
-@dataclass(slots=True)
-class _Sinks:
-    """Where a child's stdout and stderr go: log files, a spool that makes them when bytes
-    arrive, or pipes read into memory (`piped`)."""
-
-    stdout: Any
-    stderr: Any
-    files: tuple[IO[bytes], ...] = ()
-    spool: procwait.Spool | None = None
-
-    @staticmethod
-    def make(stdout_path: Path | None, stderr_path: Path | None, lazy: bool) -> _Sinks:
-        if lazy and stdout_path is not None and stderr_path is not None:
-            spool = procwait.Spool(stdout_path, stderr_path)
-            return _Sinks(spool.child[0], spool.child[1], spool=spool)
-        out_f = open(stdout_path, "wb") if stdout_path else None  # noqa: SIM115
-        if stdout_path is not None and stdout_path == stderr_path:
-            return _Sinks(out_f, subprocess.STDOUT, (out_f,) if out_f else ())
-        err_f = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
-        files = tuple(f for f in (out_f, err_f) if f is not None)
-        return _Sinks(out_f or subprocess.PIPE, err_f or subprocess.PIPE, files)
-
-    @property
-    def piped(self) -> bool:
-        return subprocess.PIPE in (self.stdout, self.stderr)
-
-    def close(self) -> None:
-        for f in self.files:
-            f.close()
-        if self.spool is not None:
-            self.spool.close()
-
-
 def _launch(
     argv: Sequence[str] | str,
-    sinks: _Sinks,
+    sinks: procwait.Sinks,
     *,
     cwd: Path | str | None,
     env: dict[str, str] | None,
@@ -388,7 +354,7 @@ def _wait(
     stdin: bytes | None,
     timeout_s: float | None,
     expired: threading.Event,
-    sinks: _Sinks,
+    sinks: procwait.Sinks,
     *,
     cpu: list[float | None],
 ) -> tuple[bytes | None, bytes | None]:

@@ -4,7 +4,8 @@ log files that are made only when bytes arrive (`Spool`).
 
 Why the spool: most cases of a large table print nothing, and on a busy disk each new file
 costs more than a trivial case's own work (an empty stdout.log and stderr.log per case were
-a third of fidelity's own time per case). Nothing here starts a process; `proc` does.
+a third of fidelity's own time per case). `Sinks` says where a child's output goes: log
+files, the spool, or pipes. Nothing here starts a process; `proc` does.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 CHUNK = 1 << 16
 _MS = 2**31 - 1  # poll's longest wait, in milliseconds (24 days): a longer timeout loops
@@ -170,3 +173,36 @@ def timer(
     t.daemon = True
     t.start()
     return t
+
+
+@dataclass(slots=True)
+class Sinks:
+    """Where a child's stdout and stderr go: log files, a spool that makes them when bytes
+    arrive, or pipes read into memory (`piped`)."""
+
+    stdout: Any
+    stderr: Any
+    files: tuple[IO[bytes], ...] = ()
+    spool: Spool | None = None
+
+    @staticmethod
+    def make(stdout_path: Path | None, stderr_path: Path | None, lazy: bool) -> Sinks:
+        if lazy and stdout_path is not None and stderr_path is not None:
+            spool = Spool(stdout_path, stderr_path)
+            return Sinks(spool.child[0], spool.child[1], spool=spool)
+        out_f = open(stdout_path, "wb") if stdout_path else None  # noqa: SIM115
+        if stdout_path is not None and stdout_path == stderr_path:
+            return Sinks(out_f, subprocess.STDOUT, (out_f,) if out_f else ())
+        err_f = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
+        files = tuple(f for f in (out_f, err_f) if f is not None)
+        return Sinks(out_f or subprocess.PIPE, err_f or subprocess.PIPE, files)
+
+    @property
+    def piped(self) -> bool:
+        return subprocess.PIPE in (self.stdout, self.stderr)
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+        if self.spool is not None:
+            self.spool.close()

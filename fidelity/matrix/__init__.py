@@ -45,4 +45,5 @@ evidence, then how a verdict is said.
 - `render`: terminal rendering of a matrix outcome through an injected rich Console
 - `reports`: reports for CI: Markdown (PR comment, step summary), JUnit, JSON
 - `housekeeping`: `fidelity gc`: old runs and kept set-up worktrees, listed and removed
+- `removal`: removing a folder fidelity made, and measuring it, never through a link
 """
