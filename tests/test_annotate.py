@@ -242,3 +242,15 @@ def test_preflight_annotates_each_finding_at_its_line(
     repo.git("add", "-A")
     assert main(argv) == 0
     assert annotation_lines(capsys.readouterr().out) == [], "a gate that holds says nothing"
+
+
+def test_the_top_level_help_names_every_command_that_annotates() -> None:
+    """The list is written once (main.ANNOTATED); the help said seven of the eight."""
+    from fidelity.cli.main import ANNOTATED, build_parser
+
+    epilog = " ".join((build_parser().epilog or "").split())
+    assert "preflight also print ::error annotations" in epilog
+    assert all(
+        f"{name}," in epilog or f"{name} and" in epilog or f"{name} also" in epilog
+        for name in ANNOTATED
+    )

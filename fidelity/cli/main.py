@@ -37,19 +37,22 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 COMMANDS = (matrix, html, demo, docs, history, ab, controls, preflight, records, gc)
-# the gates that annotate their verdicts under GitHub Actions, and so their errors too
-ANNOTATED = frozenset(
-    {"run", "merge", "compare", "verify", "stale", "landed", "trailers", "preflight"}
-)
+# the gates that annotate their verdicts under GitHub Actions, and so their errors too; in
+# the order the top-level help names them
+ANNOTATED = ("run", "merge", "compare", "verify", "stale", "landed", "trailers", "preflight")
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fidelity",
         description="Turn the claims a change makes into evidence that can fail.",
-        epilog=f"{exit_summary()} "
-        "Under GitHub Actions (GITHUB_ACTIONS=true), run, merge, compare, verify, stale, "
-        "landed and trailers also print ::error annotations when their gate does not hold.",
+        epilog=f"{exit_summary()} Under GitHub Actions (GITHUB_ACTIONS=true), "
+        f"{_listed(ANNOTATED)} also print ::error annotations when their gate does not hold; "
+        "check-docs does with --format github.",
     )
     parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
     parser.add_argument(
