@@ -8,6 +8,7 @@ other. The red cases plant one bad import in a copy of the source each.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -79,3 +80,32 @@ def test_each_bad_import_breaks_the_contract(
     done = lint(copy)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"{broken}" in done.stdout and "BROKEN" in done.stdout
+
+
+def agents_line(text: str) -> list[str]:
+    """The packages AGENTS.md's import-direction line names, in order."""
+    start = text.index("- Imports run one way (")
+    line = " ".join(text[start : text.index(");", start)].split())
+    return re.findall(r"[a-z]+", line.split("(", 1)[1])
+
+
+def test_agents_md_names_the_layers_in_the_contracts_order() -> None:
+    """AGENTS.md's line once left out three layers; it must name every package of the upper
+    layers, in the contract's order."""
+    import tomllib
+
+    layers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    order = next(c for c in layers["contracts"] if c["id"] == "layers")["layers"]
+    named = agents_line((ROOT / "AGENTS.md").read_text())
+    packages = [
+        [m.strip().removeprefix("fidelity.") for m in layer.split("|")] for layer in order[:5]
+    ]
+    seen = [min(named.index(p) for p in layer if p in named) for layer in packages]
+    assert all(p in named for layer in packages for p in layer), (packages, named)
+    assert seen == sorted(seen), (packages, named)
+    assert named[-1] == "checkers"
+
+
+def test_the_agents_line_check_sees_a_missing_layer() -> None:
+    named = agents_line("- Imports run one way (cli -> demo -> matrix -> checkers); x")
+    assert "preflight" not in named and named == ["cli", "demo", "matrix", "checkers"]
