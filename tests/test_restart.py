@@ -153,7 +153,8 @@ def test_a_judge_that_refuses_still_writes_its_reports(
     assert main(["-q", "merge", str(shard), "--out", str(tmp_path / "m"), *asked]) == 2
     assert "is an incomplete run" in capsys.readouterr().err
     suite = ET.parse(reports["--junit"]).getroot().find("testsuite")
-    assert suite is not None and suite.get("errors") == "1", ET.tostring(suite)
+    assert suite is not None
+    assert suite.get("errors") == "1", ET.tostring(suite)
     error = suite.find("testcase/error")
     assert error is not None and "fidelity run --resume" in (error.text or "")
     assert "## fidelity merge: not judged (exit 2)" in reports["--markdown"].read_text()
