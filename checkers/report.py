@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import PurePosixPath
 from typing import IO, Any
+from urllib.parse import quote
 
 from checkers.baseline import Fixed
 from checkers.check import SHOWN, Result
@@ -138,6 +140,15 @@ def render_summary(result: Result, out: IO[str]) -> None:
     render(replace(result, findings=()), out, result.findings)
 
 
+def sarif_uri(path: str) -> str:
+    """A page's path as SARIF's `artifactLocation.uri`: a URI reference (RFC 3986), each byte
+    outside the unreserved set percent-encoded (a space, `%`, `#`, `?`, non-ASCII), so code
+    scanning finds the file; an absolute path as a `file:` URI."""
+    if path.startswith("/"):
+        return PurePosixPath(path).as_uri()
+    return quote(path, safe="/")
+
+
 def sarif(result: Result, version: str) -> dict[str, Any]:
     """SARIF 2.1.0 for code-scanning uploads: one rule per finding code."""
     codes = sorted({str(f.code) for f in result.findings})
@@ -166,7 +177,7 @@ def sarif(result: Result, version: str) -> dict[str, Any]:
                         "locations": [
                             {
                                 "physicalLocation": {
-                                    "artifactLocation": {"uri": f.path},
+                                    "artifactLocation": {"uri": sarif_uri(f.path)},
                                     "region": {"startLine": f.line, "startColumn": f.col},
                                 }
                             }

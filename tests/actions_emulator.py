@@ -5,10 +5,14 @@ own; `run:` steps go through bash as the runner starts them (`bash --noprofile -
 pipefail`), with every `${{ ... }}` substituted from a small context. The actions the
 recipe uses are emulated: `actions/checkout` as a clone of the stand-in remote at the pull
 request's head, `actions/setup-python` as a venv the test made (its bin first on PATH),
-`upload-artifact`/`download-artifact` as copies through a folder. Anything else -- an
-expression, a key, an action or an input the emulator does not know -- is an `Unknown`
-error, so no step can be skipped silently. Not emulated: runners, services, secrets,
-containers, caches, concurrency; jobs run one at a time.
+`upload-artifact`/`download-artifact` as copies through a folder (`overwrite` as GitHub
+has it: without it, a second upload of one name fails, as a re-run's does). A composite
+action (`using: composite`) runs from its action.yml: `uses: ./` from the workspace, or an
+`OWNER/REPO@REF` the world maps to a folder, its steps through bash with `inputs.*` and
+`github.action_path`. Anything else -- an expression, a key, an action or an input the
+emulator does not know -- is an `Unknown` error, so no step can be skipped silently. Not
+emulated: runners, services, secrets, containers, caches, concurrency; jobs run one at a
+time.
 """
 
 from __future__ import annotations
@@ -31,10 +35,13 @@ EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}")
 WORKFLOW_KEYS = {"name", "on", True, "env", "jobs"}  # PyYAML reads a bare `on:` as True
 JOB_KEYS = {"runs-on", "strategy", "env", "steps", "needs", "if"}
 STEP_KEYS = {"name", "uses", "with", "run", "if", "env"}
+ACTION_KEYS = {"name", "description", "author", "branding", "inputs", "runs"}
+INPUT_KEYS = {"description", "required", "default"}
+COMPOSITE_STEP_KEYS = {"name", "run", "shell", "env", "if"}
 INPUTS = {
     "actions/checkout": {"fetch-depth"},
     "actions/setup-python": {"python-version"},
-    "actions/upload-artifact": {"name", "path", "include-hidden-files"},
+    "actions/upload-artifact": {"name", "path", "include-hidden-files", "overwrite"},
     "actions/download-artifact": {"pattern", "path"},
 }
 # the runner's own variables a step may read; the test process's engine variables are dropped
@@ -55,6 +62,8 @@ class World:
     venv: Path  # what setup-python provides
     scratch: Path
     env: Mapping[str, str] = field(default_factory=dict)  # workflow env values replaced
+    actions: Mapping[str, Path] = field(default_factory=dict)  # OWNER/REPO -> its checkout
+    attempt: int = 1  # a re-run: 2 and on (fresh workspaces, the same artifacts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +96,11 @@ def substitute(text: str, context: Mapping[str, str]) -> str:
     return EXPRESSION.sub(value, text)
 
 
+def _text(value: object) -> str:
+    """An input's value as the runner passes it: a YAML true is the string `true`."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _known(what: str, keys: object, allowed: set[Any]) -> None:
     extra = set(keys) - allowed if isinstance(keys, dict) else {keys}
     if extra:
@@ -99,8 +113,11 @@ def _scalar(value: object) -> str:
     return str(value)
 
 
-def run_workflow(workflow: Mapping[Any, Any], world: World) -> list[Step]:
-    """Every job instance's steps in order, with each step's exit code (None: skipped)."""
+def run_workflow(
+    workflow: Mapping[Any, Any], world: World, only: frozenset[str] | None = None
+) -> list[Step]:
+    """Every job instance's steps in order, with each step's exit code (None: skipped);
+    `only`: the jobs a re-run runs again (the others stand as they ended: passed)."""
     _known("workflow", workflow, WORKFLOW_KEYS)
     top = {"github.base_ref": world.base_ref}
     env = {k: substitute(str(v), top) for k, v in workflow.get("env", {}).items()}
@@ -113,6 +130,9 @@ def run_workflow(workflow: Mapping[Any, Any], world: World) -> list[Step]:
     for name in _in_needs_order(workflow["jobs"]):
         spec = workflow["jobs"][name]
         _known(f"job {name}", spec, JOB_KEYS)
+        if only is not None and name not in only:
+            failed[name] = False
+            continue
         needs = spec.get("needs", [])
         needs = [needs] if isinstance(needs, str) else needs
         condition = spec.get("if")
@@ -179,7 +199,8 @@ def _run_job(
         if any_failed and fail_fast:
             out.append(Step(label, "(cancelled: fail-fast)", None))
             continue
-        workspace = world.scratch / "runners" / label.replace(" ", "_")
+        again = f"-attempt{world.attempt}" if world.attempt > 1 else ""
+        workspace = world.scratch / "runners" / (label.replace(" ", "_") + again)
         workspace.mkdir(parents=True)
         job_env = {
             **env,
@@ -202,7 +223,7 @@ def _step(job: _Job, step: Mapping[str, Any], world: World) -> Step:
     if (run is None) == (uses is None):
         raise Unknown(f"{job.name}: a step needs exactly one of run and uses: {step}")
     text = substitute(run if run is not None else "", job.context)
-    inputs = {k: substitute(str(v), job.context) for k, v in step.get("with", {}).items()}
+    inputs = {k: substitute(_text(v), job.context) for k, v in step.get("with", {}).items()}
     env = {
         **job.env,
         **{k: substitute(str(v), job.context) for k, v in step.get("env", {}).items()},
@@ -246,6 +267,10 @@ def _bash(job: _Job, script: str, env: Mapping[str, str]) -> tuple[int, str]:
 
 def _action(job: _Job, uses: str, inputs: Mapping[str, str], world: World) -> tuple[int, str]:
     name, _, version = uses.partition("@")
+    if uses == "./":
+        return _composite(job, job.workspace, inputs, world)
+    if name in world.actions and version:
+        return _composite(job, world.actions[name], inputs, world)
     if name not in INPUTS or not version:
         raise Unknown(f"action {uses} is not emulated")
     _known(uses, dict(inputs), INPUTS[name])
@@ -286,9 +311,51 @@ def _checkout(job: _Job, inputs: Mapping[str, str], world: World) -> tuple[int, 
     return 0, f"checked out {world.head}"
 
 
+def _composite(job: _Job, folder: Path, given: Mapping[str, str], world: World) -> tuple[int, str]:
+    """A composite action's steps, in order, as one step of the job: failed when one of them
+    failed; a step after a failure runs only with `if: always()`."""
+    import yaml
+
+    action = yaml.safe_load((folder / "action.yml").read_text())
+    _known(f"{folder}/action.yml", action, ACTION_KEYS)
+    declared = action.get("inputs", {})
+    _known(f"{folder}/action.yml inputs", dict(given), set(declared))
+    for name, spec in declared.items():
+        _known(f"input {name}", spec, INPUT_KEYS)
+    if action["runs"].get("using") != "composite":
+        raise Unknown(f"{folder}/action.yml: only composite actions are emulated")
+    context = {**job.context, "github.base_ref": world.base_ref}
+    context["github.action_path"] = str(folder)
+    context |= {f"inputs.{k}": given.get(k, str(v.get("default", ""))) for k, v in declared.items()}
+    failed, said = 0, []
+    for step in action["runs"]["steps"]:
+        code, output = _composite_step(job, step, context, folder, failed)
+        failed = failed or code or 0
+        said.append(f"[{step.get('name', '')}] -> {code}\n{output}")
+    return failed, "\n".join(said)
+
+
+def _composite_step(
+    job: _Job, step: Mapping[str, Any], context: Mapping[str, str], folder: Path, failed: int
+) -> tuple[int | None, str]:
+    _known(f"{folder}/action.yml step", step, COMPOSITE_STEP_KEYS)
+    condition = step.get("if")
+    if condition not in (None, "always()"):
+        raise Unknown(f"{folder}/action.yml: step `if: {condition}` is not known to the emulator")
+    if step.get("shell") != "bash" or "run" not in step:
+        raise Unknown(f"{folder}/action.yml: only `run` steps with `shell: bash` are emulated")
+    if failed and condition is None:
+        return None, "(skipped: a step before it failed)"
+    env = {**job.env, **{k: substitute(str(v), context) for k, v in step.get("env", {}).items()}}
+    env["GITHUB_ACTION_PATH"] = str(folder)
+    return _bash(job, substitute(step["run"], context), env)
+
+
 def _upload(job: _Job, inputs: Mapping[str, str], store: Path) -> tuple[int, str]:
     name, source = inputs["name"], job.workspace / inputs["path"]
     target = store / name
+    if target.exists() and inputs.get("overwrite") == "true":
+        shutil.rmtree(target)  # the artifact of an earlier attempt, replaced
     if target.exists():
         return 1, f"an artifact named {name} already exists"  # v4 and later: names are unique
     if not source.exists():

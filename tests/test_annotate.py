@@ -254,3 +254,30 @@ def test_the_top_level_help_names_every_command_that_annotates() -> None:
         f"{name}," in epilog or f"{name} and" in epilog or f"{name} also" in epilog
         for name in ANNOTATED
     )
+
+
+def test_a_detail_naming_only_a_file_is_annotated_at_it(tmp_path: Path) -> None:
+    """A row a merge lost is on no line of its record: annotated at its table's heading in
+    the file; a name that is no file under the root, or leads out of it, stays plain."""
+    from fidelity.cli.annotate import preflight
+    from fidelity.preflight.outcome import GateResult, Report, Status
+
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "r.md").write_text("# R\n\n## It's rows\n\n| row |\n|---|\n| a |\n")
+    (tmp_path.parent / "outside.md").write_text("# Rows\n")
+    details = (
+        "records/r.md: merge 43fd627feb03: row 's' under \"It's rows\": parent 2 added this "
+        "row, the merge lost it",
+        "records/r.md: no table with columns 'row' and 'commit'",
+        "../outside.md: x under 'Rows'",
+        "commit 43fd627feb03: a message",
+    )
+    report = Report("commit x", (GateResult("rows", Status.FAILED, "4 problems", details),))
+    notes = preflight(report, tmp_path)[1:]
+    assert [(n.file, n.line) for n in notes] == [
+        ("records/r.md", 3),
+        ("records/r.md", None),
+        (None, None),
+        (None, None),
+    ]
+    assert notes[0].message.startswith("merge 43fd627feb03: row 's'")

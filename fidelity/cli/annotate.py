@@ -103,10 +103,52 @@ LOCATED = re.compile(
 )
 
 
-def preflight(report: Report) -> list[Annotation]:
+NAMED = re.compile(r"(?P<file>[^\s:][^:]*): (?P<message>.+)", re.S)
+UNDER = re.compile(r" under (?P<heading>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def _unlocated(title: str, detail: str, root: Path) -> Annotation:
+    """A detail that names a file but no line (a record row a merge lost is on no line of
+    the file): at the heading of the table it was lost from, when the file under root has
+    that heading, else at the file; plain when it names no file there."""
+    named = NAMED.fullmatch(detail)
+    path = root / named["file"] if named else None
+    if named is None or path is None or not _inside(path, root):
+        return Annotation(title, detail)
+    return Annotation(title, named["message"], named["file"], _heading_line(path, detail))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """path is a file under root (never a name that leads out of it)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve()) and path.is_file()
+    except OSError:
+        return False
+
+
+def _heading_line(path: Path, detail: str) -> int | None:
+    """The line of the heading `under 'NAME'` in detail names, in the file at path."""
+    import ast
+
+    under = UNDER.search(detail)
+    if under is None:
+        return None
+    heading = ast.literal_eval(under["heading"])
+    for number, line in enumerate(path.read_text("utf-8", "replace").splitlines(), 1):
+        text = line.strip()
+        if text.startswith("#") and text.lstrip("#").strip() == heading:
+            return number
+    return None
+
+
+def preflight(report: Report, root: Path | None = None) -> list[Annotation]:
     """The closing count, then each detail of a gate that failed or could not judge: at
-    its `path:line[:col]` when it names one (checker findings, record rows), else plain."""
+    its `path:line[:col]` when it names one (checker findings, record rows), at its file
+    (and a lost row's table heading) when it names only a file under root (default: the
+    working directory, the checkout's top in CI), else plain."""
     from fidelity.preflight.outcome import Status
+
+    root = root or Path.cwd()
 
     if report.exit_code() == 0:
         return []
@@ -120,7 +162,7 @@ def preflight(report: Report) -> list[Annotation]:
         for detail in result.details:
             found = LOCATED.fullmatch(detail)
             if found is None:
-                notes.append(Annotation(title, detail))
+                notes.append(_unlocated(title, detail, root))
                 continue
             col = int(found["col"]) if found["col"] else None
             notes.append(

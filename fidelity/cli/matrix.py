@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +33,11 @@ def register(sub: Any) -> None:
         type=Path,
         metavar="RUN_DIR",
         help="finish an interrupted run: only cases without complete evidence run again "
-        "(refused if the table or a side's commit changed)",
+        "(refused if the table or a side's commit changed); in the repository it began in, "
+        "from any folder, unless --repo names another",
     )
     _table(run)
+    run.set_defaults(repo=None)  # --resume: the run's own repository, unless --repo is given
     run.add_argument(
         "--harness",
         metavar="REV",
@@ -42,6 +45,13 @@ def register(sub: Any) -> None:
     )
     run.add_argument(
         "--out", type=Path, metavar="DIR", help="run directory (default .fidelity/runs/...)"
+    )
+    run.add_argument(
+        "--resume-if-exists",
+        action="store_true",
+        help="with --out DIR, for a job its scheduler may start again (a requeue, a pod "
+        "restart, a re-run): when DIR holds this same run unfinished, resume it; complete, "
+        "judge it again; nothing judged, start afresh; another run, refuse (exit 2)",
     )
     options.jobs(
         run,
@@ -170,35 +180,60 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     options.check_writable(args.json, args.markdown, args.junit, args.html)
     shard = shards.resolve(args.shard, os.environ)  # `auto`: the job engine's variables
 
-    repo = worktrees.toplevel(args.repo)
+    _check_run_args(args)
+    repo = worktrees.toplevel(args.repo or _began_in(args.resume) or Path("."))
     stale_worktrees.prune(repo, args.quiet)
     cases = _cases_path(args.cases, repo)
     with shown(console, args.quiet, "run", "case runs") as advance:
-        if args.baseline is None and args.resume is None:
-            raise UsageError("name the reference revision: --baseline REV")
-        if args.resume is not None and args.replay is not None:
-            raise UsageError(
-                "a resumed run keeps the --replay it began with: drop --replay, or start a "
-                "new run without --resume"
+        settings = {
+            "harness_rev": args.harness,
+            "jobs": args.jobs,
+            "progress": advance,
+            "expect": args.expect,
+            "select": [*args.case, *(f"tag:{t}" for t in args.tag)],
+            "shard": shard,
+            "durations": _durations(args.shard_durations),
+            "warn": _warn_early,
+            "replay": args.replay,
+        }
+        candidate = args.candidate or (None if args.resume else "HEAD")
+        if args.resume_if_exists:
+            from fidelity.matrix import restart
+
+            revs = (args.baseline, candidate or "HEAD")
+            outcome = restart.run(repo, revs, cases, out=args.out, note=_note, **settings)
+        else:
+            outcome = gate.run(
+                repo, args.baseline, candidate, cases, out=args.out, resume=args.resume, **settings
             )
-        outcome = gate.run(
-            repo,
-            args.baseline,
-            args.candidate or (None if args.resume else "HEAD"),
-            cases,
-            harness_rev=args.harness,
-            out=args.out,
-            jobs=args.jobs,
-            progress=advance,
-            expect=args.expect,
-            select=[*args.case, *(f"tag:{t}" for t in args.tag)],
-            resume=args.resume,
-            shard=shard,
-            durations=_durations(args.shard_durations),
-            warn=_warn_early,
-            replay=args.replay,
-        )
     return _show(outcome, args, console, repo)
+
+
+def _check_run_args(args: argparse.Namespace) -> None:
+    """UsageError for options that do not go together, before anything is read."""
+    if args.baseline is None and args.resume is None:
+        raise UsageError("name the reference revision: --baseline REV")
+    if args.resume is not None and args.replay is not None:
+        raise UsageError(
+            "a resumed run keeps the --replay it began with: drop --replay, or start a "
+            "new run without --resume"
+        )
+    if args.resume_if_exists and (args.out is None or args.resume is not None):
+        raise UsageError(
+            "--resume-if-exists names no folder of its own: give it with --out DIR (the folder "
+            "a restarted job finds again), without --resume"
+        )
+
+
+def _began_in(run_dir: Path | None) -> Path | None:
+    from fidelity.matrix import ledger
+
+    return ledger.began_in(run_dir) if run_dir is not None else None
+
+
+def _note(text: str) -> None:
+    """A line on standard error about what the run does first."""
+    sys.stderr.write(f"fidelity: {text}\n")
 
 
 def _warn_early(findings: Any) -> None:
@@ -272,21 +307,35 @@ def _merge(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import merge
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
-    return _show(merge.merge(args.run_dirs, args.out), args, console)
+    return _show(_judged(args, merge.merge, args.run_dirs, args.out), args, console)
 
 
 def _compare(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
-    return _show(rejudge.recompare(args.run_dir), args, console)
+    return _show(_judged(args, rejudge.recompare, args.run_dir), args, console)
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
-    return _show(rejudge.verify(args.run_dir, args.expect), args, console)
+    return _show(_judged(args, rejudge.verify, args.run_dir, args.expect), args, console)
+
+
+def _judged(args: argparse.Namespace, judge: Any, *given: Any) -> Any:
+    """judge(*given)'s outcome; when it refuses, the reports asked for say so first (a judge
+    that writes no JUnit file when it cannot judge leaves CI's test report green)."""
+    from fidelity.errors import FidelityError
+
+    try:
+        return judge(*given)
+    except FidelityError as exc:
+        from fidelity.cli import refused
+
+        refused.write(args, exc)
+        raise
 
 
 def _cases_validate(args: argparse.Namespace, console: Console) -> int:

@@ -120,6 +120,17 @@ def read_plan(run_dir: Path) -> dict[str, Any]:
     return result
 
 
+def began_in(run_dir: Path) -> Path | None:
+    """The repository an interrupted run began in, as its plan.json names it (None: a plan
+    of an older fidelity, or no plan, or that folder is gone), so that `fidelity run --resume
+    DIR` runs wherever it is printed, not only inside the repository."""
+    try:
+        named = untrusted.load(run_dir / PLAN).get("repo")
+    except (untrusted.DamagedRunError, OSError, AttributeError):
+        return None
+    return Path(named) if isinstance(named, str) and Path(named).is_dir() else None
+
+
 def save_case(case_dir: Path, evidence: CaseEvidence) -> None:
     """Append a completed case's evidence to its side's ledger (case_dir is
     `<side>/cases/<id>`). Each line starts with a newline, so a line a crash cut short

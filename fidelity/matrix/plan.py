@@ -61,6 +61,7 @@ class RunPlan:
     def to_json(self) -> dict[str, Any]:
         """The body of plan.json: what `resume` needs to continue the same run."""
         return {
+            "repo": str(self.repo),  # so `--resume` finds it from anywhere
             "harness_rev": self.harness_rev,
             "table_path": self.table_path,
             "table_sha256": self.harness.table_sha256,
