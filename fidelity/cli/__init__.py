@@ -10,6 +10,7 @@ they hold no logic of their own and import heavy modules only inside their handl
 - `plain`: the console of `-q`, apart so that importing the CLI does not import rich
 - `report`: renders and writes reports that are a table, a summary line and JSON
 - `annotate`: GitHub annotations for a gate that did not hold, under GitHub Actions only
+- `refused`: the reports a judge that could not judge still writes (JUnit, Markdown, HTML)
 - `stale_worktrees`: removes the worktrees killed runs left, before a command makes its own
 - `matrix`: `fidelity run|compare|verify|cases|merge`
 - `html`: `fidelity report RUN_DIR --html FILE`, and the --html page of the gates

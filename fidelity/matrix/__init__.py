@@ -32,6 +32,7 @@ evidence, then how a verdict is said.
 - `sidechanges`: what a side's cases changed in their own worktree (HEAD, index, files)
 - `importpath`: the side's worktree first on PYTHONPATH for a case that names `{harness}`
 - `runner`: runs one side in its own worktree: setup, import guard, every case
+- `restart`: `--resume-if-exists`: a rescheduled job finds its own run directory and goes on
 - `ledger`: what a run has done so far, kept as it happens, so a run can be resumed
 - `untrusted`: a run directory's JSON files checked as untrusted input before they are read
 - `rundir`: the run directory: run.json beside per-side, per-case evidence
