@@ -257,6 +257,42 @@ def touching(
     return _subjects(out)
 
 
+def last_change(repo: Path, rev: str, path: str) -> str | None:
+    """The commit that last changed path in rev's history, as `git log -1 -- path` names it
+    (history simplified: a side branch that brought the same bytes names its own commit);
+    None when no commit there touched it."""
+    out = git(repo, "log", "-1", "--format=%H", rev, "--", path).decode().strip()
+    return out or None
+
+
+def descendants(repo: Path, ancestor: str, tip: str) -> frozenset[str]:
+    """The commits that descend from ancestor and are ancestors of tip (tip included,
+    ancestor not): `rev-list --ancestry-path ancestor..tip`."""
+    out = git(repo, "rev-list", "--ancestry-path", f"{ancestor}..{tip}", "--")
+    return frozenset(out.decode().split())
+
+
+def range_changes(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
+    """sha -> the paths its change touches, for every commit reachable from tip and not from
+    exclude, children before parents (`--topo-order`), merges included: a merge's own change
+    is what it holds that none of its parents did (`--cc`), so a clean merge changes nothing
+    of its own."""
+    out = git(
+        repo,
+        "log",
+        "-z",
+        "--topo-order",
+        "--no-renames",
+        "--name-only",
+        "--cc",
+        f"--format={_PATHS}",
+        tip,
+        *(f"^{e}" for e in exclude),
+        "--",
+    )
+    return _paths(out)
+
+
 def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
     """sha -> the paths its change touches, for the non-merge commits reachable from tip and
     not from exclude (`log --name-only --no-renames`: tree diffs only, no content)."""

@@ -28,6 +28,7 @@ NEVER = frozenset(
         Code.PREDICTION_UNCOMMITTED,
         Code.PREDICTION_DIFFERS,
         Code.PREDICTION_NOT_STATED,
+        Code.PREDICTION_LATE,
         Code.PARTIAL_PREDICTION,
         Code.ACCEPTED_UNUSED,
         Code.ACCEPTED_EXPIRED,

@@ -33,6 +33,7 @@ class Code(enum.StrEnum):
     PREDICTION_UNCOMMITTED = "prediction-uncommitted"
     PREDICTION_DIFFERS = "prediction-differs"
     PREDICTION_NOT_STATED = "prediction-not-stated"
+    PREDICTION_LATE = "prediction-late"
     COMPARATOR_LIMIT = "comparator-limit"
     SIDE_CHANGED = "side-changed"
     CHECKOUT_CHANGED = "checkout-changed"

@@ -16,7 +16,16 @@ from typing import Any
 from fidelity import proc
 from fidelity.errors import UsageError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import harness_tree, ledger, predict, repo_state, rundir, setups, shards
+from fidelity.matrix import (
+    harness_tree,
+    ledger,
+    ontime,
+    predict,
+    repo_state,
+    rundir,
+    setups,
+    shards,
+)
 from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import SideEvidence
@@ -133,6 +142,10 @@ def _read_table(
         SidePlan("baseline", baseline, known[baseline]),
         SidePlan("candidate", candidate, known[candidate]),
     )
+    if prediction is not None and prediction.committed and prediction.blob:
+        shas = (sides[0].sha, sides[1].sha)
+        said = ontime.timing(repo, prediction.path, prediction.blob, shas, harness.sha)
+        prediction = replace(prediction, stated=said.stated, late=said.late)
     today = dt.datetime.now(dt.UTC).date()
     accepts = accept_state(repo, full.accepts, sides[1].sha, today)
     return _Table(rel, harness, full, matrix, selection, prediction, sides, accepts)

@@ -85,6 +85,8 @@ def prediction_findings(
                 "a prediction must be fixed before the measurement it predicts",
             )
         )
+    if prediction.late:
+        found.append(Finding(Code.PREDICTION_LATE, prediction.late))
     return (*found, *partial_findings(prediction, selection))
 
 

@@ -37,6 +37,8 @@ class Prediction:
     unchanged: frozenset[str] = frozenset()  # named unchanged (all unnamed cases are too)
     findings: tuple[Allowance, ...] = ()  # expected findings, each with its reason
     replay: Mapping[str, str] = field(default_factory=dict)  # case id -> candidate's replay
+    stated: str | None = None  # the commit that last changed it in the candidate's history
+    late: str = ""  # why it was not stated before the change it predicts (`ontime`)
 
     def expected_verdicts(self) -> dict[str, str]:
         """case id -> the verdict predicted for it, for every case a key names."""
