@@ -13,7 +13,7 @@ from typing import Any
 
 from fidelity.matrix import accept, predict
 from fidelity.matrix.accept import Allowance, Settled
-from fidelity.matrix.compare import Comparison
+from fidelity.matrix.compare import Comparison, Verdict
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.findings import Code, Finding, Harness, exit_code
 from fidelity.matrix.predict import Prediction, PredictionVerdict
@@ -121,11 +121,14 @@ def decide(
     run is judged. An empty shard holds nothing and fails nothing."""
     ran = selection.selected if selection is not None else None
     expected = prediction.findings if prediction is not None else ()
-    settled = accept.settle(findings, accepts, expected, ran)
+    failing = {
+        r.case_id: r.same_failure for r in comparison.cases if r.verdict is Verdict.BOTH_FAILED
+    }
+    settled = accept.settle(findings, accepts, expected, ran, failing)
     shard = selection is not None and selection.shard is not None
     if shard and (not comparison.cases or prediction is not None):
         return None, 3 if settled.findings else 0, settled
     if prediction is None:
-        return None, exit_code(comparison, settled.findings), settled
+        return None, exit_code(comparison, settled.findings, len(settled.known)), settled
     judged = predict.judge(comparison, prediction, settled)
     return judged, judged.exit_code, settled

@@ -160,7 +160,9 @@ def stored_accepts(raw: Mapping[str, Any]) -> tuple[Allowance, ...]:
 
 
 def unsettled(outcome: Outcome) -> tuple[Finding, ...]:
-    """An outcome's findings before any was accepted or expected, to be settled again."""
+    """An outcome's findings before any was accepted or expected, to be settled again (the
+    known failures an entry took are not findings: settling finds them again)."""
     own = (Code.ACCEPTED_UNUSED, Code.ACCEPTED_EXPIRED)
     kept = tuple(f for f in outcome.findings if f.code not in own)
-    return kept + tuple(f for f, _ in (*outcome.accepted, *outcome.expected))
+    taken = (f for f, _ in (*outcome.accepted, *outcome.expected))
+    return kept + tuple(f for f in taken if f.code is not Code.BOTH_FAILED)

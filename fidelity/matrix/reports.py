@@ -15,6 +15,7 @@ from fidelity.markdown import CUT_NOTE, STEP_SUMMARY_LIMIT, code, fit, inline
 from fidelity.matrix import predict, rundir, words
 from fidelity.matrix.compare import FAILURES, CaseResult, Verdict
 from fidelity.matrix.evidence import ReplayVerdict
+from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
 from fidelity.report_junit import JUnitCase
 
@@ -130,9 +131,11 @@ def judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]
     detail = words.case_detail(r, outcome.run_dir)
     if r.verdict in UNTRUSTED:
         return None, f"{r.verdict}: {detail}"
+    j = outcome.judged
+    if r.verdict in FAILURES and _stated(r.case_id, outcome):
+        return None, None  # a failure the table accepts or the prediction said, as said
     if r.verdict in FAILURES:
         return f"{r.verdict}: {detail}", None
-    j = outcome.judged
     replayed = [f"{role} {v}" for role, v in r.replay if ReplayVerdict(v).bad]
     if replayed and (j is None or r.case_id in j.failed or r.case_id in j.missed):
         return f"replay: {', '.join(replayed)}; {detail}", None
@@ -147,6 +150,12 @@ def judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]
             return "predicted to move, but identical", None
         return None, None
     return (f"moved: {detail}", None) if r.verdict is Verdict.MOVED else (None, None)
+
+
+def _stated(case_id: str, outcome: Outcome) -> bool:
+    """The case's failure is one the table accepts, or the prediction said it, as it said."""
+    known = any(f.case_id == case_id and f.code is Code.BOTH_FAILED for f, _ in outcome.accepted)
+    return known or (outcome.judged is not None and case_id in outcome.judged.confirmed)
 
 
 def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:

@@ -219,9 +219,9 @@ def _accept_problems(raw: Mapping[str, Any]) -> list[str]:
     ids = {c["id"] for c in raw["case"]}
     problems = []
     for i, entry in enumerate(raw.get("accept", ())):
-        why = accept.problem(entry["finding"])
-        if why:
-            problems.append(_locate(raw, ("accept", i, "finding"), why))
+        wrong = accept.entry_problem(entry)
+        if wrong:
+            problems.append(_locate(raw, ("accept", i, wrong[0]), wrong[1]))
         if "case" in entry and entry["case"] not in ids:
             problems.append(
                 _locate(raw, ("accept", i, "case"), f"names no case: {entry['case']!r}")

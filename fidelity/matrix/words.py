@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fidelity.matrix.compare import FAILURES, CaseResult, Comparison, Summary
 from fidelity.matrix.diffs import clip_pair
-from fidelity.matrix.findings import Finding
+from fidelity.matrix.findings import Code, Finding
 from fidelity.matrix.outcome import WORKTREE, Outcome
 from fidelity.matrix.predict import Held
 from fidelity.matrix.valuecmp import OutputDiff, text_changes
@@ -156,12 +156,14 @@ def prediction_lines(outcome: Outcome) -> list[str]:
         f"predicted {len(j.predicted)} · moved {len(j.moved)} · confirmed {len(j.confirmed)} · "
         f"unexpected {len(j.unexpected)} · missed {len(j.missed)} · failed {len(j.failed)}",
     ]
-    if p.fixed or p.broken or p.findings:
+    if p.fixed or p.broken or p.failing or p.findings:
+        failing = f" · failing {len(p.failing)}" if p.failing else ""
         lines.append(
-            f"predicted fixed {len(p.fixed)} · broken {len(p.broken)} · expected findings "
-            f"{len(p.findings)}, of which occurred {len(j.expected)}"
+            f"predicted fixed {len(p.fixed)} · broken {len(p.broken)}{failing} · expected "
+            f"findings {len(p.findings)}, of which occurred {len(j.expected)}"
         )
-    said = "did not move" if not (p.fixed or p.broken or p.replay) else "did not do as predicted"
+    plain = not (p.fixed or p.broken or p.failing or p.replay)
+    said = "did not move" if plain else "did not do as predicted"
     named = [
         ("unexpected (moved, not predicted)", j.unexpected),
         (f"missed (predicted, {said})", j.missed),
@@ -193,10 +195,11 @@ def verdict(outcome: Outcome) -> str:
     accepted = _accepted_note(outcome)
     if j is not None and j.verdict is Held.HELD:
         p = outcome.prediction
-        if p is not None and (p.fixed or p.broken or p.findings):
+        if p is not None and (p.fixed or p.broken or p.failing or p.findings):
+            failing = f", {len(p.failing)} failing as before" if p.failing else ""
             return (
                 f"HELD: every case did as predicted ({len(j.moved)} moved, {len(p.fixed)} "
-                f"fixed, {len(p.broken)} broken, {len(j.expected)} expected findings)"
+                f"fixed, {len(p.broken)} broken{failing}, {len(j.expected)} expected findings)"
                 f"{accepted} (exit 0)"
             )
         moved = counted(len(j.moved), "case")
@@ -210,10 +213,11 @@ def verdict(outcome: Outcome) -> str:
     scope, partial = _scope(outcome)
     partial += accepted
     held = s.identical + s.within_tolerance + s.within_spread
+    known = _known(outcome)
     if code == 0 and held < s.declared:
         return (
             f"HOLDS: {held} of {scope} identical or within tolerance or spread; the other "
-            f"{s.declared - held} carry findings the table accepts{partial} (exit 0)"
+            f"{_others(s.declared - held, known)}{partial} (exit 0)"
         )
     if code == 0:
         return _holds(s, scope, partial)
@@ -223,7 +227,25 @@ def verdict(outcome: Outcome) -> str:
             f"their cache or failed when run again on a side{partial} (exit 1)"
         )
     replays = f", {counted(s.replay_failures, 'replay')} failed" if s.replay_failures else ""
-    return f"MOVED: {s.moved} moved, {s.failures} failed{replays} of {s.declared}{partial} (exit 1)"
+    failed = f"{s.failures} failed" + (f" ({known} known, as the table accepts)" if known else "")
+    return f"MOVED: {s.moved} moved, {failed}{replays} of {s.declared}{partial} (exit 1)"
+
+
+def _known(outcome: Outcome) -> int:
+    """How many cases the table accepts as failing the same way on both sides."""
+    return sum(1 for f, _ in outcome.accepted if f.code is Code.BOTH_FAILED)
+
+
+def _others(n: int, known: int) -> str:
+    """What the cases that hold without being identical or within bounds are."""
+    said = []
+    if known:
+        verb = "fails" if known == 1 else "fail"
+        said.append(f"{known} {verb} the same way on both sides, as the table accepts")
+    if n - known:
+        verb = "carries" if n - known == 1 else "carry"
+        said.append(f"{n - known} {verb} findings the table accepts")
+    return " and ".join(said)
 
 
 def _holds(s: Summary, scope: str, partial: str) -> str:
