@@ -147,6 +147,7 @@ def register(sub: Any) -> None:
 def _reports(parser: argparse.ArgumentParser) -> None:
     options.reports(parser, "verdict", junit="case")
     options.html(parser)
+    options.partial(parser)
     parser.add_argument("--all", action="store_true", help="list identical cases too")
 
 
@@ -197,6 +198,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             durations=_durations(args.shard_durations),
             warn=_warn_early,
             replay=args.replay,
+            partial=args.partial,
+            ci=options.under_ci(os.environ),
         )
     return _show(outcome, args, console, repo)
 
@@ -272,21 +275,25 @@ def _merge(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import merge
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
-    return _show(merge.merge(args.run_dirs, args.out), args, console)
+    ci = options.under_ci(os.environ)
+    return _show(merge.merge(args.run_dirs, args.out, ci=ci, partial=args.partial), args, console)
 
 
 def _compare(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
-    return _show(rejudge.recompare(args.run_dir), args, console)
+    ci = options.under_ci(os.environ)
+    return _show(rejudge.recompare(args.run_dir, ci=ci, partial=args.partial), args, console)
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
-    return _show(rejudge.verify(args.run_dir, args.expect), args, console)
+    ci = options.under_ci(os.environ)
+    outcome = rejudge.verify(args.run_dir, args.expect, ci=ci, partial=args.partial)
+    return _show(outcome, args, console)
 
 
 def _cases_validate(args: argparse.Namespace, console: Console) -> int:

@@ -80,7 +80,7 @@ class Harness:
     changed: tuple[str, ...] = ()  # what cases added, changed or removed under {harness}
 
 
-def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
+def _side_findings(side: SideEvidence, declared: int, kind: str) -> Iterator[Finding]:
     role = side.role
     if side.source_dirty:
         shown = ", ".join(side.dirty_paths[:5]) + (" ..." if len(side.dirty_paths) > 5 else "")
@@ -110,7 +110,7 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
     executed = sum(1 for e in side.cases.values() if e.status.executed)
     if executed != declared:
         yield Finding(
-            Code.EXECUTED_DIFFERS, f"{role} executed {executed} of {declared} declared cases", role
+            Code.EXECUTED_DIFFERS, f"{role} executed {executed} of {declared} {kind} cases", role
         )
     if side.changed:
         yield Finding(
@@ -242,8 +242,10 @@ def provenance(
     *,
     specs: Mapping[str, Specs] | None = None,
     checkout_changes: tuple[str, ...] = (),
+    kind: str = "declared",
 ) -> tuple[Finding, ...]:
-    """Every finding for a run, harness first, then sides, then per-case evidence."""
+    """Every finding for a run, harness first, then sides, then per-case evidence. `kind`:
+    what the comparison's cases are, "declared" or (a partial run) "selected"."""
     found: list[Finding] = list(_widenings(specs or {}, baseline))
     if checkout_changes:
         found.append(
@@ -257,7 +259,7 @@ def provenance(
     found.extend(harness_findings(harness))
     declared = comparison.summary.declared
     for side in (baseline, candidate):
-        found.extend(_side_findings(side, declared))
+        found.extend(_side_findings(side, declared, kind))
     for result in comparison.cases:
         found.extend(_explained_findings(result))
         if result.missing:
@@ -274,7 +276,7 @@ def provenance(
         found.append(
             Finding(
                 Code.NOTHING_COMPARED,
-                f"no case was compared ({comparison.summary.declared} declared); "
+                f"no case was compared ({comparison.summary.declared} {kind}); "
                 "the gate cannot hold without evidence",
             )
         )

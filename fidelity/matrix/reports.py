@@ -48,7 +48,8 @@ def _ids(ids: tuple[str, ...]) -> str:
 
 def _summary(outcome: Outcome) -> list[str]:
     """The counts, and the prediction with how it fared."""
-    summary = words.selection_line(outcome) + words.summary_lines(outcome.comparison)
+    summary = words.selection_line(outcome)
+    summary += words.summary_lines(outcome.comparison, outcome.selection)
     summary += words.replay_lines(outcome, only_bad=True)  # the rest are in run.json
     lines = [f"{inline(line)}  " for line in summary] + [""]
     j, p = outcome.judged, outcome.prediction
@@ -178,10 +179,22 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
                 output=f"{r.verdict}: {words.case_detail(r, outcome.run_dir)}",
             )
         )
+    cases += _unselected(outcome, suite)
     findings = "\n".join(words.finding_line(f) for f in outcome.findings)
-    said = "\n".join([words.headline(outcome), *words.allowed_lines(outcome)])
-    cases.append(JUnitCase("provenance", suite, error=findings or None, output=said))
+    said = [words.verdict(outcome), words.headline(outcome), *words.allowed_lines(outcome)]
+    cases.append(JUnitCase("provenance", suite, error=findings or None, output="\n".join(said)))
     return cases
+
+
+def _unselected(outcome: Outcome, suite: str) -> list[JUnitCase]:
+    """A partial run's declared cases it did not run, as skipped test cases: a CI page
+    counts them, so the report of a partial run cannot pass for the full gate's."""
+    selection = outcome.selection
+    if selection is None:
+        return []
+    ran = {r.case_id for r in outcome.comparison.cases}
+    why = f"not run: a partial run of {selection.scope}; the full gate runs every case"
+    return [JUnitCase(cid, suite, skipped=why) for cid, _ in selection.all if cid not in ran]
 
 
 def json_report(outcome: Outcome) -> dict[str, Any]:
@@ -193,5 +206,6 @@ def json_report(outcome: Outcome) -> dict[str, Any]:
     data["prediction"] = predict.to_json(outcome.prediction)
     data["prediction_verdict"] = asdict(outcome.judged) if outcome.judged else None
     data["exit_code"] = outcome.exit_code
+    data["verdict"] = words.verdict(outcome)  # the words every other report leads with
     data["same_commit"] = bool(words.same_commit(outcome))  # a commit compared with itself
     return rundir.plain(data)
