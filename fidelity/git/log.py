@@ -272,35 +272,19 @@ def descendants(repo: Path, ancestor: str, tip: str) -> frozenset[str]:
     return frozenset(out.decode().split())
 
 
-def range_changes(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
-    """sha -> the paths its change touches, for every commit reachable from tip and not from
-    exclude, children before parents (`--topo-order`), merges included: a merge's own change
-    is what it holds that none of its parents did (`--cc`), so a clean merge changes nothing
-    of its own."""
-    out = git(
-        repo,
-        "log",
-        "-z",
-        "--topo-order",
-        "--no-renames",
-        "--name-only",
-        "--cc",
-        f"--format={_PATHS}",
-        tip,
-        *(f"^{e}" for e in exclude),
-        "--",
-    )
-    return _paths(out)
-
-
-def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
+def changed_paths(
+    repo: Path, tip: str, exclude: Sequence[str], *, merges: bool = False
+) -> dict[str, frozenset[str]]:
     """sha -> the paths its change touches, for the non-merge commits reachable from tip and
-    not from exclude (`log --name-only --no-renames`: tree diffs only, no content)."""
+    not from exclude (`log --name-only --no-renames`: tree diffs only, no content). With
+    `merges`, merges too, children before parents: a merge's own change is what it holds
+    that none of its parents did (`--cc`), so a clean merge changes nothing of its own."""
+    flags = ("--cc", "--topo-order") if merges else ("--no-merges",)
     out = git(
         repo,
         "log",
         "-z",
-        "--no-merges",
+        *flags,
         "--no-renames",
         "--name-only",
         f"--format={_PATHS}",

@@ -202,7 +202,6 @@ def start(
     )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     label = f"{stamp}-{table.sides[0].sha[:7]}-{table.sides[1].sha[:7]}"
-    started = _now()
     plan = RunPlan(
         repo=repo,
         run_dir=rundir.prepare(out, repo, label),
@@ -213,7 +212,7 @@ def start(
         full=table.full,
         matrix=table.matrix,
         sides=table.sides,
-        started=started,
+        started=_now(),
         expect=str(expect) if expect else None,
         prediction=table.prediction,
         selectors=tuple(select),

@@ -156,8 +156,22 @@ def accepted(records: Sequence[RunRecord]) -> tuple[Allowance, ...]:
     return tuple(Allowance.from_json(a) for a in records[0].raw["matrix"].get("accept", ()))
 
 
-def _selection(
+def _sides(
     records: Sequence[RunRecord], found: _Gathered, order: Sequence[str]
+) -> tuple[SideEvidence, SideEvidence]:
+    """Both merged sides, their cases in the table's order."""
+    base, cand = (
+        _side(
+            [getattr(r, role) for r in records],
+            {c: found.cases[role][c] for c in order if c in found.cases[role]},
+        )
+        for role in ROLES
+    )
+    return base, cand
+
+
+def _selection(
+    records: Sequence[RunRecord], found: _Gathered, order: Sequence[str], meant: bool
 ) -> Selection | None:
     """None when every declared case ran in a shard: the merged run is the full gate. Else a
     partial run of the cases that ran, said so in every report like any partial run."""
@@ -165,9 +179,9 @@ def _selection(
         return None
     first = records[0].raw["selection"]
     chosen = [s for s in first["selectors"] if not s.startswith("shard:")]
-    n = first["shard"][1]
-    shown = (*chosen, f"{len(records)} of {n} shards")
-    return Selection(shown, tuple(c for c in order if c in found.owner), len(order))
+    shown = (*chosen, f"{len(records)} of {first['shard'][1]} shards")
+    ran = tuple(c for c in order if c in found.owner)
+    return Selection(shown, ran, len(order), meant=meant)
 
 
 def merge(dirs: Sequence[Path], out: Path, *, ci: bool = False, partial: bool = False) -> Outcome:
@@ -179,13 +193,7 @@ def merge(dirs: Sequence[Path], out: Path, *, ci: bool = False, partial: bool = 
     declared = tuple((i, d) for i, d in records[0].raw["selection"]["all"])
     order = [case_id for case_id, _ in declared]
     found = _gather(records, dirs, run_dir)
-    base, cand = (
-        _side(
-            [getattr(r, role) for r in records],
-            {c: found.cases[role][c] for c in order if c in found.cases[role]},
-        )
-        for role in ROLES
-    )
+    base, cand = _sides(records, found, order)
     specs = {c: found.entries[c].get("compare", {}) for c in order if c in found.entries}
     origin = {c: Path(p) for c, p in found.origins.items()}
     comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, origin))
@@ -194,8 +202,7 @@ def merge(dirs: Sequence[Path], out: Path, *, ci: bool = False, partial: bool = 
         records[0].harness, base, cand, comparison, specs=specs, checkout_changes=changes
     )
     prediction = predict.from_json(records[0].raw.get("prediction"))
-    selection = _selection(records, found, order)
-    selection = replace(selection, meant=partial) if selection else None
+    selection = _selection(records, found, order, partial)
     findings += altered + _shard_findings(order, found)
     findings += prediction_findings(prediction, selection) + partial_run_findings(selection, ci)
     judged, code, settled = decide(comparison, findings, prediction, selection, accepted(records))

@@ -63,7 +63,7 @@ def timing(repo: Path, rel: str, blob: str, sides: tuple[str, str], harness: str
     stated = log.last_change(repo, candidate, rel)
     if stated is None:  # a file no commit added: only a shallow or grafted history
         return Timing(None)
-    changes = log.range_changes(repo, candidate, [baseline])
+    changes = log.changed_paths(repo, candidate, [baseline], merges=True)
     other = first_other_change(changes, log.descendants(repo, stated, candidate), stated, rel)
     if other is None:
         return Timing(stated)
