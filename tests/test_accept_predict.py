@@ -52,6 +52,9 @@ def prediction(**keys: object) -> str:
     return text
 
 
+UNMET = {"finding": "dirty-side", "side": "baseline", "why": "replace refs"}
+
+
 @pytest.fixture
 def crash_fix(make_repo) -> tuple[Repo, str, str]:
     """A baseline where case `a` crashes and a candidate that fixes it; `b` never moves."""
@@ -62,6 +65,7 @@ def crash_fix(make_repo) -> tuple[Repo, str, str]:
         "cases/silent.toml": prediction(moved=[]),
         "cases/moved.toml": prediction(moved=["a"]),
         "cases/both.toml": prediction(moved=["a"], fixed=["a"]),
+        "cases/unmet.toml": prediction(fixed=["a"], findings=[UNMET]),
     }
     stable = CRASHY.replace('pathlib.Path("value.txt").read_text()', '"1"')
     base = repo.commit({"prog.py": CRASHY, "stable.py": stable, "value.txt": "crash", **tables})
@@ -136,10 +140,11 @@ def half_written(make_repo) -> tuple[Repo, str, str]:
 def test_an_expected_finding_lets_the_prediction_hold(half_written) -> None:
     repo, base, cand = half_written
     expect = {"finding": "missing-evidence", "case": "half", "why": "never.txt is issue 12"}
-    repo.commit({"cases/p.toml": prediction(moved=[], findings=[expect])}, "predict")
     outcome = run(repo, base, cand)
     assert outcome.exit_code == 3  # without a prediction it is a finding
-    held = run(repo, base, cand, "cases/p.toml")
+    said = prediction(moved=[], findings=[expect])  # stated with a change that moves nothing
+    later = repo.commit({"cases/p.toml": said, "other.txt": "y"}, "predict, and change")
+    held = run(repo, cand, later, "cases/p.toml")
     assert held.judged is not None and held.judged.verdict is Held.HELD, held.findings
     assert held.judged.expected == ("missing-evidence case half",)
     assert held.exit_code == 0
@@ -147,9 +152,7 @@ def test_an_expected_finding_lets_the_prediction_hold(half_written) -> None:
 
 def test_an_expected_finding_that_does_not_occur_falsifies(crash_fix) -> None:
     repo, base, cand = crash_fix
-    expect = {"finding": "dirty-side", "side": "baseline", "why": "replace refs"}
-    repo.commit({"cases/p.toml": prediction(fixed=["a"], findings=[expect])}, "predict")
-    outcome = run(repo, base, cand, "cases/p.toml")
+    outcome = run(repo, base, cand, "cases/unmet.toml")
     assert outcome.judged is not None and outcome.judged.verdict is Held.FALSIFIED
     assert outcome.judged.unmet == ("dirty-side [baseline]",)
     assert outcome.exit_code == 1

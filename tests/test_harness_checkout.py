@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -43,11 +44,11 @@ timeout_s = 30
 """
 
 
-def history(repo: Repo) -> dict[str, str]:
-    """first: the library only; refactor: same values; then the harness (table + driver)
-    arrives, as it does in a project that starts gating today."""
+def history(repo: Repo, refactor: Mapping[str, str] | None = None) -> dict[str, str]:
+    """first: the library only; refactor: same values (with `refactor`'s files); then the
+    harness (table + driver) arrives, as it does in a project that starts gating today."""
     shas = {"first": repo.commit({"lib.py": LIB_V1}, "first")}
-    shas["refactor"] = repo.commit({"lib.py": LIB_V2}, "refactor")
+    shas["refactor"] = repo.commit({"lib.py": LIB_V2, **(refactor or {})}, "refactor")
     shas["harness"] = repo.commit(
         {"cases/matrix.toml": harness_table(), "cases/drive.py": DRIVE}, "harness"
     )
@@ -254,10 +255,8 @@ def test_a_run_judged_again_keeps_the_harness_tree(make_repo) -> None:
 
 def test_a_held_prediction_over_the_harness_driver(make_repo) -> None:
     repo: Repo = make_repo("h")
-    shas = history(repo)
-    repo.commit(
-        {"cases/refactor.toml": '[prediction]\nwhy = "same values"\nmoved = []\n'}, "predict"
-    )
+    # stated with the refactor: a prediction committed after it would be late
+    shas = history(repo, {"cases/refactor.toml": '[prediction]\nwhy = "same values"\nmoved = []\n'})
     outcome = gate.run(
         repo.path,
         shas["first"],

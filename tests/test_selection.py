@@ -48,20 +48,24 @@ def test_a_selection_runs_only_its_cases_and_says_it_is_partial(repo: Repo, caps
         "selected": ["a", "b"],
         "declared": 3,
         "shard": None,
-        "all": [],
+        "all": [[c, outcome.manifest["selection"]["all"][i][1]] for i, c in enumerate("abc")],
+        "meant": False,
     }
     code = main(["-q", "compare", str(outcome.run_dir)])
     out = capsys.readouterr().out
     assert code == 0
-    assert "HOLDS: all 2 selected cases identical; a partial run: 2 of 3 declared (exit 0)" in out
+    assert "PARTIAL (2 of 3 declared cases) HOLDS: all 2 selected cases identical (exit 0)" in out
     assert "a partial run: 2 of 3 declared cases selected by a, tag:online" in out
+    assert "selected 2 of 3 declared · executed 2 baseline, 2 candidate" in out
+    assert "declared 2" not in out  # "declared 2" would contradict "2 of 3 declared"
 
 
 def test_the_cli_selects_by_case_and_tag_and_refuses_an_unknown_one(repo: Repo, capsys) -> None:
     argv = ["-q", "run", "--repo", str(repo.path), "--baseline", "HEAD"]
     assert main([*argv, "--tag", "slow"]) == 0
     assert (
-        "all 1 selected cases identical; a partial run: 1 of 3 declared" in capsys.readouterr().out
+        "PARTIAL (1 of 3 declared cases) HOLDS: the 1 selected case identical (exit 0)"
+        in capsys.readouterr().out
     )
     assert main([*argv, "--case", "nope"]) == 2
     assert "selector 'nope' matches no case" in capsys.readouterr().err
@@ -165,6 +169,6 @@ def test_within_tolerance_only_is_not_called_identical(make_repo) -> None:
 
     assert (
         words.verdict(outcome)
-        == "HOLDS: all 1 declared cases within tolerance, none identical (exit 0)"
+        == "HOLDS: the 1 declared case within tolerance, none identical (exit 0)"
     )
     assert rejudge.recompare(outcome.run_dir).exit_code == 0

@@ -157,6 +157,7 @@ def register(sub: Any) -> None:
 def _reports(parser: argparse.ArgumentParser) -> None:
     options.reports(parser, "verdict", junit="case")
     options.html(parser)
+    options.partial(parser)
     parser.add_argument("--all", action="store_true", help="list identical cases too")
 
 
@@ -195,6 +196,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             "durations": _durations(args.shard_durations),
             "warn": _warn_early,
             "replay": args.replay,
+            "partial": args.partial,
+            "ci": options.under_ci(os.environ),
         }
         candidate = args.candidate or (None if args.resume else "HEAD")
         if args.resume_if_exists:
@@ -325,12 +328,13 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 
 def _judged(args: argparse.Namespace, judge: Any, *given: Any) -> Any:
-    """judge(*given)'s outcome; when it refuses, the reports asked for say so first (a judge
-    that writes no JUnit file when it cannot judge leaves CI's test report green)."""
+    """judge(*given)'s outcome, judged under CI's rule for partial runs; when it refuses, the
+    reports asked for say so first (a judge that writes no JUnit file when it cannot judge
+    leaves CI's test report green)."""
     from fidelity.errors import FidelityError
 
     try:
-        return judge(*given)
+        return judge(*given, ci=options.under_ci(os.environ), partial=args.partial)
     except FidelityError as exc:
         from fidelity.cli import refused
 

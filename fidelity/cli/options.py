@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from fidelity.errors import UsageError
@@ -27,6 +27,27 @@ _HELP = {
     "GitHub's 1 MiB with what it holds); text from cases is escaped",
     "junit": "also write it as JUnit XML, one test case per {unit}",
 }
+
+
+FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def under_ci(environ: Mapping[str, str]) -> bool:
+    """Running under CI: `CI` set to a true value, as GitHub Actions, GitLab CI, CircleCI,
+    Travis, Buildkite and Jenkins' plugins set it (`CI=false` or `CI=0` is not CI)."""
+    return environ.get("CI", "").strip().lower() not in FALSE
+
+
+def partial(parser: argparse.ArgumentParser) -> None:
+    """`--partial`: a run of some of the declared cases (`--case`, `--tag`) is meant."""
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="a partial run (some of the declared cases) is meant: under CI (the CI variable "
+        "set to a true value) a partial run without it exits 3, so that it cannot pass for "
+        "the full gate. Every report of a partial run says PARTIAL either way; a shard is "
+        "exempt (its merge is the gate); no effect on a full run",
+    )
 
 
 def quiet(parser: argparse.ArgumentParser) -> None:

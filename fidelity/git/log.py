@@ -257,14 +257,34 @@ def touching(
     return _subjects(out)
 
 
-def changed_paths(repo: Path, tip: str, exclude: Sequence[str]) -> dict[str, frozenset[str]]:
+def last_change(repo: Path, rev: str, path: str) -> str | None:
+    """The commit that last changed path in rev's history, as `git log -1 -- path` names it
+    (history simplified: a side branch that brought the same bytes names its own commit);
+    None when no commit there touched it."""
+    out = git(repo, "log", "-1", "--format=%H", rev, "--", path).decode().strip()
+    return out or None
+
+
+def descendants(repo: Path, ancestor: str, tip: str) -> frozenset[str]:
+    """The commits that descend from ancestor and are ancestors of tip (tip included,
+    ancestor not): `rev-list --ancestry-path ancestor..tip`."""
+    out = git(repo, "rev-list", "--ancestry-path", f"{ancestor}..{tip}", "--")
+    return frozenset(out.decode().split())
+
+
+def changed_paths(
+    repo: Path, tip: str, exclude: Sequence[str], *, merges: bool = False
+) -> dict[str, frozenset[str]]:
     """sha -> the paths its change touches, for the non-merge commits reachable from tip and
-    not from exclude (`log --name-only --no-renames`: tree diffs only, no content)."""
+    not from exclude (`log --name-only --no-renames`: tree diffs only, no content). With
+    `merges`, merges too, children before parents: a merge's own change is what it holds
+    that none of its parents did (`--cc`), so a clean merge changes nothing of its own."""
+    flags = ("--cc", "--topo-order") if merges else ("--no-merges",)
     out = git(
         repo,
         "log",
         "-z",
-        "--no-merges",
+        *flags,
         "--no-renames",
         "--name-only",
         f"--format={_PATHS}",

@@ -59,7 +59,12 @@ def _top(outcome: Outcome) -> list[str]:
         *(f"<p><strong>{esc(t)}</strong></p>\n" for t in words.same_commit(outcome)),
         f"<p>{esc(words.headline(outcome))}</p>\n",
         _meta(outcome),
-        items([*words.selection_line(outcome), *words.summary_lines(outcome.comparison)]),
+        items(
+            [
+                *words.selection_line(outcome),
+                *words.summary_lines(outcome.comparison, outcome.selection),
+            ]
+        ),
         "</header>\n",
     ]
     if outcome.findings:

@@ -47,7 +47,11 @@ NEVER: Mapping[Code, str] = {
     "predicts",
     Code.PREDICTION_DIFFERS: "the prediction given differs from the one the run recorded",
     Code.PREDICTION_NOT_STATED: "the prediction was stated after the run",
+    Code.PREDICTION_LATE: "the prediction was last changed after the change it predicts, or is "
+    "not in the candidate's history: it was not stated before the evidence was seen",
     Code.PARTIAL_PREDICTION: "the prediction names cases the run did not run",
+    Code.PARTIAL_RUN: "a partial run under CI stands in for the full gate: run every declared "
+    "case, or say --partial",
     Code.ACCEPTED_UNUSED: "an acceptance that matches nothing must go, so that the list only "
     "shrinks",
     Code.ACCEPTED_EXPIRED: "an acceptance past its end must be renewed with a new reason, "
@@ -76,20 +80,40 @@ MAY: Mapping[Code, str] = {
     Code.SHARD_MISSING: "a shard did not run: its cases are not compared",
     Code.SHARD_DUPLICATED: "a case ran in two shards of the same commits; the first is kept",
     Code.SPREAD_TOO_SMALL: "too few runs to tell noise from a move; the case stays moved",
+    Code.BOTH_FAILED: "a case fails the same way on both sides of an old release pair (a "
+    "known failure, needs `case`); a failure that changes kind is still a move",
 }
 
 
-def problem(finding: str) -> str | None:
-    """Why a finding class cannot be accepted or expected, or None."""
+def problem(finding: str, *, table: bool = True) -> str | None:
+    """Why a finding class cannot be accepted (`table`) or expected (a prediction), or None.
+    `both-failed` is a table's class alone: a prediction says `failing` instead."""
     known = {c.value for c in Code}
+    if not table:
+        known.discard(Code.BOTH_FAILED.value)
     if finding not in known:
-        return f"{finding!r} is not a finding; known: {', '.join(sorted(MAY))}"
+        allowed = sorted(m.value for m in MAY if table or m is not Code.BOTH_FAILED)
+        return f"{finding!r} is not a finding; known: {', '.join(allowed)}" + (
+            "" if table else "; a case that fails the same way on both sides: `failing`"
+        )
     code = Code(finding)
     if code in NEVER:
         return (
             f"{finding} can never be accepted: {NEVER[code]}. Fix the cause and remove this "
             "entry (docs/reference/findings.md lists what can never be accepted)"
         )
+    return None
+
+
+def entry_problem(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(key, why) of an `[[accept]]` entry the schema passes but cannot stand, or None."""
+    why = problem(entry["finding"])
+    if why:
+        return "finding", why
+    if entry["finding"] == Code.BOTH_FAILED and "case" not in entry:
+        return "finding", "both-failed names one case: add `case = ID`"
+    if entry["finding"] == Code.BOTH_FAILED and "side" in entry:
+        return "side", "both-failed is a failure of both sides: drop `side`"
     return None
 
 
@@ -141,9 +165,16 @@ class Settled:
     """A run's findings after the accepted and expected ones are taken out."""
 
     findings: tuple[Finding, ...]  # what still counts (exit 3), accepted-* findings included
-    accepted: tuple[tuple[Finding, Allowance], ...] = ()
+    accepted: tuple[tuple[Finding, Allowance], ...] = ()  # both-failed ones among them
     expected: tuple[tuple[Finding, Allowance], ...] = ()
     unmet: tuple[Allowance, ...] = ()  # expected findings that did not occur
+
+    @property
+    def known(self) -> frozenset[str]:
+        """The cases the table accepts as failing the same way on both sides."""
+        return frozenset(
+            f.case_id for f, _ in self.accepted if f.code is Code.BOTH_FAILED and f.case_id
+        )
 
 
 def _take(
@@ -163,18 +194,44 @@ def _take(
     return taken, unused
 
 
+def known_failures(failing: Mapping[str, str]) -> list[Finding]:
+    """One `both-failed` line per case that failed the same way on both sides (case id ->
+    the failure; "" when it changed kind, which no entry can accept): what an `[[accept]]`
+    entry of that class takes. Not findings: what no entry takes stays a failed case."""
+    return [
+        Finding(Code.BOTH_FAILED, f"fails the same way on both sides: {kind}", case_id=case_id)
+        for case_id, kind in failing.items()
+        if kind
+    ]
+
+
+def _unused_failures(
+    allowances: Sequence[Allowance], failing: Mapping[str, str]
+) -> list[Allowance]:
+    """both-failed entries whose case did not fail on both sides (it was fixed, or broke on
+    one side only): the entry has nothing left to accept. A case that failed on both sides
+    in another way keeps its entry, and its failure."""
+    return [a for a in allowances if a.finding == Code.BOTH_FAILED and a.case not in failing]
+
+
 def settle(
     findings: Sequence[Finding],
     accepts: Sequence[Allowance] = (),
     expected: Sequence[Allowance] = (),
     ran: Collection[str] | None = None,
+    failing: Mapping[str, str] | None = None,
 ) -> Settled:
     """Take out what the table accepts (while it holds) and what the prediction expects.
     `ran` is the case ids the run ran (None: all): an accepted entry for a case the run did
-    not run is not unused."""
+    not run is not unused. `failing` is the cases that failed on both sides (case id -> the
+    failure when both failed the same way, else "")."""
+    failing = failing or {}
     left = list(findings)
     live = [a for a in accepts if not a.expired]
-    accepted, unused = _take(left, live)
+    accepted, unused = _take(left, [a for a in live if a.finding != Code.BOTH_FAILED])
+    both, _ = _take(known_failures(failing), [a for a in live if a.finding == Code.BOTH_FAILED])
+    accepted += both
+    unused += _unused_failures(live, failing)
     found = [
         Finding(
             Code.ACCEPTED_EXPIRED,

@@ -7,6 +7,7 @@ denominator (declared, executed, compared) and nothing can silently drop out.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -67,6 +68,7 @@ class CaseResult:
     missing: tuple[str, ...] = ()  # required outputs no file matched, per side
     unsure: str = ""  # a nondeterministic case's move its runs were too few to judge
     replay: tuple[tuple[str, str], ...] = ()  # (side, replay verdict) of a replayed case
+    same_failure: str = ""  # both-failed the same way: the failure, as `failure_kind` says it
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +116,35 @@ def _failure(base: CaseEvidence, cand: CaseEvidence) -> Verdict | None:
     if cand.status.failed:
         return Verdict.CANDIDATE_ONLY_FAILED
     return None
+
+
+_ERROR_CLASS = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault)\b")
+
+
+def error_class(ev: CaseEvidence) -> str:
+    """The exception class named at the start of the last line of the case's stderr, as a
+    Python traceback ends (`ValueError: ...`); "" when the last line names none."""
+    found = _ERROR_CLASS.match(ev.stderr_tail.rpartition(" | ")[2])
+    return found.group(0) if found else ""
+
+
+def failure_kind(ev: CaseEvidence) -> str:
+    """How one side failed, in words: its status, exit code and error class. Two sides
+    fail the same way when these words are equal."""
+    said = [f"exit {ev.exit_code}"] if ev.exit_code is not None else []
+    said += [error_class(ev)] if error_class(ev) else []
+    return f"{ev.status} ({', '.join(said)})" if said else str(ev.status)
+
+
+def _both_failed(case_id: str, base: CaseEvidence, cand: CaseEvidence) -> CaseResult:
+    """Both sides failed: the same way (`same_failure`, a known failure can be stated) or
+    not (the failure changed kind: a move, as any failure is)."""
+    kinds = failure_kind(base), failure_kind(cand)
+    detail = _status_detail(base, cand)
+    if kinds[0] == kinds[1]:
+        return CaseResult(case_id, Verdict.BOTH_FAILED, detail=detail, same_failure=kinds[0])
+    detail += f" (the failure changed kind: baseline {kinds[0]}, candidate {kinds[1]})"
+    return CaseResult(case_id, Verdict.BOTH_FAILED, detail=detail)
 
 
 def _status_detail(base: CaseEvidence, cand: CaseEvidence) -> str:
@@ -190,6 +221,8 @@ def _classify(
     if definition:
         return CaseResult(case_id, Verdict.DEFINITION_DIFFERS, detail=definition)
     failure = _failure(base, cand)
+    if failure is Verdict.BOTH_FAILED:
+        return _both_failed(case_id, base, cand)
     if failure is not None:
         return CaseResult(case_id, failure, detail=_status_detail(base, cand))
     missing = [

@@ -33,6 +33,7 @@ class Code(enum.StrEnum):
     PREDICTION_UNCOMMITTED = "prediction-uncommitted"
     PREDICTION_DIFFERS = "prediction-differs"
     PREDICTION_NOT_STATED = "prediction-not-stated"
+    PREDICTION_LATE = "prediction-late"
     COMPARATOR_LIMIT = "comparator-limit"
     SIDE_CHANGED = "side-changed"
     CHECKOUT_CHANGED = "checkout-changed"
@@ -50,6 +51,9 @@ class Code(enum.StrEnum):
     ACCEPTED_EXPIRED = "accepted-expired"
     SPREAD_TOO_SMALL = "spread-too-small"
     FOLDER_REPLACED = "folder-replaced"
+    PARTIAL_RUN = "partial-run"
+    # not a finding: the class of a both-sides failure an `[[accept]]` entry states (`accept`)
+    BOTH_FAILED = "both-failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +81,7 @@ class Harness:
     changed: tuple[str, ...] = ()  # what cases added, changed or removed under {harness}
 
 
-def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
+def _side_findings(side: SideEvidence, declared: int, kind: str) -> Iterator[Finding]:
     role = side.role
     if side.source_dirty:
         shown = ", ".join(side.dirty_paths[:5]) + (" ..." if len(side.dirty_paths) > 5 else "")
@@ -107,7 +111,7 @@ def _side_findings(side: SideEvidence, declared: int) -> Iterator[Finding]:
     executed = sum(1 for e in side.cases.values() if e.status.executed)
     if executed != declared:
         yield Finding(
-            Code.EXECUTED_DIFFERS, f"{role} executed {executed} of {declared} declared cases", role
+            Code.EXECUTED_DIFFERS, f"{role} executed {executed} of {declared} {kind} cases", role
         )
     if side.changed:
         yield Finding(
@@ -248,8 +252,10 @@ def provenance(
     *,
     specs: Mapping[str, Specs] | None = None,
     checkout_changes: tuple[str, ...] = (),
+    kind: str = "declared",
 ) -> tuple[Finding, ...]:
-    """Every finding for a run, harness first, then sides, then per-case evidence."""
+    """Every finding for a run, harness first, then sides, then per-case evidence. `kind`:
+    what the comparison's cases are, "declared" or (a partial run) "selected"."""
     found: list[Finding] = list(_widenings(specs or {}, baseline))
     if checkout_changes:
         found.append(
@@ -263,7 +269,7 @@ def provenance(
     found.extend(harness_findings(harness))
     declared = comparison.summary.declared
     for side in (baseline, candidate):
-        found.extend(_side_findings(side, declared))
+        found.extend(_side_findings(side, declared, kind))
     for result in comparison.cases:
         found.extend(_explained_findings(result))
         if result.missing:
@@ -280,20 +286,21 @@ def provenance(
         found.append(
             Finding(
                 Code.NOTHING_COMPARED,
-                f"no case was compared ({comparison.summary.declared} declared); "
+                f"no case was compared ({comparison.summary.declared} {kind}); "
                 "the gate cannot hold without evidence",
             )
         )
     return tuple(found)
 
 
-def exit_code(comparison: Comparison, findings: tuple[Finding, ...]) -> int:
+def exit_code(comparison: Comparison, findings: tuple[Finding, ...], known: int = 0) -> int:
     """0 identical and clean; 1 moved, failed, or a replay that diverged, cached nothing or
-    failed; 3 findings or nothing compared."""
+    failed; 3 findings or nothing compared. `known` of the failures are cases the table
+    accepts as failing the same way on both sides."""
     summary = comparison.summary
     if findings or summary.compared == 0:
         return 3
-    if summary.moved or summary.failures or summary.replay_failures:
+    if summary.moved or summary.failures > known or summary.replay_failures:
         return 1
     held = summary.identical + summary.within_tolerance + summary.within_spread
     # the rest carried findings, every one of them accepted (shown with the verdict)

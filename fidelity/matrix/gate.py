@@ -16,14 +16,28 @@ from typing import Any
 from fidelity import proc
 from fidelity.errors import UsageError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import harness_tree, ledger, predict, repo_state, rundir, setups, shards
+from fidelity.matrix import (
+    harness_tree,
+    ledger,
+    ontime,
+    repo_state,
+    rundir,
+    setups,
+    subset,
+)
 from fidelity.matrix.accept import Allowance
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import Meeting, explanations
 from fidelity.matrix.findings import Finding, Harness, harness_findings, provenance
 from fidelity.matrix.harness import accept_state, read_harness, read_prediction, table_path
-from fidelity.matrix.outcome import Outcome, Selection, decide, prediction_findings
+from fidelity.matrix.outcome import (
+    Outcome,
+    Selection,
+    decide,
+    partial_run_findings,
+    prediction_findings,
+)
 from fidelity.matrix.plan import RunPlan, SidePlan
 from fidelity.matrix.predict import Prediction
 from fidelity.matrix.runner import RunContext, run_sides
@@ -52,18 +66,21 @@ def run(
     durations: Mapping[str, float] | None = None,
     warn: Callable[[tuple[Finding, ...]], None] | None = None,
     replay: str | None = None,
+    partial: bool = False,
+    ci: bool = False,
 ) -> Outcome:
     """Run both sides under one harness table, compare, and write the run directory.
 
     `select` (case ids and `tag:` selectors) runs a subset: a partial run, said so in its
-    verdict and in run.json, so it can never pass for the full gate. `resume` continues an
+    verdict and in run.json, so it can never pass for the full gate; under CI (`ci`) it is a
+    finding unless `partial` says it is meant. `resume` continues an
     interrupted run from its directory: only cases without complete evidence run again,
     and it is refused when the harness's table or a side's commit is not the one it began
     with (the table, selection and shard are the ones it began with).
     """
     if resume is not None:
         sides = (baseline, candidate)
-        plan = _resume(resume, repo, sides=sides, jobs=jobs, progress=progress)
+        plan = _resume(resume, repo, sides=sides, jobs=jobs, progress=progress, ci=ci)
         if warn is not None:
             warn(known_before(plan))
         return execute(plan)
@@ -80,6 +97,8 @@ def run(
         shard=shard,
         durations=durations,
         replay=replay,
+        partial=partial,
+        ci=ci,
     )
     if warn is not None:
         warn(known_before(plan))
@@ -88,8 +107,13 @@ def run(
 
 def known_before(plan: RunPlan) -> tuple[Finding, ...]:
     """The findings a run is sure to end with, known before any case runs: an uncommitted
-    table, prediction or harness file. Said first, so nobody waits for an untrusted run."""
-    return (*harness_findings(plan.harness), *prediction_findings(plan.prediction, plan.selection))
+    table, prediction or harness file, a late prediction, a partial run under CI. Said first,
+    so nobody waits for an untrusted run."""
+    return (
+        *harness_findings(plan.harness),
+        *prediction_findings(plan.prediction, plan.selection),
+        *partial_run_findings(plan.selection, plan.ci),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +142,7 @@ def _read_table(
     shard: str | None,
     durations: Mapping[str, float] | None,
     replay: str | None = None,
+    partial: bool = False,
 ) -> _Table:
     baseline, candidate = revs
     if baseline is None or candidate is None:
@@ -125,7 +150,7 @@ def _read_table(
     rel = table_path(repo, cases)
     harness, full = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
-    matrix, selection = choose(with_replay(full, replay), select, shard, durations)
+    matrix, selection = subset.choose(with_replay(full, replay), select, shard, durations, partial)
     known = {harness_rev or "HEAD": harness.sha}  # a revision named twice is resolved once
     for rev in (baseline, candidate):
         known[rev] = known.get(rev) or objects.rev_parse(repo, rev)
@@ -133,6 +158,10 @@ def _read_table(
         SidePlan("baseline", baseline, known[baseline]),
         SidePlan("candidate", candidate, known[candidate]),
     )
+    if prediction is not None and prediction.committed and prediction.blob:
+        shas = (sides[0].sha, sides[1].sha)
+        said = ontime.timing(repo, prediction.path, prediction.blob, shas, harness.sha)
+        prediction = replace(prediction, stated=said.stated, late=said.late)
     today = dt.datetime.now(dt.UTC).date()
     accepts = accept_state(repo, full.accepts, sides[1].sha, today)
     return _Table(rel, harness, full, matrix, selection, prediction, sides, accepts)
@@ -152,6 +181,8 @@ def start(
     shard: str | None = None,
     durations: Mapping[str, float] | None = None,
     replay: str | None = None,
+    partial: bool = False,
+    ci: bool = False,
 ) -> RunPlan:
     """A fresh run's plan (baseline and candidate revisions in `revs`), its run directory
     made and its plan.json written before anything runs."""
@@ -167,10 +198,10 @@ def start(
         shard=shard,
         durations=durations,
         replay=replay,
+        partial=partial,
     )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     label = f"{stamp}-{table.sides[0].sha[:7]}-{table.sides[1].sha[:7]}"
-    started = _now()
     plan = RunPlan(
         repo=repo,
         run_dir=rundir.prepare(out, repo, label),
@@ -181,7 +212,7 @@ def start(
         full=table.full,
         matrix=table.matrix,
         sides=table.sides,
-        started=started,
+        started=_now(),
         expect=str(expect) if expect else None,
         prediction=table.prediction,
         selectors=tuple(select),
@@ -192,6 +223,7 @@ def start(
         progress=progress,
         accepts=table.accepts,
         replay=replay,
+        ci=ci,
     )
     ledger.write_plan(plan.run_dir, plan.to_json())
     return plan
@@ -204,6 +236,7 @@ def resume(
     sides: tuple[str | None, str | None] = (None, None),
     jobs: int = 2,
     progress: Progress | None = None,
+    ci: bool = False,
 ) -> RunPlan:
     """The plan of an interrupted run, read back from its plan.json, with the cases it
     already completed; UsageError when the table or a side's commit is no longer the one
@@ -225,6 +258,7 @@ def resume(
         shard=began.get("shard"),
         durations=began.get("durations"),
         replay=began.get("replay"),
+        partial=began.get("partial", False),
     )
     run_dir = run_dir.absolute()
     _same_as_began(began, table.harness, table.sides)
@@ -252,6 +286,7 @@ def resume(
         resumed=True,
         accepts=table.accepts,
         replay=began.get("replay"),
+        ci=ci,
         done={p.role: ledger.completed(run_dir / p.role, definitions) for p in table.sides},
     )
 
@@ -277,8 +312,12 @@ def _execute(plan: RunPlan, holds: setups.Holds) -> Outcome:
     repo, run_dir = plan.repo, plan.run_dir
     own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
     changes = tuple(repo_state.changes(plan.checkout, repo_state.snapshot(repo), own))
-    findings = provenance(harness, base, cand, comparison, specs=specs, checkout_changes=changes)
+    kind = "declared" if plan.selection is None else "selected"
+    findings = provenance(
+        harness, base, cand, comparison, specs=specs, checkout_changes=changes, kind=kind
+    )
     findings += prediction_findings(plan.prediction, plan.selection)
+    findings += partial_run_findings(plan.selection, plan.ci)
     judged, code, settled = decide(
         comparison, findings, plan.prediction, plan.selection, plan.accepts
     )
@@ -380,33 +419,3 @@ def _same_as_began(began: Mapping[str, Any], harness: Harness, plans: Sequence[S
                 f"the {plan.role} {plan.rev} is now {plan.sha[:12]}, but this run began at "
                 f"{was[:12]}; resume with --{plan.role} {was[:12]}, or start a new run"
             )
-
-
-def choose(
-    matrix: Matrix,
-    selectors: Sequence[str],
-    shard: str | None = None,
-    durations: Mapping[str, float] | None = None,
-) -> tuple[Matrix, Selection | None]:
-    """The cases the selectors name (ids or `tag:` selectors), then one shard of them;
-    UsageError for a selector that names no case or a malformed shard. Selectors that
-    choose every case of the table make a full run, not a partial one (no Selection)."""
-    if not selectors and shard is None:
-        return matrix, None
-    cases = matrix.cases
-    if selectors:
-        tags = {c.id: c.tags for c in matrix.cases}
-        chosen = predict.resolve(selectors, tags, "--case/--tag")
-        cases = tuple(c for c in cases if c.id in chosen)
-        if len(cases) == len(matrix.cases) and shard is None:
-            return matrix, None
-    k_of_n = shards.parse(shard) if shard is not None else None
-    if k_of_n is not None:
-        mine = set(shards.assign([c.id for c in cases], k_of_n[1], durations)[k_of_n[0] - 1])
-        cases = tuple(c for c in cases if c.id in mine)
-    shown = (*selectors, *([f"shard:{shard}"] if shard else []))
-    every = tuple((c.id, c.definition_sha()) for c in matrix.cases)
-    selection = Selection(
-        shown, tuple(c.id for c in cases), len(matrix.cases), k_of_n, every if k_of_n else ()
-    )
-    return replace(matrix, cases=cases), selection

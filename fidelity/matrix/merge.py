@@ -24,7 +24,13 @@ from fidelity.matrix.evidence import CaseEvidence, SideEvidence, side_to_json
 from fidelity.matrix.explain import explanations
 from fidelity.matrix.files import copy_file
 from fidelity.matrix.findings import Code, Finding, Harness, provenance
-from fidelity.matrix.outcome import Outcome, decide, prediction_findings
+from fidelity.matrix.outcome import (
+    Outcome,
+    Selection,
+    decide,
+    partial_run_findings,
+    prediction_findings,
+)
 from fidelity.matrix.rundir import RunRecord
 
 ROLES = ("baseline", "candidate")
@@ -57,7 +63,7 @@ def _same(records: Sequence[RunRecord], dirs: Sequence[Path]) -> None:
                     f"{where} is not a shard of the same run as {dirs[0]}: its {what} differs; "
                     "merge only shards of one `fidelity run --shard K/N` invocation"
                 )
-    if not first["declared cases"]:
+    if not first["number of shards"]:
         raise UsageError(f"{dirs[0]} is not a shard (run it with --shard K/N)")
 
 
@@ -167,14 +173,10 @@ def accepted(records: Sequence[RunRecord]) -> tuple[Allowance, ...]:
     return tuple(Allowance.from_json(a) for a in records[0].raw["matrix"].get("accept", ()))
 
 
-def merge(dirs: Sequence[Path], out: Path) -> Outcome:
-    """Combine shard run directories into one run directory at out, and judge it."""
-    records = _shards(dirs)
-    altered = _altered(records, dirs)
-    run_dir = rundir.prepare(out, Path.cwd(), "merged")
-    declared = tuple((i, d) for i, d in records[0].raw["selection"]["all"])
-    order = [case_id for case_id, _ in declared]
-    found = _gather(records, dirs, run_dir)
+def _sides(
+    records: Sequence[RunRecord], found: _Gathered, order: Sequence[str]
+) -> tuple[SideEvidence, SideEvidence]:
+    """Both merged sides, their cases in the table's order."""
     base, cand = (
         _side(
             [getattr(r, role) for r in records],
@@ -182,6 +184,33 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
         )
         for role in ROLES
     )
+    return base, cand
+
+
+def _selection(
+    records: Sequence[RunRecord], found: _Gathered, order: Sequence[str], meant: bool
+) -> Selection | None:
+    """None when every declared case ran in a shard: the merged run is the full gate. Else a
+    partial run of the cases that ran, said so in every report like any partial run."""
+    if all(c in found.owner for c in order):
+        return None
+    first = records[0].raw["selection"]
+    chosen = [s for s in first["selectors"] if not s.startswith("shard:")]
+    shown = (*chosen, f"{len(records)} of {first['shard'][1]} shards")
+    ran = tuple(c for c in order if c in found.owner)
+    return Selection(shown, ran, len(order), meant=meant)
+
+
+def merge(dirs: Sequence[Path], out: Path, *, ci: bool = False, partial: bool = False) -> Outcome:
+    """Combine shard run directories into one run directory at out, and judge it. A merge
+    that left a declared case out is a partial run (`ci`, `partial`: as `fidelity run`)."""
+    records = _shards(dirs)
+    altered = _altered(records, dirs)
+    run_dir = rundir.prepare(out, Path.cwd(), "merged")
+    declared = tuple((i, d) for i, d in records[0].raw["selection"]["all"])
+    order = [case_id for case_id, _ in declared]
+    found = _gather(records, dirs, run_dir)
+    base, cand = _sides(records, found, order)
     specs = {c: found.entries[c].get("compare", {}) for c in order if c in found.entries}
     origin = {c: Path(p) for c, p in found.origins.items()}
     comparison = compare(declared, base, cand, explanations(run_dir, base, cand, specs, origin))
@@ -189,8 +218,10 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
     harness = _harness(records)
     findings = provenance(harness, base, cand, comparison, specs=specs, checkout_changes=changes)
     prediction = predict.from_json(records[0].raw.get("prediction"))
-    findings += altered + _shard_findings(order, found) + prediction_findings(prediction)
-    judged, code, settled = decide(comparison, findings, prediction, None, accepted(records))
+    selection = _selection(records, found, order, partial)
+    findings += altered + _shard_findings(order, found)
+    findings += prediction_findings(prediction, selection) + partial_run_findings(selection, ci)
+    judged, code, settled = decide(comparison, findings, prediction, selection, accepted(records))
     findings = settled.findings
     data = {k: v for k, v in records[0].raw.items() if k != "digest"}
     data.update(
@@ -205,7 +236,7 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
             "findings": [asdict(f) for f in findings],
             "exit_code": code,
             "prediction_verdict": asdict(judged) if judged else None,
-            "selection": None,
+            "selection": selection.to_json() if selection else None,
             "checkout_changes": list(changes),
             "run_dir": str(run_dir),
             **rundir.settled_json(settled),
@@ -224,6 +255,7 @@ def merge(dirs: Sequence[Path], out: Path) -> Outcome:
         prediction=prediction,
         judged=judged,
         manifest=rundir.write(run_dir, data),
+        selection=selection,
         accepted=settled.accepted,
         expected=settled.expected,
     )

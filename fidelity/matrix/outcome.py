@@ -13,7 +13,7 @@ from typing import Any
 
 from fidelity.matrix import accept, predict
 from fidelity.matrix.accept import Allowance, Settled
-from fidelity.matrix.compare import Comparison
+from fidelity.matrix.compare import Comparison, Verdict
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.findings import Code, Finding, Harness, exit_code
 from fidelity.matrix.predict import Prediction, PredictionVerdict
@@ -23,13 +23,15 @@ WORKTREE = "WORKTREE"  # the harness revision's name when the table is read from
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """A partial run: the cases --case/--tag (or one --shard) chose, of the table's."""
+    """A partial run: the cases --case/--tag (or one --shard) chose, of the table's; or a
+    merge of shards that left some declared case out."""
 
     selectors: tuple[str, ...]
     selected: tuple[str, ...]
     declared: int
     shard: tuple[int, int] | None = None  # K of N
-    all: tuple[tuple[str, str], ...] = ()  # every declared (id, definition sha): for merge
+    all: tuple[tuple[str, str], ...] = ()  # every declared (id, definition sha)
+    meant: bool = False  # --partial: a partial run on purpose, which CI lets pass
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,7 +40,13 @@ class Selection:
             "declared": self.declared,
             "shard": list(self.shard) if self.shard else None,
             "all": [list(pair) for pair in self.all],
+            "meant": self.meant,
         }
+
+    @property
+    def scope(self) -> str:
+        """ "N of M declared cases", as every report of a partial run says it."""
+        return f"{len(self.selected)} of {self.declared} declared cases"
 
     @staticmethod
     def from_json(data: Mapping[str, Any] | None) -> Selection | None:
@@ -51,6 +59,7 @@ class Selection:
             data["declared"],
             (shard[0], shard[1]) if shard else None,
             tuple((i, d) for i, d in data.get("all", ())),
+            bool(data.get("meant", False)),
         )
 
 
@@ -85,7 +94,22 @@ def prediction_findings(
                 "a prediction must be fixed before the measurement it predicts",
             )
         )
+    if prediction.late:
+        found.append(Finding(Code.PREDICTION_LATE, prediction.late))
     return (*found, *partial_findings(prediction, selection))
+
+
+def partial_run_findings(selection: Selection | None, ci: bool) -> tuple[Finding, ...]:
+    """Under CI, a partial run cannot pass for the gate unless `--partial` says it is meant.
+    A shard is partial by design and exempt: the merge of every shard is the gate."""
+    if not ci or selection is None or selection.shard is not None or selection.meant:
+        return ()
+    why = (
+        f"a partial run under CI: {selection.scope} ({', '.join(selection.selectors)}), so it "
+        "cannot stand for the gate; run every case, or pass --partial if this step means to "
+        "run only these"
+    )
+    return (Finding(Code.PARTIAL_RUN, why),)
 
 
 def partial_findings(prediction: Prediction, selection: Selection | None) -> tuple[Finding, ...]:
@@ -119,11 +143,14 @@ def decide(
     run is judged. An empty shard holds nothing and fails nothing."""
     ran = selection.selected if selection is not None else None
     expected = prediction.findings if prediction is not None else ()
-    settled = accept.settle(findings, accepts, expected, ran)
+    failing = {
+        r.case_id: r.same_failure for r in comparison.cases if r.verdict is Verdict.BOTH_FAILED
+    }
+    settled = accept.settle(findings, accepts, expected, ran, failing)
     shard = selection is not None and selection.shard is not None
     if shard and (not comparison.cases or prediction is not None):
         return None, 3 if settled.findings else 0, settled
     if prediction is None:
-        return None, exit_code(comparison, settled.findings), settled
+        return None, exit_code(comparison, settled.findings, len(settled.known)), settled
     judged = predict.judge(comparison, prediction, settled)
     return judged, judged.exit_code, settled

@@ -57,6 +57,7 @@ class RunPlan:
     done: Mapping[str, Mapping[str, CaseEvidence]] = field(default_factory=dict)  # role -> id
     accepts: tuple[Allowance, ...] = ()  # the table's accepted findings, expiry decided
     replay: str | None = None  # --replay: the mode of every case without its own
+    ci: bool = False  # the command runs under CI: a partial run not meant is a finding
 
     def to_json(self) -> dict[str, Any]:
         """The body of plan.json: what `resume` needs to continue the same run."""
@@ -73,4 +74,5 @@ class RunPlan:
             "shard": self.shard,
             "durations": dict(self.durations) if self.durations is not None else None,
             "replay": self.replay,
+            "partial": self.selection.meant if self.selection else False,
         }

@@ -18,7 +18,7 @@ from fidelity import schema
 from fidelity.errors import UsageError
 from fidelity.matrix import accept
 from fidelity.matrix.accept import Allowance, Settled
-from fidelity.matrix.compare import FAILURES, Comparison, Verdict
+from fidelity.matrix.compare import FAILURES, CaseResult, Comparison, Verdict
 from fidelity.matrix.evidence import ReplayVerdict
 
 
@@ -35,8 +35,11 @@ class Prediction:
     fixed: frozenset[str] = frozenset()  # fail at the baseline, run at the candidate
     broken: frozenset[str] = frozenset()  # run at the baseline, fail at the candidate
     unchanged: frozenset[str] = frozenset()  # named unchanged (all unnamed cases are too)
+    failing: frozenset[str] = frozenset()  # fail the same way on both sides, known
     findings: tuple[Allowance, ...] = ()  # expected findings, each with its reason
     replay: Mapping[str, str] = field(default_factory=dict)  # case id -> candidate's replay
+    stated: str | None = None  # the commit that last changed it in the candidate's history
+    late: str = ""  # why it was not stated before the change it predicts (`ontime`)
 
     def expected_verdicts(self) -> dict[str, str]:
         """case id -> the verdict predicted for it, for every case a key names."""
@@ -44,6 +47,7 @@ class Prediction:
         said |= dict.fromkeys(self.moved, Verdict.MOVED.value)
         said |= dict.fromkeys(self.fixed, Verdict.BASELINE_FAILED.value)
         said |= dict.fromkeys(self.broken, Verdict.CANDIDATE_ONLY_FAILED.value)
+        said |= dict.fromkeys(self.failing, Verdict.BOTH_FAILED.value)
         return said
 
 
@@ -51,7 +55,7 @@ class PredictionError(UsageError):
     """An invalid prediction file, or a selector that matches no case."""
 
 
-KEYS = ("moved", "fixed", "broken", "unchanged")
+KEYS = ("moved", "fixed", "broken", "unchanged", "failing")
 
 
 def parse(data: bytes, path: str) -> dict[str, Any]:
@@ -63,7 +67,7 @@ def parse(data: bytes, path: str) -> dict[str, Any]:
     problems = schema.errors("prediction", raw)
     body = raw.get("prediction", {}) if isinstance(raw.get("prediction"), dict) else {}
     for i, entry in enumerate(body.get("findings", ()) if not problems else ()):
-        why = accept.problem(entry["finding"])
+        why = accept.problem(entry["finding"], table=False)
         if why:
             problems.append((("prediction", "findings", i, "finding"), why))
     if problems:
@@ -124,6 +128,7 @@ def load(
         fixed=named["fixed"],
         broken=named["broken"],
         unchanged=named["unchanged"],
+        failing=named["failing"],
         findings=expected,
         replay=dict(body.get("replay", {})),
     )
@@ -155,10 +160,12 @@ def judge(comparison: Comparison, prediction: Prediction, settled: Settled) -> P
     said = prediction.expected_verdicts()
     moved = {r.case_id for r in comparison.cases if r.verdict is Verdict.MOVED}
     predicted = set(prediction.moved)
-    as_said = {r.case_id for r in comparison.cases if said.get(r.case_id) == r.verdict.value}
-    changing = predicted | prediction.fixed | prediction.broken
+    as_said = {r.case_id for r in comparison.cases if _as_said(r, said)}
+    changing = predicted | prediction.fixed | prediction.broken | prediction.failing
     failed = tuple(
-        r.case_id for r in comparison.cases if r.verdict in FAILURES and r.case_id not in as_said
+        r.case_id
+        for r in comparison.cases
+        if r.verdict in FAILURES and r.case_id not in as_said | settled.known
     )
     replays = _replays(comparison, prediction.replay)
     failed += tuple(c for c in replays["failed"] if c not in failed)
@@ -182,6 +189,14 @@ def judge(comparison: Comparison, prediction: Prediction, settled: Settled) -> P
         expected=tuple(a.label() for _, a in settled.expected),
         unmet=unmet,
     )
+
+
+def _as_said(result: CaseResult, said: Mapping[str, str]) -> bool:
+    """The case got its predicted verdict; a both-sides failure only when both sides failed
+    the same way (a failure that changed kind is a move)."""
+    if said.get(result.case_id) != result.verdict.value:
+        return False
+    return result.verdict is not Verdict.BOTH_FAILED or bool(result.same_failure)
 
 
 def _replays(comparison: Comparison, said: Mapping[str, str]) -> dict[str, set[str]]:

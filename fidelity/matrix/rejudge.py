@@ -22,6 +22,7 @@ from fidelity.matrix.outcome import (
     Selection,
     decide,
     partial_findings,
+    partial_run_findings,
     prediction_findings,
 )
 
@@ -62,14 +63,17 @@ def _merge_findings(raw: Mapping[str, Any]) -> tuple[Finding, ...]:
     return tuple(found)
 
 
-def recompare(run_dir: Path) -> Outcome:
-    """Re-render the verdict from a run directory alone, re-checking its evidence files."""
+def recompare(run_dir: Path, *, ci: bool = False, partial: bool = False) -> Outcome:
+    """Re-render the verdict from a run directory alone, re-checking its evidence files. A
+    partial run is judged as `fidelity run` judges one: under CI (`ci`) a finding, unless
+    the run or this command (`partial`) says it is meant."""
     record = rundir.read(run_dir)
     origin: Path | dict[str, Path] = Path(record.raw.get("run_dir", run_dir))  # its own paths
     if "origins" in record.raw:  # a merged run: each case ran in its shard's directory
         origin = {cid: Path(path) for cid, path in record.raw["origins"].items()}
     explained = explanations(run_dir, record.baseline, record.candidate, record.specs, origin)
     comparison = compare(record.declared, record.baseline, record.candidate, explained)
+    selection = Selection.from_json(record.raw.get("selection"))
     findings = provenance(
         record.harness,
         record.baseline,
@@ -77,6 +81,7 @@ def recompare(run_dir: Path) -> Outcome:
         comparison,
         specs=record.specs,
         checkout_changes=record.checkout_changes,
+        kind="declared" if selection is None else "selected",
     )
     outputs = recheck.declared_outputs(record.raw)
     for side in (record.baseline, record.candidate):
@@ -84,8 +89,10 @@ def recompare(run_dir: Path) -> Outcome:
     findings += tuple(_integrity(record.integrity, record.recorded, comparison))
     findings += _merge_findings(record.raw)
     prediction = predict.from_json(record.raw.get("prediction"))
-    selection = Selection.from_json(record.raw.get("selection"))
+    if selection is not None and partial:
+        selection = replace(selection, meant=True)
     findings += prediction_findings(prediction, selection)
+    findings += partial_run_findings(selection, ci)
     accepts = stored_accepts(record.raw)
     judged, code, settled = decide(comparison, findings, prediction, selection, accepts)
     findings = settled.findings
@@ -106,13 +113,15 @@ def recompare(run_dir: Path) -> Outcome:
     )
 
 
-def verify(run_dir: Path, expect: Path | None) -> Outcome:
+def verify(
+    run_dir: Path, expect: Path | None, *, ci: bool = False, partial: bool = False
+) -> Outcome:
     """Judge a stored run against its recorded prediction, or against one given now.
 
     A prediction given now that differs from the recorded one, or that was never recorded
     (stated after measuring), is a finding: the run is judged, but cannot pass.
     """
-    outcome = recompare(run_dir)
+    outcome = recompare(run_dir, ci=ci, partial=partial)
     recorded = outcome.prediction
     if expect is None:
         if recorded is None:
@@ -160,7 +169,9 @@ def stored_accepts(raw: Mapping[str, Any]) -> tuple[Allowance, ...]:
 
 
 def unsettled(outcome: Outcome) -> tuple[Finding, ...]:
-    """An outcome's findings before any was accepted or expected, to be settled again."""
+    """An outcome's findings before any was accepted or expected, to be settled again (the
+    known failures an entry took are not findings: settling finds them again)."""
     own = (Code.ACCEPTED_UNUSED, Code.ACCEPTED_EXPIRED)
     kept = tuple(f for f in outcome.findings if f.code not in own)
-    return kept + tuple(f for f, _ in (*outcome.accepted, *outcome.expected))
+    taken = (f for f, _ in (*outcome.accepted, *outcome.expected))
+    return kept + tuple(f for f in taken if f.code is not Code.BOTH_FAILED)

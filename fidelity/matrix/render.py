@@ -85,7 +85,9 @@ def outcome(
             _line(console, text)
     elif show_identical or any(r.verdict is not Verdict.IDENTICAL for r in result.comparison.cases):
         console.print(case_table(result.comparison, show_identical, result.run_dir))
-    for text in words.selection_line(result) + words.summary_lines(result.comparison):
+    for text in words.selection_line(result) + words.summary_lines(
+        result.comparison, result.selection
+    ):
         _line(console, text)
     for text in words.replay_lines(result):
         _line(console, text)

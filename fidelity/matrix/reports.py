@@ -15,6 +15,7 @@ from fidelity.markdown import CUT_NOTE, STEP_SUMMARY_LIMIT, code, fit, inline
 from fidelity.matrix import predict, rundir, words
 from fidelity.matrix.compare import FAILURES, CaseResult, Verdict
 from fidelity.matrix.evidence import ReplayVerdict
+from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
 from fidelity.report_junit import JUnitCase
 
@@ -47,7 +48,8 @@ def _ids(ids: tuple[str, ...]) -> str:
 
 def _summary(outcome: Outcome) -> list[str]:
     """The counts, and the prediction with how it fared."""
-    summary = words.selection_line(outcome) + words.summary_lines(outcome.comparison)
+    summary = words.selection_line(outcome)
+    summary += words.summary_lines(outcome.comparison, outcome.selection)
     summary += words.replay_lines(outcome, only_bad=True)  # the rest are in run.json
     lines = [f"{inline(line)}  " for line in summary] + [""]
     j, p = outcome.judged, outcome.prediction
@@ -130,9 +132,11 @@ def judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]
     detail = words.case_detail(r, outcome.run_dir)
     if r.verdict in UNTRUSTED:
         return None, f"{r.verdict}: {detail}"
+    j = outcome.judged
+    if r.verdict in FAILURES and _stated(r.case_id, outcome):
+        return None, None  # a failure the table accepts or the prediction said, as said
     if r.verdict in FAILURES:
         return f"{r.verdict}: {detail}", None
-    j = outcome.judged
     replayed = [f"{role} {v}" for role, v in r.replay if ReplayVerdict(v).bad]
     if replayed and (j is None or r.case_id in j.failed or r.case_id in j.missed):
         return f"replay: {', '.join(replayed)}; {detail}", None
@@ -147,6 +151,12 @@ def judge_case(r: CaseResult, outcome: Outcome) -> tuple[str | None, str | None]
             return "predicted to move, but identical", None
         return None, None
     return (f"moved: {detail}", None) if r.verdict is Verdict.MOVED else (None, None)
+
+
+def _stated(case_id: str, outcome: Outcome) -> bool:
+    """The case's failure is one the table accepts, or the prediction said it, as it said."""
+    known = any(f.case_id == case_id and f.code is Code.BOTH_FAILED for f, _ in outcome.accepted)
+    return known or (outcome.judged is not None and case_id in outcome.judged.confirmed)
 
 
 def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
@@ -169,10 +179,22 @@ def junit_cases(outcome: Outcome, suite: str = "matrix") -> list[JUnitCase]:
                 output=f"{r.verdict}: {words.case_detail(r, outcome.run_dir)}",
             )
         )
+    cases += _unselected(outcome, suite)
     findings = "\n".join(words.finding_line(f) for f in outcome.findings)
-    said = "\n".join([words.headline(outcome), *words.allowed_lines(outcome)])
-    cases.append(JUnitCase("provenance", suite, error=findings or None, output=said))
+    said = [words.verdict(outcome), words.headline(outcome), *words.allowed_lines(outcome)]
+    cases.append(JUnitCase("provenance", suite, error=findings or None, output="\n".join(said)))
     return cases
+
+
+def _unselected(outcome: Outcome, suite: str) -> list[JUnitCase]:
+    """A partial run's declared cases it did not run, as skipped test cases: a CI page
+    counts them, so the report of a partial run cannot pass for the full gate's."""
+    selection = outcome.selection
+    if selection is None:
+        return []
+    ran = {r.case_id for r in outcome.comparison.cases}
+    why = f"not run: a partial run of {selection.scope}; the full gate runs every case"
+    return [JUnitCase(cid, suite, skipped=why) for cid, _ in selection.all if cid not in ran]
 
 
 def json_report(outcome: Outcome) -> dict[str, Any]:
@@ -184,5 +206,6 @@ def json_report(outcome: Outcome) -> dict[str, Any]:
     data["prediction"] = predict.to_json(outcome.prediction)
     data["prediction_verdict"] = asdict(outcome.judged) if outcome.judged else None
     data["exit_code"] = outcome.exit_code
+    data["verdict"] = words.verdict(outcome)  # the words every other report leads with
     data["same_commit"] = bool(words.same_commit(outcome))  # a commit compared with itself
     return rundir.plain(data)

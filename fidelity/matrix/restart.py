@@ -150,9 +150,11 @@ def run(
     if state == COMPLETE:
         same_commits(out, repo, revs, settings)
         note(f"{out} holds this run, complete: judged again (as `fidelity compare`), nothing run")
-        return rejudge.recompare(out)
+        return rejudge.recompare(
+            out, ci=options.get("ci", False), partial=options.get("partial", False)
+        )
     if state == RESUME:
         note(f"{out} holds this run, unfinished: resuming it; cases with evidence are kept")
-        kept = {k: options[k] for k in ("jobs", "progress", "warn") if k in options}
+        kept = {k: options[k] for k in ("jobs", "progress", "warn", "ci") if k in options}
         return gate.run(repo, *revs, cases, resume=out, **kept)
     return gate.run(repo, *revs, cases, out=out, **options)

@@ -227,10 +227,10 @@ def _accept_problems(raw: Mapping[str, Any]) -> list[str]:
     ids = {c["id"] for c in raw["case"]}
     problems = []
     for i, entry in enumerate(raw.get("accept", ())):
-        why = accept.problem(entry["finding"])
-        if why:
-            at = ("accept", i, "finding")
-            problems.append(f"{schema.entry_label(raw, at, 'accept')}{_locate(raw, at, why)}")
+        wrong = accept.entry_problem(entry)
+        if wrong:
+            at = ("accept", i, wrong[0])
+            problems.append(f"{schema.entry_label(raw, at, 'accept')}{_locate(raw, at, wrong[1])}")
         if "case" in entry and entry["case"] not in ids:
             problems.append(
                 _locate(raw, ("accept", i, "case"), f"names no case: {entry['case']!r}")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from fidelity.matrix.compare import FAILURES, CaseResult, Comparison, Summary
 from fidelity.matrix.diffs import clip_pair
-from fidelity.matrix.findings import Finding
-from fidelity.matrix.outcome import WORKTREE, Outcome
+from fidelity.matrix.findings import Code, Finding
+from fidelity.matrix.outcome import WORKTREE, Outcome, Selection
 from fidelity.matrix.predict import Held
 from fidelity.matrix.valuecmp import OutputDiff, text_changes
 from fidelity.text import counted
@@ -120,9 +120,13 @@ def case_detail(r: CaseResult, run_dir: Path | None = None) -> str:
     return detail
 
 
-def summary_lines(comparison: Comparison) -> list[str]:
-    """The denominator first, then every class that is not empty; fits 80 columns."""
+def summary_lines(comparison: Comparison, selection: Selection | None = None) -> list[str]:
+    """The denominator first (a partial run's: "selected 2 of 3 declared"), then every class
+    that is not empty; fits 80 columns."""
     s = comparison.summary
+    denominator = f"declared {s.declared}"
+    if selection is not None:
+        denominator = f"selected {len(selection.selected)} of {selection.declared} declared"
     classes = [
         ("identical", s.identical, True),
         ("within tolerance", s.within_tolerance, False),
@@ -140,7 +144,7 @@ def summary_lines(comparison: Comparison) -> list[str]:
             f"cache files: {s.cache_files_baseline} baseline, {s.cache_files_candidate} candidate"
         )
     return [
-        f"declared {s.declared} · executed {s.executed_baseline} baseline, "
+        f"{denominator} · executed {s.executed_baseline} baseline, "
         f"{s.executed_candidate} candidate · compared {s.compared}",
         " · ".join(f"{name} {n}" for name, n, always in classes if n or always),
         f"{cache}; {s.cache_files_differ} differ",
@@ -156,12 +160,14 @@ def prediction_lines(outcome: Outcome) -> list[str]:
         f"predicted {len(j.predicted)} · moved {len(j.moved)} · confirmed {len(j.confirmed)} · "
         f"unexpected {len(j.unexpected)} · missed {len(j.missed)} · failed {len(j.failed)}",
     ]
-    if p.fixed or p.broken or p.findings:
+    if p.fixed or p.broken or p.failing or p.findings:
+        failing = f" · failing {len(p.failing)}" if p.failing else ""
         lines.append(
-            f"predicted fixed {len(p.fixed)} · broken {len(p.broken)} · expected findings "
-            f"{len(p.findings)}, of which occurred {len(j.expected)}"
+            f"predicted fixed {len(p.fixed)} · broken {len(p.broken)}{failing} · expected "
+            f"findings {len(p.findings)}, of which occurred {len(j.expected)}"
         )
-    said = "did not move" if not (p.fixed or p.broken or p.replay) else "did not do as predicted"
+    plain = not (p.fixed or p.broken or p.failing or p.replay)
+    said = "did not move" if plain else "did not do as predicted"
     named = [
         ("unexpected (moved, not predicted)", j.unexpected),
         (f"missed (predicted, {said})", j.missed),
@@ -175,14 +181,27 @@ def prediction_lines(outcome: Outcome) -> list[str]:
 
 
 def verdict(outcome: Outcome) -> str:
+    """The verdict in one line; a partial run's starts with PARTIAL and "N of M declared
+    cases", whatever it says after, so that no report of one can pass for the full gate."""
+    said, selection = _verdict(outcome), outcome.selection
+    if selection is None:
+        return said
+    if said.startswith("SHARD "):  # says its N of M itself
+        return f"PARTIAL {said}"
+    shard = f", shard {selection.shard[0]}/{selection.shard[1]}" if selection.shard else ""
+    return f"PARTIAL ({selection.scope}{shard}) {said}"
+
+
+def _verdict(outcome: Outcome) -> str:
     s, j = outcome.comparison.summary, outcome.judged
     code = outcome.exit_code
-    shard = outcome.selection.shard if outcome.selection else None
+    selection = outcome.selection
+    shard = selection.shard if selection else None
     if shard is not None and code != 3 and (j is None and outcome.prediction or not s.declared):
         k, n = shard
         return (
             f"SHARD {k}/{n}: evidence kept for {s.declared} of "
-            f"{outcome.selection.declared if outcome.selection else s.declared} declared cases; "
+            f"{selection.declared if selection else s.declared} declared cases; "
             "merge the shards (fidelity merge) to judge the run (exit 0)"
         )
     if code == 3:
@@ -193,10 +212,11 @@ def verdict(outcome: Outcome) -> str:
     accepted = _accepted_note(outcome)
     if j is not None and j.verdict is Held.HELD:
         p = outcome.prediction
-        if p is not None and (p.fixed or p.broken or p.findings):
+        if p is not None and (p.fixed or p.broken or p.failing or p.findings):
+            failing = f", {len(p.failing)} failing as before" if p.failing else ""
             return (
                 f"HELD: every case did as predicted ({len(j.moved)} moved, {len(p.fixed)} "
-                f"fixed, {len(p.broken)} broken, {len(j.expected)} expected findings)"
+                f"fixed, {len(p.broken)} broken{failing}, {len(j.expected)} expected findings)"
                 f"{accepted} (exit 0)"
             )
         moved = counted(len(j.moved), "case")
@@ -207,13 +227,13 @@ def verdict(outcome: Outcome) -> str:
             f"FALSIFIED: {len(j.unexpected)} unexpected, {len(j.missed)} missed, "
             f"{len(j.failed)} failed{unmet} (exit 1)"
         )
-    scope, partial = _scope(outcome)
-    partial += accepted
+    scope, partial = _scope(outcome), accepted
     held = s.identical + s.within_tolerance + s.within_spread
+    known = _known(outcome)
     if code == 0 and held < s.declared:
         return (
             f"HOLDS: {held} of {scope} identical or within tolerance or spread; the other "
-            f"{s.declared - held} carry findings the table accepts{partial} (exit 0)"
+            f"{_others(s.declared - held, known)}{partial} (exit 0)"
         )
     if code == 0:
         return _holds(s, scope, partial)
@@ -223,23 +243,43 @@ def verdict(outcome: Outcome) -> str:
             f"their cache or failed when run again on a side{partial} (exit 1)"
         )
     replays = f", {counted(s.replay_failures, 'replay')} failed" if s.replay_failures else ""
-    return f"MOVED: {s.moved} moved, {s.failures} failed{replays} of {s.declared}{partial} (exit 1)"
+    failed = f"{s.failures} failed" + (f" ({known} known, as the table accepts)" if known else "")
+    return f"MOVED: {s.moved} moved, {failed}{replays} of {s.declared}{partial} (exit 1)"
+
+
+def _known(outcome: Outcome) -> int:
+    """How many cases the table accepts as failing the same way on both sides."""
+    return sum(1 for f, _ in outcome.accepted if f.code is Code.BOTH_FAILED)
+
+
+def _others(n: int, known: int) -> str:
+    """What the cases that hold without being identical or within bounds are."""
+    said = []
+    if known:
+        verb = "fails" if known == 1 else "fail"
+        said.append(f"{known} {verb} the same way on both sides, as the table accepts")
+    if n - known:
+        verb = "carries" if n - known == 1 else "carry"
+        said.append(f"{n - known} {verb} findings the table accepts")
+    return " and ".join(said)
 
 
 def _holds(s: Summary, scope: str, partial: str) -> str:
-    """The words of a gate that holds with every case compared."""
+    """The words of a gate that holds with every case compared ("all 3 declared cases",
+    "the 1 selected case")."""
+    every = f"the {scope}" if s.declared == 1 else f"all {scope}"
     if s.within_spread:
         return (
-            f"HOLDS: all {scope} identical, within tolerance or within the spread of their "
+            f"HOLDS: {every} identical, within tolerance or within the spread of their "
             f"own runs ({s.identical} identical, {s.within_tolerance} within tolerance, "
             f"{s.within_spread} within spread){partial} (exit 0)"
         )
     if not s.within_tolerance:
-        return f"HOLDS: all {scope} identical{partial} (exit 0)"
+        return f"HOLDS: {every} identical{partial} (exit 0)"
     if not s.identical:
-        return f"HOLDS: all {scope} within tolerance, none identical{partial} (exit 0)"
+        return f"HOLDS: {every} within tolerance, none identical{partial} (exit 0)"
     return (
-        f"HOLDS: all {scope} identical or within tolerance ({s.identical} identical, "
+        f"HOLDS: {every} identical or within tolerance ({s.identical} identical, "
         f"{s.within_tolerance} within tolerance){partial} (exit 0)"
     )
 
@@ -287,12 +327,11 @@ def allowed_lines(outcome: Outcome) -> list[str]:
     return lines
 
 
-def _scope(outcome: Outcome) -> tuple[str, str]:
-    """What the verdict is about, and the note a partial run must always carry."""
-    n, selection = outcome.comparison.summary.declared, outcome.selection
-    if selection is None:
-        return f"{n} declared cases", ""
-    return f"{n} selected cases", f"; a partial run: {n} of {selection.declared} declared"
+def _scope(outcome: Outcome) -> str:
+    """What the verdict is about: "3 declared cases", or a partial run's "2 selected cases"."""
+    n = outcome.comparison.summary.declared
+    kind = "declared" if outcome.selection is None else "selected"
+    return f"{n} {kind} case" if n == 1 else f"{n} {kind} cases"
 
 
 def selection_line(outcome: Outcome) -> list[str]:
@@ -300,9 +339,9 @@ def selection_line(outcome: Outcome) -> list[str]:
     if selection is None:
         return []
     chosen = ", ".join(selection.selectors)
+    meant = "; meant so (--partial)" if selection.meant else ""
     return [
-        f"a partial run: {len(selection.selected)} of {selection.declared} declared cases "
-        f"selected by {chosen}; the full gate runs them all"
+        f"a partial run: {selection.scope} selected by {chosen}; the full gate runs them all{meant}"
     ]
 
 
