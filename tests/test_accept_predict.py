@@ -291,7 +291,8 @@ def test_every_finding_is_either_never_accepted_or_accepted_with_a_reason(code: 
     assert (code in accept.NEVER) != (code in accept.MAY), code
     why = accept.problem(code.value)
     assert (why is not None) == (code in accept.NEVER)
-    entry = f'[[accept]]\nfinding = "{code.value}"\nwhy = "w"\n'.encode()
+    case = 'case = "a"\n' if code is Code.BOTH_FAILED else ""  # a known failure names its case
+    entry = f'[[accept]]\nfinding = "{code.value}"\n{case}why = "w"\n'.encode()
     text = b'[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["o"]\n' + entry
     if code in accept.NEVER:
         with pytest.raises(TableError, match=f"{code.value} can never be accepted"):
