@@ -19,8 +19,10 @@ evidence, then how a verdict is said.
 - `widening`: has the harness loosened a comparison since the baseline's own table
 - `findings`: provenance findings: every reason the comparison could not be trusted
 - `accept`: findings a table accepts and a prediction expects: shown and counted, never silent
+- `ontime`: whether a prediction was committed before the change it predicts (`prediction-late`)
 - `predict`: predictions: the move set stated before measuring, so the result can falsify it
 - `outcome`: a matrix verdict as a value, and the one rule that makes it an exit code
+- `subset`: the cases a run runs: a selection or a shard of the table, partial or whole
 - `shards`: a deterministic share of the cases for one CI job, balanced by past durations
 - `harness`: where the case table and the prediction of a run are read from
 - `harness_tree`: the harness revision's files, checked out once per run for `{harness}`
