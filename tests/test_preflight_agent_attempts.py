@@ -165,6 +165,14 @@ HOLES: list[tuple[str, str, int, str]] = [
         2,
         "FD401",
     ),
+    # through a git alias (`ci` = commit): git hands the alias the work tree and -c settings
+    (f"git --work-tree={{tmp}}/other-tree ci -a --no-verify -m {OK}", "elsewhere", 2, "FD401"),
+    (
+        f"read GIT_INDEX_FILE <<< {{tmp}}/other.index; export GIT_INDEX_FILE; git commit -m {OK}",
+        "elsewhere",
+        2,
+        "names with a shell variable",
+    ),
     (
         f"git --work-tree={{tmp}}/other-tree add -u && git commit --no-verify -m {OK}",
         "elsewhere",
@@ -201,6 +209,12 @@ HOLES: list[tuple[str, str, int, str]] = [
         "FD703",
     ),
     (f"git commit --no-verify -m {OK} --trailer 'dnm: yes'", "message", 2, "FD703"),
+    (
+        f"git -c trailer.hold.key=Do-Not-Merge ci --no-verify -m {OK} --trailer 'hold: yes'",
+        "message",
+        2,
+        "FD703",
+    ),
     (f"git commit --no-verify -m {OK} --trailer 'Do-Not: yes'", "message", 2, "FD703"),
     (
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=trailer.hold.key GIT_CONFIG_VALUE_0=Do-Not-Merge "
@@ -247,7 +261,7 @@ CLEAN: list[tuple[str, str, int, str]] = [
     ("gcm -m x", "clean", 0, ""),
 ]
 # the rows that really land a failing commit when run (bash here: no zsh on every machine)
-LANDS = [row for row in HOLES if not any(w in row[0] for w in ("zsh", "$", "bare.git"))]
+LANDS = [row for row in HOLES if not any(w in row[0] for w in ("zsh", "$", "bare.git", "read"))]
 
 
 def _index_with(repo: Repo, index: Path, readme: str) -> None:
@@ -316,7 +330,9 @@ def _env(tmp_path: Path, repo: Repo) -> dict[str, str]:
     return {**environ, **repo.env(), "HOME": str(tmp_path / "home")}
 
 
-def hook(command: str, repo: Repo, tmp_path: Path) -> tuple[int, str]:
+def hook(
+    command: str, repo: Repo, tmp_path: Path, env: dict[str, str] | None = None
+) -> tuple[int, str]:
     import json
 
     event = {"tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(repo.path)}
@@ -326,7 +342,7 @@ def hook(command: str, repo: Repo, tmp_path: Path) -> tuple[int, str]:
         cwd=tmp_path,
         capture_output=True,
         timeout=120,
-        env=_env(tmp_path, repo),
+        env={**_env(tmp_path, repo), **(env or {})},
     )
     return done.returncode, done.stderr.decode()
 
@@ -362,3 +378,20 @@ def test_each_hole_lands_a_commit_when_run(
     argv = ["bash", "-c", snapshot, "bash", line]
     subprocess.run(argv, cwd=repo.path, env=env, capture_output=True, timeout=60, check=False)
     assert repo.git("rev-parse", "HEAD") != before, line
+
+
+def test_what_the_agents_shell_inherits_is_judged_too(tmp_path: Path) -> None:
+    """An agent started with GIT_INDEX_FILE (or a trailer key alias in GIT_CONFIG_*) set
+    hands it to every command it runs: the hook reads the same variables."""
+    repo = world(tmp_path, "elsewhere")
+    line = f"git commit --no-verify -m {OK}"
+    assert hook(line, repo, tmp_path) == (0, "")
+    code, err = hook(line, repo, tmp_path, {"GIT_INDEX_FILE": str(tmp_path / "other.index")})
+    assert code == 2 and "FD401" in err, err
+    repo = world(tmp_path / "m", "message")
+    line += " --trailer 'hold: yes'"
+    assert hook(line, repo, tmp_path)[0] == 0
+    alias = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "trailer.hold.key"}
+    alias["GIT_CONFIG_VALUE_0"] = "Do-Not-Merge"
+    code, err = hook(line, repo, tmp_path, alias)
+    assert code == 2 and "FD703" in err, err

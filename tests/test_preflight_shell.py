@@ -218,12 +218,16 @@ def test_a_directory_named_by_a_variable_is_unknown() -> None:
         ("GIT_DIR=/r/.git git commit -a", None, "/w", ""),  # the directory git runs in
         ("cd /r && GIT_DIR=.git git commit -a", None, None, ""),
         ("git --git-dir=/r/.git --work-tree=/t commit -a", None, "/t", ""),
+        ("git --work-tree=/t ci -a", None, "/t", ""),  # git hands its alias the work tree
+        ("git --work-tree=/t cia", None, "/t", ""),  # and a `!` alias too
+        ("GIT_DIR=/r/.git git ci -a", None, "/w", ""),
+        ("read GIT_INDEX_FILE; export GIT_INDEX_FILE; git commit", None, None, "GIT_INDEX_FILE"),
     ],
 )
 def test_another_index_or_work_tree_is_named(
     command: str, index: str | None, work_tree: str | None, unknown: str
 ) -> None:
-    (commit,) = commits(command, CWD, Lookup())
+    (commit, *_) = commits(command, CWD, Lookup())
     assert (commit.place.index, commit.place.work_tree, commit.place.unknown) == (
         index,
         work_tree,
@@ -246,6 +250,13 @@ def test_another_index_or_work_tree_is_named(
         ),
         ('git commit --trailer "$T" --trailer a:1', ("a:1",), (), (), "built by the shell"),
         ("git --config-env=trailer.x.key=V commit --trailer x:1", ("x:1",), (), (), "builds"),
+        (
+            'git -c trailer.x.key=X -c "a.b=it\'s" ci --trailer x:1',
+            ("x:1",),
+            (),
+            (("GIT_CONFIG_PARAMETERS", "'trailer.x.key'='X' 'a.b'='it'\\''s'"),),
+            "",
+        ),
     ],
 )
 def test_trailers_are_read_with_their_configuration(
@@ -255,7 +266,7 @@ def test_trailers_are_read_with_their_configuration(
     env: tuple[tuple[str, str], ...],
     unknown: str,
 ) -> None:
-    (commit,) = commits(command, CWD)
+    (commit,) = commits(command, CWD, Lookup())
     if values is None:
         assert commit.trailers is None
         return

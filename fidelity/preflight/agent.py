@@ -181,7 +181,7 @@ def decide(raw: bytes, default_cwd: Path, lookup: shell.Lookup | None = None) ->
         return Decision(ALLOW)
     cwd = event.get("cwd") or str(default_cwd)
     try:
-        found = shell.commits(command, cwd, lookup or Machine())
+        found = shell.commits(command, cwd, lookup or Machine(), _inherited(os.environ))
         if not found:
             return Decision(ALLOW)
         return _judge_all(found)
@@ -192,6 +192,13 @@ def decide(raw: bytes, default_cwd: Path, lookup: shell.Lookup | None = None) ->
             f"fidelity preflight could not judge this commit, so it is "
             f"blocked:\n{detail.rstrip()}\n",
         )
+
+
+def _inherited(environ: Mapping[str, str]) -> dict[str, str]:
+    """What the agent's shell inherits that moves a commit: another git directory, index
+    or work tree, and git configuration (trailer keys) given by the environment."""
+    names = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+    return {k: v for k, v in environ.items() if k in names or k.startswith("GIT_CONFIG")}
 
 
 def _judge_all(found: list[shell.Commit]) -> Decision:

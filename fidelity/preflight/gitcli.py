@@ -128,6 +128,7 @@ class Head:
     doubt: str = ""
     config: tuple[str, ...] = ()  # every -c KEY=VALUE, as given
     place: Place = Place()
+    exports: tuple[tuple[str, str | None], ...] = ()  # what git hands an alias it runs
 
 
 @dataclass(slots=True)
@@ -163,6 +164,7 @@ class _Reading:
         if "GIT_DIR" in self.env:
             known = known and self.env["GIT_DIR"] is not None
             cwd = git_dir_home(self.run_in, self.env["GIT_DIR"] or "")
+        where = place(self.env, self.run_in, cwd)
         return Head(
             cwd,
             known,
@@ -173,8 +175,31 @@ class _Reading:
             tuple(self.settings),
             doubt,
             tuple(self.config),
-            place(self.env, self.run_in, cwd),
+            where,
+            self.exports(where),
         )
+
+    def exports(self, where: Place) -> tuple[tuple[str, str | None], ...]:
+        """The variables git sets for the command an alias runs (as git does for
+        --git-dir, --work-tree and -c), absolute: the alias runs from elsewhere."""
+        found: dict[str, str | None] = {}
+        if "GIT_DIR" in self.env:
+            value = self.env["GIT_DIR"]
+            found["GIT_DIR"] = join(self.run_in, value) if value is not None else None
+        if where.work_tree is not None or where.unknown == "the work tree":
+            found["GIT_WORK_TREE"] = where.work_tree
+        if self.config or self.dynamic:
+            given = self.env.get("GIT_CONFIG_PARAMETERS", "")
+            quoted = (_sq(k) + "=" + _sq(v) for k, _, v in (c.partition("=") for c in self.config))
+            found["GIT_CONFIG_PARAMETERS"] = (
+                None if self.dynamic or given is None else " ".join([given, *quoted]).strip()
+            )
+        return tuple(found.items())
+
+
+def _sq(text: str) -> str:
+    """git's quoting in GIT_CONFIG_PARAMETERS: 'text', a quote written '\\''."""
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def place(env: Mapping[str, str | None], run_in: str, home: str) -> Place:
@@ -200,7 +225,7 @@ def place(env: Mapping[str, str | None], run_in: str, home: str) -> Place:
 def head(args: Words, cwd: str, known: bool, env: Mapping[str, str | None] | None = None) -> Head:
     """-C and --git-dir (GIT_DIR) move the repository; --work-tree (GIT_WORK_TREE) and
     GIT_INDEX_FILE do not, but the commit records what they hold (`place`)."""
-    names = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+    names = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_PARAMETERS")
     reading = _Reading(cwd, known, {k: v for k, v in (env or {}).items() if k in names})
     i = 0
     while i < len(args):

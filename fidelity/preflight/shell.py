@@ -32,6 +32,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import replace
 
 from fidelity.preflight.gitcli import Commit, join
@@ -81,14 +82,24 @@ BUILTINS = frozenset(
     functions integer noglob print pushln rehash setopt unsetopt whence where zle zmodload
     zstyle""".split()  # noqa: SIM905 (a list of 90 words reads better so)
 )
+# builtins that set a variable from their input, and the variables that move a commit
+READS_INTO = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
+PLACE_VARIABLES = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"})
 DURATION_FIRST = frozenset({"timeout"})  # `timeout [opts] DURATION cmd`
 TIMEOUT_VALUES = frozenset({"-s", "--signal", "-k", "--kill-after"})
 
 
-def commits(command: str, cwd: str, lookup: Lookup | None = None) -> list[Commit]:
-    """Every commit a shell command line run from cwd would or could create."""
+def commits(
+    command: str,
+    cwd: str,
+    lookup: Lookup | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[Commit]:
+    """Every commit a shell command line run from cwd would or could create; env: the
+    variables the line inherits that move a commit (GIT_DIR, GIT_INDEX_FILE, ...)."""
     walker = _Walker(lookup or NoLookup(), command)
-    return walker.script(command, State(cwd, visited=[cwd]), 0)
+    inherited: dict[str, str | None] = dict(env or {})
+    return walker.script(command, State(cwd, env=inherited, visited=[cwd]), 0)
 
 
 def _shell_input(args: list[str | None]) -> tuple[str, str | None]:
@@ -149,6 +160,8 @@ class _Walker(GitWalker):
         if name in ("cd", "pushd", "popd"):
             self.cd(name, args, state)
             return []
+        if name in READS_INTO:  # `read GIT_INDEX_FILE`: a value only the input knows
+            state.env.update({a: None for a in args if a in PLACE_VARIABLES})
         if name == "alias":
             for definition in args:
                 alias, eq, value = (definition or "").partition("=")

@@ -81,6 +81,7 @@ class GitWalker(Walker):
         if alias is None:
             why = f"git {sub} is no git command fidelity knows (an alias it cannot read?)"
             return self.doubt(here, why)
+        here.env.update(head.exports)
         found = self.alias(sub, alias, rest, here, depth)
         state.absorb(here)
         return found
