@@ -171,7 +171,7 @@ HOLES: list[tuple[str, str, int, str]] = [
         f"read GIT_INDEX_FILE <<< {{tmp}}/other.index; export GIT_INDEX_FILE; git commit -m {OK}",
         "elsewhere",
         2,
-        "names with a shell variable",
+        "names it with a shell variable",
     ),
     (
         f"git --work-tree={{tmp}}/other-tree add -u && git commit --no-verify -m {OK}",
@@ -183,13 +183,13 @@ HOLES: list[tuple[str, str, int, str]] = [
         f"GIT_INDEX_FILE=$HOME/i git commit --no-verify -m {OK}",
         "elsewhere",
         2,
-        "names with a shell variable",
+        "names it with a shell variable",
     ),
     (
         f"git --work-tree=$D commit -a --no-verify -m {OK}",
         "elsewhere",
         2,
-        "names with a shell variable",
+        "names it with a shell variable",
     ),
     # a repository without a work tree of its own (a bare one, as dotfiles set-ups use)
     (

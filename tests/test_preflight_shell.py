@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fidelity.preflight.gitcli import INDEX_UNKNOWN, TREE_UNKNOWN
 from fidelity.preflight.shell import commits
 
 CWD = "/w"
@@ -210,18 +211,18 @@ def test_a_directory_named_by_a_variable_is_unknown() -> None:
         ("GIT_INDEX_FILE=/i sh -c 'git commit'", "/i", None, ""),
         ("env GIT_INDEX_FILE=/i git commit", "/i", None, ""),
         ("GIT_INDEX_FILE=/i gcm -m x", "/i", None, ""),  # in doubt, where it would commit
-        ('GIT_INDEX_FILE="$T" git commit', None, None, "GIT_INDEX_FILE"),
+        ('GIT_INDEX_FILE="$T" git commit', None, None, INDEX_UNKNOWN),
         ("git --work-tree=t commit -a", None, "/w/t", ""),
         ("git --work-tree t -C sub commit -a", None, "/w/sub/t", ""),  # after -C, as git
         ("GIT_WORK_TREE=/t git commit -a", None, "/t", ""),
-        ("git --work-tree=$D commit -a", None, None, "the work tree"),
+        ("git --work-tree=$D commit -a", None, None, TREE_UNKNOWN),
         ("GIT_DIR=/r/.git git commit -a", None, "/w", ""),  # the directory git runs in
         ("cd /r && GIT_DIR=.git git commit -a", None, None, ""),
         ("git --git-dir=/r/.git --work-tree=/t commit -a", None, "/t", ""),
         ("git --work-tree=/t ci -a", None, "/t", ""),  # git hands its alias the work tree
         ("git --work-tree=/t cia", None, "/t", ""),  # and a `!` alias too
         ("GIT_DIR=/r/.git git ci -a", None, "/w", ""),
-        ("read GIT_INDEX_FILE; export GIT_INDEX_FILE; git commit", None, None, "GIT_INDEX_FILE"),
+        ("read GIT_INDEX_FILE; export GIT_INDEX_FILE; git commit", None, None, INDEX_UNKNOWN),
     ],
 )
 def test_another_index_or_work_tree_is_named(

@@ -250,10 +250,10 @@ def _refusal(commit: shell.Commit) -> str:
         )
     if commit.place.unknown:
         return (
-            f"fidelity preflight: this commit records {commit.place.unknown} (the index or "
-            "work tree it uses), which the line names with a shell variable, so what it "
-            "records cannot be known; it is blocked. Name it with a literal path, or commit "
-            "from the repository's own index and work tree.\n"
+            f"fidelity preflight: this commit uses {commit.place.unknown}, and the line "
+            "names it with a shell variable (or reads it from input), so what it records "
+            "cannot be known; it is blocked. Name it with a literal path, or commit from the "
+            "repository's own index and work tree.\n"
         )
     if commit.brought:
         return (

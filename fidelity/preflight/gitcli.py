@@ -59,6 +59,10 @@ COMMIT_LONG_VALUES = frozenset(
 BRANCH_VALUES = frozenset({"-b", "-B", "--orphan", "-c", "-C", "--create", "--force-create"})
 
 
+INDEX_UNKNOWN = "the index GIT_INDEX_FILE names"
+TREE_UNKNOWN = "the work tree --work-tree or GIT_WORK_TREE names"
+
+
 @dataclass(frozen=True, slots=True)
 class Place:
     """The index and work tree a git call uses when they are not the repository's own:
@@ -186,7 +190,7 @@ class _Reading:
         if "GIT_DIR" in self.env:
             value = self.env["GIT_DIR"]
             found["GIT_DIR"] = join(self.run_in, value) if value is not None else None
-        if where.work_tree is not None or where.unknown == "the work tree":
+        if where.work_tree is not None or where.unknown == TREE_UNKNOWN:
             found["GIT_WORK_TREE"] = where.work_tree
         if self.config or self.dynamic:
             given = self.env.get("GIT_CONFIG_PARAMETERS", "")
@@ -209,12 +213,12 @@ def place(env: Mapping[str, str | None], run_in: str, home: str) -> Place:
     unknown = ""
     index = env.get("GIT_INDEX_FILE")
     if "GIT_INDEX_FILE" in env and index is None:
-        unknown = "GIT_INDEX_FILE"
+        unknown = INDEX_UNKNOWN
     tree: str | None = None
     if "GIT_WORK_TREE" in env:
         value = env["GIT_WORK_TREE"]
         tree = join(run_in, value) if value is not None else None
-        unknown = unknown or ("the work tree" if value is None else "")
+        unknown = unknown or (TREE_UNKNOWN if value is None else "")
     elif "GIT_DIR" in env:
         tree = run_in
     if tree == home and "GIT_DIR" in env:

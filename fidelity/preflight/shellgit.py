@@ -106,8 +106,8 @@ class GitWalker(Walker):
 
 
 def _named(place: gitcli.Place) -> str:
-    if place.index is not None or place.unknown == "GIT_INDEX_FILE":
-        return "the index GIT_INDEX_FILE names"
+    if place.index is not None or place.unknown == gitcli.INDEX_UNKNOWN:
+        return gitcli.INDEX_UNKNOWN
     return "another work tree (--work-tree, GIT_WORK_TREE or GIT_DIR)"
 
 
