@@ -199,77 +199,7 @@ def test_the_shell_entry_point_fails_closed_without_fidelity(repo: Repo, tmp_pat
     assert hook(event("ls", repo.path), tmp_path, [str(SCRIPT)], missing)[0] == 0
 
 
-SPELLINGS = [
-    "git commit\\\n  -m x",  # a line continuation
-    "git ci -m x",  # an alias in the repository's git config
-    "git cia",  # a shell alias: `!git commit -a -m x`
-    "git $(echo commit) -m x",  # command substitution
-    "git `echo commit` -m x",
-    "eval 'git commit -m x'",
-    'eval "$LINE"',  # a line only the shell knows
-    "sh -c 'git commit -m x'",
-    'bash -lc "git commit -m x"',
-    "env A=1 git commit -m x",
-    "env -S 'git commit -m x'",
-    "sudo -u me git commit -m x",
-    "timeout 60 git commit -m x",
-    "nohup git commit -m x",
-    "command git commit -m x",
-    "\\git commit -m x",
-    "/usr/bin/git commit -m x",
-    "g'i't co\"mm\"it -m x",
-    "$'git' commit -m x",
-    "$GIT commit -m x",
-    "git {commit,} -m x",
-    "f() { git commit -m x; }; f",
-    "if true; then git commit -m x; fi",
-    "x=$(git commit -m x)",
-    "echo 'git commit -m x' | sh",
-    "bash <<'EOF'\ngit commit -m x\nEOF",
-    "sh commit.sh",  # a script file the line runs
-    "./commit.sh",
-    "git -c alias.save=commit save -m x",
-    "find . -maxdepth 0 -exec git commit -m x \\;",
-    "git commit -m 'unbalanced",
-    # found by an adversarial review; each committed the staged defect before
-    "mkdir -p sub && cd sub && git commit -m x",
-    "cd /nonexistent-dir; git commit -m x",
-    "false && cd /; git commit -m x",
-    "f() { cd /; }; git commit -m x",
-    "git --work-tree=/tmp commit -m x",
-    "GIT_WORK_TREE=/tmp git commit -m x",
-    "echo commit -m x | xargs git",
-    "V=commit git --config-env=alias.ci=V ci -m x",
-    "GIT_CONFIG_GLOBAL=/tmp/aliases git save -m x",
-    "git stash && git reset --hard 'stash@{0}'",
-    "git fast-import < stream.txt",
-    "/usr/lib/git-core/git-commit -m x",
-    "x='$(git commit -m x >&2)'; echo \"${x@P}\"",
-    "PS4='$(git commit -m x >&2)'; set -x; true",
-    "shopt -s expand_aliases\nalias g=git\ng commit -m x",
-    "git -c core.editor='git commit -m x;true' tag -a t",
-    "x=$'\\x67\\x69\\x74'; $x $'\\x63ommit' -m y",
-    "echo Z2l0IGNvbW1pdCAtbSB4 | base64 -d | sh",
-    "sh < commit.sh",
-    "cat commit.sh | bash",
-    "PATH=.:$PATH commit.sh",
-]
-
-
-@pytest.mark.parametrize("command", SPELLINGS)
-def test_no_spelling_of_a_commit_gets_past_a_failing_gate(
-    command: str, repo: Repo, tmp_path: Path
-) -> None:
-    repo.git("config", "alias.ci", "commit")
-    repo.git("config", "alias.cia", "!git commit -a -m x")
-    script = tmp_path / "commit.sh"
-    script.write_text("#!/bin/sh\ngit commit -m 'from a script'\n")
-    repo.write({"README.md": BAD})
-    repo.git("add", "README.md")
-    (repo.path / "commit.sh").write_text(script.read_text())
-    code, err = hook(event(command, repo.path), tmp_path)
-    assert code == 2, err
-    assert "FD401" in err
+# every spelling of a commit, each against a real failing gate: test_preflight_agent_attempts.py
 
 
 @pytest.mark.parametrize(

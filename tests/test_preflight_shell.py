@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fidelity.preflight.gitcli import INDEX_UNKNOWN, TREE_UNKNOWN
 from fidelity.preflight.shell import commits
 
 CWD = "/w"
@@ -50,7 +51,7 @@ CASES: list[tuple[str, list[tuple[str, bool, bool, str | None]]]] = [
     ("GIT_DIR=/o/.git git commit -m x", [("/o", False, False, "x\n")]),
     ("export GIT_WORK_TREE=/t; git commit -m x", [("/w", False, False, "x\n")]),
     ("git --work-tree=/t commit -m x", [("/w", False, False, "x\n")]),
-    ("export GIT_INDEX_FILE=/tmp/i; git commit -m x", [("/w", False, True, "x\n")]),
+    ("export GIT_INDEX_FILE=/tmp/i; git commit -m x", [("/w", False, False, "x\n")]),
     ("env -C sub git commit -m x", [("/w/sub", False, False, "x\n")]),
     ("timeout -s KILL 5 git commit -m x", [("/w", False, False, "x\n")]),
     ("xargs -n 1 git commit -m x", [("/w", False, True, None)]),
@@ -92,6 +93,9 @@ class Lookup:
     def script(self, path: str) -> str | None:
         return {"/w/go.sh": "cd sub\ngit commit -m s\n", "/w/py": "#!/usr/bin/python\n"}.get(path)
 
+    def program(self, name: str) -> bool:
+        return name not in ("gcm", "Fix")  # an alias of the user's shell; no program
+
 
 @pytest.mark.parametrize(
     ("command", "expected"),
@@ -129,6 +133,36 @@ class Lookup:
             [("/w", False, True, None, "git commit-tree creates commits")],
         ),
         ("git merge --abort && git cherry-pick -n abc", []),
+        (
+            "gcm -m x",
+            [
+                (
+                    "/w",
+                    False,
+                    True,
+                    None,
+                    "gcm is no program on PATH (an alias or function of the user's shell?)",
+                )
+            ],
+        ),
+        (
+            "bash -ic 'gcm -m x'",
+            [
+                (
+                    "/w",
+                    False,
+                    True,
+                    None,
+                    "gcm is no program on PATH (an alias or function of the user's shell?)",
+                )
+            ],
+        ),
+        ("f() { git status; }; f", []),
+        ('gh pr create --title "Fix the commit hook"', []),  # a title, not a line to run
+        (
+            "git -c alias.h='commit --trailer a:b' h -m x",
+            [("/w", False, False, "x\n", "git alias 'h'")],
+        ),
         ("cat <<EOF\n$(git commit -m x)\nEOF", [("/w", False, False, "x\n", "")]),
         (
             "((((git commit))))",
@@ -166,3 +200,82 @@ def test_a_directory_named_by_a_variable_is_unknown() -> None:
     assert not commit.cwd_known
     (commit,) = commits("(cd $X) && git commit -m x", CWD)
     assert commit.cwd_known and commit.cwd == CWD, "a subshell's cd ends with it"
+
+
+@pytest.mark.parametrize(
+    ("command", "index", "work_tree", "unknown"),
+    [
+        ("git commit -m x", None, None, ""),
+        ("GIT_INDEX_FILE=i git commit", "i", None, ""),
+        ("export GIT_INDEX_FILE=/i; cd sub && git commit", "/i", None, ""),
+        ("GIT_INDEX_FILE=/i sh -c 'git commit'", "/i", None, ""),
+        ("env GIT_INDEX_FILE=/i git commit", "/i", None, ""),
+        ("GIT_INDEX_FILE=/i gcm -m x", "/i", None, ""),  # in doubt, where it would commit
+        ('GIT_INDEX_FILE="$T" git commit', None, None, INDEX_UNKNOWN),
+        ("git --work-tree=t commit -a", None, "/w/t", ""),
+        ("git --work-tree t -C sub commit -a", None, "/w/sub/t", ""),  # after -C, as git
+        ("GIT_WORK_TREE=/t git commit -a", None, "/t", ""),
+        ("git --work-tree=$D commit -a", None, None, TREE_UNKNOWN),
+        ("GIT_DIR=/r/.git git commit -a", None, "/w", ""),  # the directory git runs in
+        ("cd /r && GIT_DIR=.git git commit -a", None, None, ""),
+        ("git --git-dir=/r/.git --work-tree=/t commit -a", None, "/t", ""),
+        ("git --work-tree=/t ci -a", None, "/t", ""),  # git hands its alias the work tree
+        ("git --work-tree=/t cia", None, "/t", ""),  # and a `!` alias too
+        ("GIT_DIR=/r/.git git ci -a", None, "/w", ""),
+        ("read GIT_INDEX_FILE; export GIT_INDEX_FILE; git commit", None, None, INDEX_UNKNOWN),
+    ],
+)
+def test_another_index_or_work_tree_is_named(
+    command: str, index: str | None, work_tree: str | None, unknown: str
+) -> None:
+    (commit, *_) = commits(command, CWD, Lookup())
+    assert (commit.place.index, commit.place.work_tree, commit.place.unknown) == (
+        index,
+        work_tree,
+        unknown,
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "values", "settings", "env", "unknown"),
+    [
+        ("git commit -m x", None, (), (), ""),
+        ("git commit -m x --trailer 'A: b' --trailer=C=d", ("A: b", "C=d"), (), (), ""),
+        ("git -c trailer.x.key=X commit --trailer x:1", ("x:1",), ("trailer.x.key=X",), (), ""),
+        (
+            "GIT_CONFIG_COUNT=1 git commit --trailer a:1",
+            ("a:1",),
+            (),
+            (("GIT_CONFIG_COUNT", "1"),),
+            "",
+        ),
+        ('git commit --trailer "$T" --trailer a:1', ("a:1",), (), (), "built by the shell"),
+        ("git --config-env=trailer.x.key=V commit --trailer x:1", ("x:1",), (), (), "builds"),
+        (
+            'git -c trailer.x.key=X -c "a.b=it\'s" ci --trailer x:1',
+            ("x:1",),
+            (),
+            (("GIT_CONFIG_PARAMETERS", "'trailer.x.key'='X' 'a.b'='it'\\''s'"),),
+            "",
+        ),
+    ],
+)
+def test_trailers_are_read_with_their_configuration(
+    command: str,
+    values: tuple[str, ...] | None,
+    settings: tuple[str, ...],
+    env: tuple[tuple[str, str], ...],
+    unknown: str,
+) -> None:
+    (commit,) = commits(command, CWD, Lookup())
+    if values is None:
+        assert commit.trailers is None
+        return
+    assert commit.trailers is not None
+    assert (commit.trailers.values, commit.trailers.settings, commit.trailers.env) == (
+        values,
+        settings,
+        env,
+    )
+    assert unknown in commit.trailers.unknown and bool(unknown) == bool(commit.trailers.unknown)
+    assert commit.message is None or commit.message == "x\n"

@@ -7,5 +7,6 @@
 - `export`: a tree's files written into a plain folder, and what was changed there since
 - `patches`: diffs between commits, patches applied or checked, git's three-way file merge
 - `gitdir`: the shared repository directory: refs, config, hooks, aliases, merge state files
+- `message`: a commit message with `--trailer` values added as git adds them
 - `log`: history queries (ancestry, logs, trailers, patch ids, the commit graph), batched
 """

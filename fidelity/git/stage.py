@@ -25,14 +25,33 @@ def _commit_tree(repo: Path, tree: str, parent: str, message: str) -> str:
     return out.decode().strip()
 
 
+def index_file(repo: Path) -> Path:
+    """The repository's own index file (a linked worktree has its own)."""
+    return Path(repo, git(repo, "rev-parse", "--git-path", "index").decode().strip())
+
+
+def copy_index(repo: Path, source: Path | None, dest: Path) -> None:
+    """dest holds what the index file source (default: the repository's own) holds; a
+    source that does not exist is an empty index, as git starts one. Only read."""
+    source = source or index_file(repo)
+    if source.is_file():
+        dest.write_bytes(source.read_bytes())
+
+
+def stage_from(repo: Path, work_tree: Path, index: Path, untracked: bool = False) -> None:
+    """Stage into the scratch index what `git commit -a` takes from work_tree: every
+    tracked file as it is there, deleted when it is gone (with untracked, new files too:
+    `git add -A`). Blobs go into the object store, unreferenced, as `git add` leaves them."""
+    everything = "-A" if untracked else "-u"
+    git(repo, f"--work-tree={work_tree}", "add", everything, "--", ":/", index=index)
+
+
 def worktree_tree(repo: Path, scratch: Path) -> str:
     """The tree of the work tree as it is (tracked and untracked, not ignored), written to
     the object store through a copy of the index under scratch: the user's index file is
     only read, never written."""
     index = scratch / "index"
-    source = Path(repo, git(repo, "rev-parse", "--git-path", "index").decode().strip())
-    if source.is_file():
-        index.write_bytes(source.read_bytes())
+    copy_index(repo, None, index)
     git(repo, "add", "-A", "--", ":/", index=index)
     return git(repo, "write-tree", index=index).decode().strip()
 

@@ -9,10 +9,14 @@ deeper than MAX_NESTING, more than MAX_EVENT_BYTES) blocks, and on a commit an i
 error or a reason it cannot judge blocks too. A call that cannot create a commit is allowed
 at once; which calls can is `shell.commits`' question.
 
-A commit is judged on the index; when the line would stage more first (`git add` earlier
-in the line, `commit -a`, paths), or when it is a commit in doubt, the work tree is judged
-as well. `--amend` is judged against HEAD's parent. A message the line states (`-m`, a
-`cat <<EOF` message, `-F FILE`, `-F -` with a here-document) is judged by the trailers gate.
+A commit is judged on what it would record (`recorded`): the index it uses (the
+repository's, or the one GIT_INDEX_FILE names), and when the line would stage more first
+(`git add` earlier in the line, `commit -a`, paths), or when it is a commit in doubt, that
+index with the files of the work tree it stages from (the repository's, or another one
+named). `--amend` is judged against HEAD's parent. A message the line states (`-m`, a
+`cat <<EOF` message, `-F FILE`, `-F -` with a here-document), with its `--trailer` values
+added as git adds them, is judged by the trailers gate. An index or work tree named by a
+shell variable, and one a staging command used before the commit, are refused.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import os
 import stat
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -31,6 +35,7 @@ from fidelity.preflight import shell
 
 if TYPE_CHECKING:
     from fidelity.preflight.outcome import Report
+    from fidelity.preflight.recorded import Message
 
 ALLOW, BLOCK = 0, 2
 MAX_EVENT_BYTES = 16 * 1024 * 1024  # a command of several MiB is still judged
@@ -143,6 +148,11 @@ class Machine:
             self._aliases[cwd] = gitdir.aliases(Path(cwd)) if Path(cwd).is_dir() else {}
         return self._aliases[cwd]
 
+    def program(self, name: str) -> bool:
+        import shutil
+
+        return shutil.which(name) is not None
+
     def script(self, path: str) -> str | None:
         """A regular file's text; a fifo, device or folder is never opened for reading."""
         try:
@@ -171,7 +181,7 @@ def decide(raw: bytes, default_cwd: Path, lookup: shell.Lookup | None = None) ->
         return Decision(ALLOW)
     cwd = event.get("cwd") or str(default_cwd)
     try:
-        found = shell.commits(command, cwd, lookup or Machine())
+        found = shell.commits(command, cwd, lookup or Machine(), _inherited(os.environ))
         if not found:
             return Decision(ALLOW)
         return _judge_all(found)
@@ -182,6 +192,13 @@ def decide(raw: bytes, default_cwd: Path, lookup: shell.Lookup | None = None) ->
             f"fidelity preflight could not judge this commit, so it is "
             f"blocked:\n{detail.rstrip()}\n",
         )
+
+
+def _inherited(environ: Mapping[str, str]) -> dict[str, str]:
+    """What the agent's shell inherits that moves a commit: another git directory, index
+    or work tree, and git configuration (trailer keys) given by the environment."""
+    names = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+    return {k: v for k, v in environ.items() if k in names or k.startswith("GIT_CONFIG")}
 
 
 def _judge_all(found: list[shell.Commit]) -> Decision:
@@ -223,60 +240,73 @@ def repositories(commit: shell.Commit) -> list[Path]:
     return list(found)
 
 
-def _judge(commit: shell.Commit, seen: set[tuple[object, ...]]) -> Decision:
-    """Only a call that could commit pays for importing the gates."""
-    import tempfile
-
-    from fidelity.preflight.run import Request, run
-
+def _refusal(commit: shell.Commit) -> str:
+    """Why a commit is blocked before any gate runs, or ''."""
     if not commit.cwd_known:
-        return Decision(
-            BLOCK,
-            "fidelity preflight: this commit runs in a directory named by "
-            "a shell variable, so its repository cannot be known; it is blocked. "
-            "Run the commit with a literal path (cd /path && git commit ...).\n",
+        return (
+            "fidelity preflight: this commit runs in a directory named by a shell variable, "
+            "so its repository cannot be known; it is blocked. Run the commit with a literal "
+            "path (cd /path && git commit ...).\n"
+        )
+    if commit.place.unknown:
+        return (
+            f"fidelity preflight: this commit uses {commit.place.unknown}, and the line "
+            "names it with a shell variable (or reads it from input), so what it records "
+            "cannot be known; it is blocked. Name it with a literal path, or commit from the "
+            "repository's own index and work tree.\n"
         )
     if commit.brought:
-        return Decision(
-            BLOCK,
+        return (
             f"fidelity preflight: this line fills the index with {commit.brought} before it "
             "commits, so what the commit records cannot be judged before the line runs; it "
             f"is blocked. Run the {commit.brought} command on its own first, then commit in a "
-            "call of its own (that call is judged).\n",
+            "call of its own (that call is judged).\n"
         )
+    return ""
+
+
+def _judge(commit: shell.Commit, seen: set[tuple[object, ...]]) -> Decision:
+    """Only a call that could commit pays for importing the gates."""
+    refusal = _refusal(commit)
+    if refusal:
+        return Decision(BLOCK, refusal)
     repos = repositories(commit)
+    named = commit.place.work_tree is not None  # a git directory or work tree named
+    if named and not repositories(replace(commit, also=())):
+        return Decision(
+            BLOCK,
+            f"fidelity preflight: this commit names a git directory or work tree "
+            f"({commit.place.work_tree}) in which no repository with a work tree of its own "
+            "was found, so what it records cannot be judged; it is blocked. Commit from "
+            "inside the repository's work tree.\n",
+        )
     if not repos:
         return Decision(ALLOW, f"fidelity preflight: {commit.cwd} is not in a git repository\n")
     notes = []
     for repo in repos:
-        key = (repo, commit.amend, commit.stages, commit.message, commit.message_file, commit.cwd)
+        key = (repo, replace(commit, also=(), doubt="", unknown=""))
         if key in seen:
             continue
         seen.add(key)
-        with tempfile.TemporaryDirectory(prefix="fidelity-agent-") as scratch:
-            message = _message_file(commit, Path(scratch))
-            reports = [run(Request(repo, staged=True, amend=commit.amend, message=message))]
-            if commit.stages:
-                reports.append(run(Request(repo, amend=commit.amend, message=message)))
-        decision = _verdict(repo, commit, reports)
+        decision = _judge_in(repo, commit)
         if decision.code == BLOCK:
             return decision
         notes.append(decision.stderr)
     return Decision(ALLOW, "".join(notes))
 
 
-def _message_file(commit: shell.Commit, scratch: Path) -> Path | None:
-    if commit.message is not None:
-        path = scratch / "COMMIT_EDITMSG"
-        path.write_text(commit.message, encoding="utf-8")
-        return path
-    if commit.message_file not in (None, "-"):
-        path = Path(commit.cwd, commit.message_file or "")
-        return path if path.is_file() else None
-    return None
+def _judge_in(repo: Path, commit: shell.Commit) -> Decision:
+    import tempfile
+
+    from fidelity.preflight import recorded
+
+    with tempfile.TemporaryDirectory(prefix="fidelity-agent-") as scratch:
+        said = recorded.message(commit, repo, Path(scratch))
+        reports = recorded.reports(commit, repo, Path(scratch), said)
+    return _verdict(repo, commit, reports, said)
 
 
-def _verdict(repo: Path, commit: shell.Commit, reports: list[Report]) -> Decision:
+def _verdict(repo: Path, commit: shell.Commit, reports: list[Report], said: Message) -> Decision:
     from fidelity.preflight import render
     from fidelity.preflight.outcome import Status
 
@@ -292,7 +322,13 @@ def _verdict(repo: Path, commit: shell.Commit, reports: list[Report]) -> Decisio
         lines += render.lines(report)
     if commit.doubt:
         lines.append(f"(judged as a commit the line could make: {commit.doubt})")
-    if commit.unknown and commit.message is None and commit.unknown != commit.doubt:
+    if said.partial:
+        unseen = "; ".join(n for n in dict.fromkeys([commit.unknown, *said.notes]) if n)
+        lines.append(
+            f"(the hook cannot read all of the message ({unseen}), so a required trailer "
+            "it lacks is not reported)"
+        )
+    elif commit.unknown and said.path is None and commit.unknown != commit.doubt:
         lines.append(f"(trailers not judged: {commit.unknown})")
     lines.append(
         "Fix what failed, stage the fixes, and commit again; `fidelity preflight --staged` "

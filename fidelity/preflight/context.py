@@ -40,6 +40,7 @@ class Context:
     settings: Settings
     parent: str | None  # the commit the judged content would sit on (None: no commit yet)
     message: Path | None = None  # the commit message file, when one is judged
+    partial: bool = False  # the message file holds only the trailers the commit adds
     merges: tuple[Merge, ...] = ()  # merges the judged change makes or brings
     span: tuple[str, str] | None = None  # (from, to) commits of a judged range
 

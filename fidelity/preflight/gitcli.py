@@ -59,6 +59,37 @@ COMMIT_LONG_VALUES = frozenset(
 BRANCH_VALUES = frozenset({"-b", "-B", "--orphan", "-c", "-C", "--create", "--force-create"})
 
 
+INDEX_UNKNOWN = "the index GIT_INDEX_FILE names"
+TREE_UNKNOWN = "the work tree --work-tree or GIT_WORK_TREE names"
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """The index and work tree a git call uses when they are not the repository's own:
+    GIT_INDEX_FILE as written (git reads a relative one from the top of the work tree),
+    the work tree `--work-tree` or GIT_WORK_TREE name (or, with only a git directory named,
+    the directory git runs in), absolute; `unknown` says why the shell alone knows one."""
+
+    index: str | None = None
+    work_tree: str | None = None
+    unknown: str = ""
+
+    def __bool__(self) -> bool:
+        return self.index is not None or self.work_tree is not None or bool(self.unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class Trailers:
+    """`--trailer` values, and the configuration git reads them with: the call's `-c`
+    settings and the GIT_CONFIG_* variables the line sets (a `trailer.<token>.key` alias
+    turns `dnm: yes` into `Do-Not-Merge: yes`). `unknown`: why they cannot all be read."""
+
+    values: tuple[str, ...]
+    settings: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    unknown: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Commit:
     """One `git commit` the line would (or, in doubt, could) run."""
@@ -73,6 +104,8 @@ class Commit:
     doubt: str = ""  # why this counts as a commit though the line does not say `git commit`
     also: tuple[str, ...] = ()  # other directories the line was in before (a cd may fail)
     brought: str = ""  # a git command earlier in the line that filled the index from elsewhere
+    place: Place = Place()  # another index or work tree than the repository's own
+    trailers: Trailers | None = None  # --trailer values, read as part of the message
 
 
 def join(cwd: str, path: str) -> str:
@@ -97,38 +130,122 @@ class Head:
     dynamic_config: bool = False  # a -c or --config-env only the shell can know
     settings: tuple[str, ...] = ()  # every -c value, to look for commands inside
     doubt: str = ""
+    config: tuple[str, ...] = ()  # every -c KEY=VALUE, as given
+    place: Place = Place()
+    exports: tuple[tuple[str, str | None], ...] = ()  # what git hands an alias it runs
 
 
-def head(args: Words, cwd: str, known: bool) -> Head:
-    """-C and --git-dir move the repository; --work-tree does not (git commits the index of
-    the repository it finds, whatever work tree is named)."""
-    aliases: dict[str, str] = {}
-    settings: list[str] = []
-    dynamic = False
+@dataclass(slots=True)
+class _Reading:
+    """git's global options so far; relative paths wait for the last -C (git changes
+    directory first, then reads GIT_DIR and GIT_WORK_TREE from where it is)."""
+
+    run_in: str
+    known: bool
+    env: dict[str, str | None]
+    aliases: dict[str, str] = field(default_factory=dict)
+    settings: list[str] = field(default_factory=list)
+    config: list[str] = field(default_factory=list)
+    dynamic: bool = False
+
+    def option(self, option: str, value: str | None) -> None:
+        if option == "-C":
+            self.known = self.known and value is not None
+            self.run_in = join(self.run_in, value or "")
+        elif option in ("--git-dir", "--work-tree"):
+            self.env["GIT_DIR" if option == "--git-dir" else "GIT_WORK_TREE"] = value
+        elif option == "-c" and value is not None:
+            key, _, setting = value.partition("=")
+            self.settings.append(setting)
+            self.config.append(value)
+            if key.lower().startswith("alias."):
+                self.aliases[key[6:].lower()] = setting
+        elif option in ("-c", "--config-env"):
+            self.dynamic = True  # --config-env names a variable the value comes from
+
+    def head(self, sub: str | None = None, at: int = 0, doubt: str = "") -> Head:
+        cwd, known = self.run_in, self.known
+        if "GIT_DIR" in self.env:
+            known = known and self.env["GIT_DIR"] is not None
+            cwd = git_dir_home(self.run_in, self.env["GIT_DIR"] or "")
+        where = place(self.env, self.run_in, cwd)
+        return Head(
+            cwd,
+            known,
+            sub,
+            at,
+            self.aliases,
+            self.dynamic,
+            tuple(self.settings),
+            doubt,
+            tuple(self.config),
+            where,
+            self.exports(where),
+        )
+
+    def exports(self, where: Place) -> tuple[tuple[str, str | None], ...]:
+        """The variables git sets for the command an alias runs (as git does for
+        --git-dir, --work-tree and -c), absolute: the alias runs from elsewhere."""
+        found: dict[str, str | None] = {}
+        if "GIT_DIR" in self.env:
+            value = self.env["GIT_DIR"]
+            found["GIT_DIR"] = join(self.run_in, value) if value is not None else None
+        if where.work_tree is not None or where.unknown == TREE_UNKNOWN:
+            found["GIT_WORK_TREE"] = where.work_tree
+        if self.config or self.dynamic:
+            given = self.env.get("GIT_CONFIG_PARAMETERS", "")
+            quoted = (_sq(k) + "=" + _sq(v) for k, _, v in (c.partition("=") for c in self.config))
+            found["GIT_CONFIG_PARAMETERS"] = (
+                None if self.dynamic or given is None else " ".join([given, *quoted]).strip()
+            )
+        return tuple(found.items())
+
+
+def _sq(text: str) -> str:
+    """git's quoting in GIT_CONFIG_PARAMETERS: 'text', a quote written '\\''."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def place(env: Mapping[str, str | None], run_in: str, home: str) -> Place:
+    """The index and work tree a git call run in `run_in` uses, when not the repository's
+    own (`home`, where its git directory is found): GIT_INDEX_FILE, GIT_WORK_TREE, or the
+    directory git runs in when only GIT_DIR is given (git's rule; core.worktree unread)."""
+    unknown = ""
+    index = env.get("GIT_INDEX_FILE")
+    if "GIT_INDEX_FILE" in env and index is None:
+        unknown = INDEX_UNKNOWN
+    tree: str | None = None
+    if "GIT_WORK_TREE" in env:
+        value = env["GIT_WORK_TREE"]
+        tree = join(run_in, value) if value is not None else None
+        unknown = unknown or (TREE_UNKNOWN if value is None else "")
+    elif "GIT_DIR" in env:
+        tree = run_in
+    if tree == home and "GIT_DIR" in env:
+        tree = None
+    return Place(index, tree, unknown)
+
+
+def head(args: Words, cwd: str, known: bool, env: Mapping[str, str | None] | None = None) -> Head:
+    """-C and --git-dir (GIT_DIR) move the repository; --work-tree (GIT_WORK_TREE) and
+    GIT_INDEX_FILE do not, but the commit records what they hold (`place`)."""
+    names = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_PARAMETERS")
+    reading = _Reading(cwd, known, {k: v for k, v in (env or {}).items() if k in names})
     i = 0
     while i < len(args):
         arg = args[i]
         if arg is None:
-            return Head(cwd, known, doubt="the git subcommand is built by the shell")
+            return reading.head(doubt="the git subcommand is built by the shell")
         if not arg.startswith("-"):
-            return Head(cwd, known, arg, i, aliases, dynamic, tuple(settings))
+            return reading.head(arg, i)
         option, eq, attached = arg.partition("=")
         if option not in GIT_VALUE_OPTIONS:
             i += 1
             continue
         value = attached if eq else (args[i + 1] if i + 1 < len(args) else "")
         i += 1 if eq else 2
-        if option in ("-C", "--git-dir"):
-            known = known and value is not None
-            cwd = join(cwd, value or "") if option == "-C" else git_dir_home(cwd, value or "")
-        elif option == "-c" and value is not None:
-            key, _, setting = value.partition("=")
-            settings.append(setting)
-            if key.lower().startswith("alias."):
-                aliases[key[6:].lower()] = setting
-        elif option in ("-c", "--config-env"):
-            dynamic = True  # --config-env names a variable the value comes from
-    return Head(cwd, known, None, i, aliases, dynamic, tuple(settings))
+        reading.option(option, value)
+    return reading.head(None, i)
 
 
 def _positional(args: Words, valued: frozenset[str] = frozenset()) -> list[str | None]:
@@ -194,14 +311,7 @@ LONG_OF = dict(SHORT_NAMES)
 STAGES = frozenset(
     {"--all", "--include", "--only", "--interactive", "--patch", "--pathspec-from-file"}
 )
-ELSEWHERE = (
-    "--reuse-message",
-    "--reedit-message",
-    "--fixup",
-    "--squash",
-    "--trailer",
-    "--template",
-)
+ELSEWHERE = ("--reuse-message", "--reedit-message", "--fixup", "--squash", "--template")
 _Options = list[tuple[str, str | None]]
 
 
@@ -256,10 +366,18 @@ def commit(args: Words, cwd: str, known: bool, staged_before: bool) -> Commit:
         message_file=files[-1] if files else None,
         unknown=unknown,
         cwd_known=known,
+        trailers=_trailers([value for name, value in options if name == "--trailer"]),
     )
     if files and files[-1] is None:
         return replace(found, message_file=None, unknown="the message file is named by the shell")
     return _with_message(found, [value for name, value in options if name == "--message"])
+
+
+def _trailers(values: list[str | None]) -> Trailers | None:
+    if not values:
+        return None
+    unknown = "a --trailer value is built by the shell" if None in values else ""
+    return Trailers(tuple(v for v in values if v is not None), unknown=unknown)
 
 
 def _with_message(found: Commit, messages: list[str | None]) -> Commit:

@@ -24,7 +24,9 @@ class Request:
     and `--to-ref`); the change against `base` (default: the parent the commit would have;
     for a range, its merge base), or the paths in `files` (pre-commit's `--all-files` and
     `--files`); with `commit`, that commit's whole tree; everything configured with
-    `everything`; a commit message file for the trailers gate."""
+    `everything`; a commit message file for the trailers gate (`partial`: it holds only
+    the trailers a commit adds, the rest of its message unknown); `label` names the judged
+    content in the report."""
 
     repo: Path
     staged: bool = False
@@ -36,6 +38,8 @@ class Request:
     span: tuple[str, str] | None = None
     files: tuple[str, ...] | None = None
     commit: str | None = None  # judge this commit's whole tree (a branch's first push)
+    partial: bool = False
+    label: str = ""
 
 
 def _parent(repo: Path, amend: bool) -> str | None:
@@ -67,7 +71,7 @@ def _judged(request: Request) -> Iterator[tuple[tree.Tree, tuple[str, str] | Non
     commit = span[1] if span else None
     if request.commit is not None:
         commit = objects.rev_parse(request.repo, request.commit)
-    with tree.judged(request.repo, request.staged, request.index, commit) as judged:
+    with tree.judged(request.repo, request.staged, request.index, commit, request.label) as judged:
         yield judged, span
 
 
@@ -141,6 +145,7 @@ def _context(request: Request, judged: tree.Tree, span: tuple[str, str] | None) 
         settings=settings.from_tool(tool, source),
         parent=parent,
         message=request.message,
+        partial=request.partial,
         merges=_merges(request, span) if "records" in tool else (),  # only the rows gate reads them
         span=span,
     )

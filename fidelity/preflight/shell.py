@@ -6,14 +6,16 @@ by tree-sitter's bash grammar (quotes, escapes, line continuations, here-documen
 command that could create a commit counts as one. A commit found behind a wrapper (`env`,
 `sudo`, `timeout`, `xargs`, any unknown command that takes a command), in `sh -c`, `eval`,
 `env -S`, a script file or here-document a shell runs, a git alias (the repository's
-config, `-c alias.x=...`; `!` aliases read as shell), a bash alias, or run as `git-commit`
-is a commit like any other. Whatever only the shell could know is a commit *in doubt*, on
-which the gates run all the same: a command name, git subcommand or argument the shell
-builds (`$X commit`, `git $(echo commit)`, brace and glob expansion), a shell reading its
+config, `-c alias.x=...`; `!` aliases read as shell), a bash alias the line defines, or run
+as `git-commit` is a commit like any other. Whatever only the shell could know is a commit
+*in doubt*, on which the gates run all the same: a command name, git subcommand or argument
+the shell builds (`$X commit`, `git $(echo commit)`, brace and glob expansion), a shell reading its
 script from a pipe or an unreadable file, a git subcommand fidelity does not know (an
-alias it could not read, a `git-NAME` program), a variable the shell evaluates later
-holding `$(...)` (prompts, `BASH_ENV`), a changed PATH, a line that does not parse, and
-one too large to walk (MAX_NODES).
+alias it could not read, a `git-NAME` program), a command name that is no program on PATH,
+builtin or function of the line (an alias or function from the user's start-up files,
+which are never run: `bash -ic 'gcm'`, or an agent that sources a snapshot of them), a
+variable the shell evaluates later holding `$(...)` (prompts, `BASH_ENV`), a changed PATH,
+a line that does not parse, and one too large to walk (MAX_NODES).
 
 A commit's directory is where the line's `cd`s lead, and every directory it was in before
 is named too (a `cd` can fail or not run); a commit after a git command that fills the
@@ -30,6 +32,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import replace
 
 from fidelity.preflight.gitcli import Commit, join
@@ -69,14 +72,34 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "xargs": frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--delimiter"}),
     "flock": frozenset({"-w", "-E", "-c"}),
 }
+# shell builtins and keywords (bash's, and zsh's common ones): never looked up on PATH
+BUILTINS = frozenset(
+    """alias bg bind break builtin caller cd command compgen complete compopt continue declare
+    dirs disown echo enable eval exec exit export false fc fg getopts hash help history jobs
+    kill let local logout mapfile popd printf pushd pwd read readarray readonly return set
+    shift shopt source suspend test times trap true type typeset ulimit umask unalias unset
+    wait . : [ [[ ]] { } ! time coproc autoload bindkey bye chdir compdef emulate float
+    functions integer noglob print pushln rehash setopt unsetopt whence where zle zmodload
+    zstyle""".split()  # noqa: SIM905 (a list of 90 words reads better so)
+)
+# builtins that set a variable from their input, and the variables that move a commit
+READS_INTO = frozenset({"read", "printf", "mapfile", "readarray", "getopts"})
+PLACE_VARIABLES = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"})
 DURATION_FIRST = frozenset({"timeout"})  # `timeout [opts] DURATION cmd`
 TIMEOUT_VALUES = frozenset({"-s", "--signal", "-k", "--kill-after"})
 
 
-def commits(command: str, cwd: str, lookup: Lookup | None = None) -> list[Commit]:
-    """Every commit a shell command line run from cwd would or could create."""
+def commits(
+    command: str,
+    cwd: str,
+    lookup: Lookup | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[Commit]:
+    """Every commit a shell command line run from cwd would or could create; env: the
+    variables the line inherits that move a commit (GIT_DIR, GIT_INDEX_FILE, ...)."""
     walker = _Walker(lookup or NoLookup(), command)
-    return walker.script(command, State(cwd, visited=[cwd]), 0)
+    inherited: dict[str, str | None] = dict(env or {})
+    return walker.script(command, State(cwd, env=inherited, visited=[cwd]), 0)
 
 
 def _shell_input(args: list[str | None]) -> tuple[str, str | None]:
@@ -127,6 +150,7 @@ class _Walker(GitWalker):
         words = self.expand_alias(words, state, depth)
         local = state.fork()
         unwrapped = self.unwrap(words, local, env)  # `env -C DIR` moves this command alone
+        local.env = env  # what a shell or git this command starts inherits
         if not unwrapped:
             return []
         head, args = unwrapped[0], unwrapped[1:]
@@ -136,6 +160,8 @@ class _Walker(GitWalker):
         if name in ("cd", "pushd", "popd"):
             self.cd(name, args, state)
             return []
+        if name in READS_INTO:  # `read GIT_INDEX_FILE`: a value only the input knows
+            state.env.update({a: None for a in args if a in PLACE_VARIABLES})
         if name == "alias":
             for definition in args:
                 alias, eq, value = (definition or "").partition("=")
@@ -185,7 +211,13 @@ class _Walker(GitWalker):
                 return self.inner(script, state, depth)
         elif "PATH" in env:
             return self.doubt(state, f"PATH is changed, so {name} may be any program")
-        return self.scan(name, args, state, env, depth)
+        found = self.scan(name, args, state, env, depth)
+        if found or self.guessing or "/" in head or name in BUILTINS or name in state.functions:
+            return found
+        if not self.lookup.program(name):
+            why = f"{name} is no program on PATH (an alias or function of the user's shell?)"
+            return self.doubt(state, why)
+        return []
 
     def unwrap(
         self, words: list[str | None], state: State, env: dict[str, str | None]

@@ -26,10 +26,9 @@ class GitWalker(Walker):
     ) -> list[Commit]:
         """One git invocation: its global options, then its subcommand or alias. `state`
         keeps what the line has staged so far; -C and GIT_DIR apply to this call alone."""
-        cwd, known, other_index = _where(state, env or {})
-        head = gitcli.head(args, cwd, known)
+        merged = {**state.env, **(env or {})}
+        head = gitcli.head(args, state.cwd, state.cwd_known, merged)
         here = state.fork(head.cwd, head.known)
-        here.staged_before = here.staged_before or other_index
         if head.doubt:
             return self.doubt(here, head.doubt)
         if head.sub is None:
@@ -40,7 +39,13 @@ class GitWalker(Walker):
                 return self.doubt(here, f"git -c runs a command: {setting[:60]}")
         if sub == "commit":
             found = gitcli.commit(rest, head.cwd, head.known, here.staged_before)
-            found = replace(found, also=tuple(dict.fromkeys(here.visited)), brought=here.brought)
+            found = replace(
+                found,
+                also=tuple(dict.fromkeys(here.visited)),
+                brought=here.brought,
+                place=head.place,
+                trailers=_configured(found.trailers, head, merged),
+            )
             state.staged_before = True
             return [gitcli.stdin_message(found, stdin)]
         return self.other_git(sub, rest, head, here, state, depth=depth)
@@ -63,6 +68,8 @@ class GitWalker(Walker):
             state.staged_before, state.brought = True, state.brought or brought
             return found
         if sub in gitcli.STAGING:
+            if head.place and not brought:  # `git --work-tree=DIR add`, GIT_INDEX_FILE=...
+                brought = f"git {sub} on {_named(head.place)}"
             state.staged_before, state.brought = True, state.brought or brought
         if sub in gitcli.BUILTIN:
             return []
@@ -74,6 +81,7 @@ class GitWalker(Walker):
         if alias is None:
             why = f"git {sub} is no git command fidelity knows (an alias it cannot read?)"
             return self.doubt(here, why)
+        here.env.update(head.exports)
         found = self.alias(sub, alias, rest, here, depth)
         state.absorb(here)
         return found
@@ -97,14 +105,22 @@ class GitWalker(Walker):
         return [replace(c, doubt=c.doubt or f"git alias {name!r}") for c in found]
 
 
-def _where(state: State, env: Mapping[str, str | None]) -> tuple[str, bool, bool]:
-    """Where a git call runs: GIT_DIR (set for it or exported earlier) moves it; a work tree
-    does not choose the repository. GIT_INDEX_FILE records another index than the one
-    judged, so the work tree is judged too (the third value)."""
-    merged = {**state.env, **env}
-    cwd, known = state.cwd, state.cwd_known
-    if "GIT_DIR" in merged:
-        value = merged["GIT_DIR"]
-        known = known and value is not None
-        cwd = gitcli.git_dir_home(cwd, value or "")
-    return cwd, known, "GIT_INDEX_FILE" in merged
+def _named(place: gitcli.Place) -> str:
+    if place.index is not None or place.unknown == gitcli.INDEX_UNKNOWN:
+        return gitcli.INDEX_UNKNOWN
+    return "another work tree (--work-tree, GIT_WORK_TREE or GIT_DIR)"
+
+
+def _configured(
+    trailers: gitcli.Trailers | None, head: gitcli.Head, env: Mapping[str, str | None]
+) -> gitcli.Trailers | None:
+    """--trailer values with the configuration git reads them with: the call's -c settings
+    and the GIT_CONFIG_* variables the line set (one the shell builds leaves them unknown)."""
+    if trailers is None:
+        return None
+    config = {k: v for k, v in env.items() if k.startswith("GIT_CONFIG")}
+    unknown = trailers.unknown
+    if head.dynamic_config or None in config.values():
+        unknown = unknown or "the line sets git configuration the shell builds"
+    known = tuple((k, v) for k, v in config.items() if v is not None)
+    return replace(trailers, settings=head.config, env=known, unknown=unknown)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fidelity.preflight.gitcli import Commit, join
+from fidelity.preflight.gitcli import Commit, head, join
 from fidelity.preflight.shellwords import heredoc_body, literal, text
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 # prompt (PS1 and PROMPT_COMMAND are for interactive shells; a venv's activate sets them)
 EVALUATED = frozenset({"BASH_ENV", "ENV", "PS4"})
 MAX_DEPTH = 16  # nested sh -c, eval and aliases; deeper is a commit in doubt
+LONG_OPTION = re.compile(r"[\"']?(--[A-Za-z][A-Za-z0-9-]*)=")
 MAX_NODES = 200_000  # a line with more syntax nodes than this is judged, not walked
 
 
@@ -32,15 +33,23 @@ class Lookup(Protocol):
 
     def script(self, path: str) -> str | None: ...
 
+    def program(self, name: str) -> bool:
+        """Whether a command name is a program on PATH (else an alias or function)."""
+        ...
+
 
 class NoLookup:
-    """No aliases known and no file readable: every script run is a commit in doubt."""
+    """No aliases known and no file readable: every script run is a commit in doubt; every
+    command name a program."""
 
     def aliases(self, cwd: str) -> Mapping[str, str]:
         return {}
 
     def script(self, path: str) -> str | None:
         return None
+
+    def program(self, name: str) -> bool:
+        return True
 
 
 @dataclass(slots=True)
@@ -54,6 +63,7 @@ class State:
     env: dict[str, str | None] = field(default_factory=dict)  # variables the line set
     visited: list[str] = field(default_factory=list)  # directories it was in
     aliases: dict[str, str] = field(default_factory=dict)  # bash aliases it defined
+    functions: set[str] = field(default_factory=set)  # shell functions it defined
 
     def fork(self, cwd: str | None = None, known: bool | None = None) -> State:
         return State(
@@ -64,6 +74,7 @@ class State:
             dict(self.env),
             list(self.visited),
             dict(self.aliases),
+            set(self.functions),
         )
 
     def absorb(self, other: State) -> None:
@@ -91,6 +102,16 @@ def _standalone(node: Node) -> bool:
     return node.parent is not None and node.parent.type != "command"
 
 
+def _argument(node: Node) -> list[str | None]:
+    """An argument's value; `--name=$X` is the option and a value only the shell knows
+    (`--work-tree=$D` names another work tree, whatever $D holds)."""
+    value = literal(node)
+    if value is not None:
+        return [value]
+    option = LONG_OPTION.match(text(node))
+    return [option.group(1), None] if option else [None]
+
+
 def _mentions(value: str) -> bool:
     lowered = value.lower()
     return "git" in lowered or "commit" in lowered
@@ -102,16 +123,21 @@ class Walker(abc.ABC):
     def __init__(self, lookup: Lookup, top: str) -> None:
         self.lookup = lookup
         self.mentions_git = _mentions(top)
+        self.guessing = 0  # inside a word read as a line only in case it is one
 
     def doubt(self, state: State, why: str) -> list[Commit]:
+        """A commit in doubt, where the line's GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE
+        would put one."""
+        where = head([], state.cwd, state.cwd_known, state.env)
         found = Commit(
-            state.cwd,
+            where.cwd,
             stages=True,
             unknown=why,
-            cwd_known=state.cwd_known,
+            cwd_known=where.known,
             doubt=why,
-            also=tuple(dict.fromkeys(state.visited)),
+            also=tuple(dict.fromkeys([*state.visited, state.cwd])),
             brought=state.brought,
+            place=where.place,
         )
         return [found]
 
@@ -167,6 +193,9 @@ class Walker(abc.ABC):
                 stack.append(("restore", (state.cwd, state.cwd_known)))
             elif node.type == "command":
                 stack.append(("command", node))
+            elif node.type == "function_definition":
+                name = node.child_by_field_name("name")
+                state.functions.add(text(name) if name is not None else "")
             elif node.type == "variable_assignment" and _standalone(node):
                 found += self.assign(node, state, state.env, depth)
             stack += [("visit", c) for c in reversed(node.children)]
@@ -198,7 +227,7 @@ class Walker(abc.ABC):
         if name is None:
             return found
         words = [literal(name.named_children[0]) if name.named_children else None]
-        words += [literal(a) for a in node.children_by_field_name("argument")]
+        words += [w for a in node.children_by_field_name("argument") for w in _argument(a)]
         return found + self.simple(words, state, env, self.stdin_of(node, state), depth)
 
     def stdin_of(self, node: Node, state: State) -> str | None:
@@ -241,5 +270,9 @@ class Walker(abc.ABC):
         """A word that holds a command line mentioning git (`ssh host "git commit"`, a
         `-c core.editor=...` value) is read as one."""
         if _mentions(word) and any(ch in word for ch in " \t\n;&|"):
-            return self.inner(word, state, depth)
+            self.guessing += 1  # a title such as "Fix the commit hook" runs no `Fix`
+            try:
+                return self.inner(word, state, depth)
+            finally:
+                self.guessing -= 1
         return []

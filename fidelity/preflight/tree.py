@@ -134,13 +134,13 @@ def changes(repo: Path, tree: Tree, base: str | None, everything: bool) -> Chang
 
 @contextmanager
 def judged(
-    repo: Path, staged: bool, index: Path | None, commit: str | None = None
+    repo: Path, staged: bool, index: Path | None, commit: str | None = None, label: str = ""
 ) -> Iterator[Tree]:
     """A Tree whose scratch space is removed on the way out, also after an error. With
     commit, the content is that commit's tree, staged into a scratch index of its own."""
     with tempfile.TemporaryDirectory(prefix="fidelity-preflight-") as scratch:
         if commit is None:
-            yield Tree(repo, staged, index, Path(scratch))
+            yield Tree(repo, staged, index, Path(scratch), label)
             return
         own = Path(scratch, "commit.index")
         stage.read_tree(repo, commit, own)
