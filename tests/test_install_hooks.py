@@ -11,6 +11,7 @@ import pytest
 from support import Repo, run_cli
 
 from fidelity.cli.main import main
+from fidelity.preflight.hooks import HOOKS
 
 PYPROJECT = """\
 [tool.fidelity.docs]
@@ -58,7 +59,7 @@ def test_hooks_and_driver_are_written_then_left_unchanged(repo: Repo) -> None:
     assert "-m fidelity merge-records %O %A %B %P" in driver and "git merge-file" in driver
     assert "written" in out and "assign it in .gitattributes" in out
     code, out = install(repo)
-    assert code == 0 and out.count("unchanged") == 4, out
+    assert code == 0 and out.count("unchanged") == 5, out
 
 
 def test_a_staged_defect_stops_a_real_commit_and_a_clean_one_lands(repo: Repo) -> None:
@@ -160,7 +161,7 @@ def test_the_agent_hook_is_installed_kept_idempotent_and_removed(repo: Repo) -> 
     assert json.loads(settings.read_text()) == {"model": "x", "hooks": {"PreToolUse": [other]}}
     assert not script.exists()
     hooks = repo.path / ".git" / "hooks"
-    assert not any((hooks / n).exists() for n in ("pre-commit", "pre-merge-commit", "commit-msg"))
+    assert not any((hooks / n).exists() for n in HOOKS)
     assert "fidelity-records" not in (repo.path / ".git" / "config").read_text()
     assert real_commit(repo).returncode == 0, "no hook left to run"
 
