@@ -59,7 +59,7 @@ def test_hooks_and_driver_are_written_then_left_unchanged(repo: Repo) -> None:
     assert "-m fidelity merge-records %O %A %B %P" in driver and "git merge-file" in driver
     assert "written" in out and "assign it in .gitattributes" in out
     code, out = install(repo)
-    assert code == 0 and out.count("unchanged") == 5, out
+    assert code == 0 and out.count("unchanged") == 6, out
 
 
 def test_a_staged_defect_stops_a_real_commit_and_a_clean_one_lands(repo: Repo) -> None:

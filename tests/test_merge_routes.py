@@ -135,17 +135,24 @@ def test_a_merge_past_the_hook_is_stopped_at_push_and_in_ci(forked: Repo, how: l
     assert code == 1 and "row 's'" in out, out
 
 
-def rebase_dropping_m(repo: Repo) -> None:
-    """Rebase side onto main; the conflict resolved to side's file (`--theirs` while
-    rebasing is the commit being replayed), which has no row m."""
+def rebase_dropping(repo: Repo, side: str = "--theirs") -> str:
+    """Rebase side onto main, the conflict resolved to one side's file: `--theirs` while
+    rebasing is the commit being replayed (no row m), `--ours` is main's (no row s). What
+    the rebase printed (the post-rewrite hook's words among it)."""
     repo.git("checkout", "-q", "side")
     done = git(repo, "rebase", "main")
     assert done.returncode == 1 and "CONFLICT" in done.stdout + done.stderr, done.stdout
-    repo.git("checkout", "--theirs", "records/r.md")
+    repo.git("checkout", side, "records/r.md")
     repo.git("add", "records/r.md")
     done = git(repo, "rebase", "--continue")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "| m |" not in (repo.path / "records/r.md").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr  # git ignores post-rewrite's code
+    gone = "| m |" if side == "--theirs" else "| s |"
+    assert gone not in (repo.path / "records/r.md").read_text()
+    return done.stdout + done.stderr
+
+
+def rebase_dropping_m(repo: Repo) -> None:
+    rebase_dropping(repo, "--theirs")
 
 
 def test_a_rebase_that_drops_a_row_is_stopped_at_push_and_in_ci(forked: Repo) -> None:
@@ -273,3 +280,50 @@ def test_git_revert_of_the_commit_that_added_a_row_removes_it_deliberately(forke
     repo.commit({"records/r.md": inserted("m | 8")}, "This reverts commit " + "0" * 40 + ".")
     code, out = preflight(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
     assert code == 1 and "row 'n'" in out, "a commit that did not add n"
+
+
+@pytest.mark.parametrize(("side", "row"), [("--theirs", "m"), ("--ours", "s")])
+def test_post_rewrite_names_the_row_a_rebase_lost_as_it_ends(
+    forked: Repo, side: str, row: str
+) -> None:
+    """`--ours` drops the replayed commit's own row, which then never is in the pushed
+    history: only this hook sees it."""
+    said = rebase_dropping(forked, side)
+    assert "the rebase lost record rows" in said and f"row {row!r}" in said, said
+    assert "git reset --hard ORIG_HEAD" in said
+
+
+def test_post_rewrite_is_quiet_on_a_rebase_that_keeps_every_row(forked: Repo) -> None:
+    repo = forked
+    repo.git("checkout", "-q", "side")
+    assert git(repo, "rebase", "main").returncode == 1
+    repo.write({"records/r.md": inserted("m | 8", "s | 9")})
+    repo.git("add", "records/r.md")
+    done = git(repo, "rebase", "--continue")
+    assert done.returncode == 0 and "lost record rows" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("old_parent", "old", "new_parent", "new", "found"),
+    [
+        (["a"], ["a", "s"], ["a", "m"], ["a", "m", "s"], []),  # both kept
+        (["a"], ["a", "s"], ["a", "m"], ["a", "s"], ["m"]),  # --theirs
+        (["a"], ["a", "s"], ["a", "m"], ["a", "m"], ["s"]),  # --ours
+        (["a", "b"], ["a"], ["a", "b", "m"], ["a", "m"], []),  # replays a deletion
+        (["a", "b"], ["a", "s"], ["a", "m"], ["a", "m", "s"], []),  # b was gone upstream
+    ],
+)
+def test_the_rewrite_rules(
+    old_parent: list[str], old: list[str], new_parent: list[str], new: list[str], found: list[str]
+) -> None:
+    from fidelity.recordmerge.lost import rewrite_losses
+
+    t = [record(*(f"{k} | 1" for k in rows)) for rows in (old_parent, old, new_parent, new)]
+    assert [k for k, _ in rewrite_losses(t[0], t[1], t[2], t[3], "row")] == found
+
+
+def test_squashed_commits_are_judged_together() -> None:
+    from fidelity.preflight.rewritten import pairs
+
+    text = "o1 n1\no2 n2 extra\no3 n2\n"
+    assert pairs(text) == [(("o1",), "n1"), (("o2", "o3"), "n2")]

@@ -93,6 +93,13 @@ def _register_preflight(sub: Any) -> None:
         "from its first commit no REMOTE/* branch holds); exit non-zero stops the push",
     )
     p.add_argument(
+        "--post-rewrite",
+        metavar="KIND",
+        help="as git's post-rewrite hook (KIND: its first argument, `rebase` or `amend`): read "
+        "the rewritten commits on stdin and name each record row a rebase's commit lost that "
+        "the commit it replays kept; exit 1 says so (git cannot undo the rebase for it)",
+    )
+    p.add_argument(
         "files",
         nargs="*",
         metavar="FILE",
@@ -144,6 +151,7 @@ def _request(args: argparse.Namespace, repo: Path) -> Request:
             ("--from-ref", span),
             ("--pre-commit", args.pre_commit),
             ("--pre-push", args.pre_push is not None),
+            ("--post-rewrite", args.post_rewrite is not None),
         )
         if on
     ]
@@ -181,6 +189,8 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
     request = _request(args, repo)
     if args.pre_push is not None:
         return _pre_push(repo, args, console)
+    if args.post_rewrite is not None:
+        return _post_rewrite(repo, args.post_rewrite, console)
     if args.list:
         for line in render.plan_lines(plan(request)):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -218,13 +228,28 @@ def _pre_push(repo: Path, args: argparse.Namespace, console: Console) -> int:
     return code
 
 
+def _post_rewrite(repo: Path, kind: str, console: Console) -> int:
+    """Rows a rebase lost, named right after it; an amend is the user's own edit."""
+    from fidelity.preflight import rewritten
+
+    text = sys.stdin.read()
+    lost = rewritten.findings(repo, rewritten.pairs(text)) if kind == "rebase" else []
+    if not lost:
+        return 0
+    console.print("fidelity: the rebase lost record rows:", markup=False, highlight=False)
+    for line in (*lost, f"what to do: {rewritten.REMEDY}"):
+        console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+    return 1
+
+
 def _register_install(sub: Any) -> None:
     p = sub.add_parser(
         "install-hooks",
         help="write plain git hooks, the record merge driver and the agent hook; --uninstall",
         description="Writes .git/hooks/pre-commit and pre-merge-commit (`fidelity preflight "
         "--staged`), commit-msg (`fidelity trailers`, when [tool.fidelity.trailers] exists), "
-        "pre-push (`fidelity preflight --pre-push`: each pushed range, as CI judges it) "
+        "pre-push (`fidelity preflight --pre-push`: each pushed range, as CI judges it), "
+        "post-rewrite (`--post-rewrite`: a record row a rebase lost) "
         "and the `fidelity-records` merge driver into the repository's git config; with "
         "--agent, also a coding agent's pre-tool-use hook (Claude Code's settings format) "
         "running `fidelity preflight --agent-hook`. Every hook runs the interpreter fidelity "

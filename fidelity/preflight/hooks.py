@@ -61,17 +61,19 @@ def scripts(repo: Path, python: str) -> dict[str, str | None]:
     pre-merge-commit judges a merge git made on its own (the rows gate), as pre-commit
     judges one whose conflicts were resolved by hand; pre-push judges each pushed range as
     CI does, so a merge made past the hooks (`--no-verify`) or a rebase that dropped a row
-    stops there, before it leaves the machine."""
+    stops there, before it leaves the machine; post-rewrite names a row a rebase lost as
+    soon as the rebase ends."""
     trailers = isinstance(config.load(repo).get("trailers"), dict)
     return {
         "pre-commit": _script(python, "preflight --staged"),
         "pre-merge-commit": _script(python, "preflight --staged"),
         "commit-msg": _script(python, 'trailers --message-file "$1"') if trailers else None,
         "pre-push": _script(python, 'preflight --pre-push "$1"'),
+        "post-rewrite": _script(python, 'preflight --post-rewrite "$1"'),
     }
 
 
-HOOKS = ("pre-commit", "pre-merge-commit", "commit-msg", "pre-push")  # every one it may write
+HOOKS = ("pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "post-rewrite")
 
 
 def agent_script(python: str) -> str:
@@ -138,9 +140,10 @@ def install(repo: Path, python: str = sys.executable, agent: Path | None = None)
             "not installed: these are not fidelity's and are never overwritten: "
             + ", ".join(str(folder / b) if "=" not in b else b for b in blocked)
             + ". Call `fidelity preflight --staged` (pre-commit, pre-merge-commit), `fidelity "
-            'trailers --message-file "$1"` (commit-msg) and `fidelity preflight --pre-push '
-            '"$1"` (pre-push, with its stdin) from them yourself, or move them away and rerun; '
-            "pre-commit framework users add the hooks of .pre-commit-hooks.yaml instead."
+            'trailers --message-file "$1"` (commit-msg), `fidelity preflight --pre-push "$1"` '
+            '(pre-push) and `fidelity preflight --post-rewrite "$1"` (post-rewrite; both with '
+            "their stdin) from them yourself, or move them away and rerun; pre-commit framework "
+            "users add the hooks of .pre-commit-hooks.yaml instead."
         )
     if agent is not None:
         from fidelity.preflight import agentsettings

@@ -26,7 +26,7 @@ def _decode(data: bytes | None) -> str | None:
     return data.decode("utf-8", "replace") if data is not None else None
 
 
-def _texts(repo: Path, revs: list[str], path: str) -> dict[str, str | None]:
+def record_texts(repo: Path, revs: list[str], path: str) -> dict[str, str | None]:
     """The record's text at each rev (None where it is not), each distinct blob read once."""
     ids = objects.object_ids(repo, [f"{rev}:{path}" for rev in revs])
     unique = list(dict.fromkeys(i for i in ids if i))
@@ -46,7 +46,7 @@ def _lost(repo: Path, span: tuple[str, str], specs: list[Any]) -> list[tuple[Any
     revs = list(dict.fromkeys([*bases[:1], *(c.sha for c in commits), *parents]))
     found: list[tuple[Any, Lost]] = []
     for spec in specs:
-        texts = _texts(repo, revs, spec.path)
+        texts = record_texts(repo, revs, spec.path)
         base = bases[0] if bases else None
         found += [(spec, item) for item in lost(commits, base, end, texts, spec.key)]
     return found

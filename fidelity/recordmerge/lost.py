@@ -109,3 +109,24 @@ def _remover(
         if k not in at(commit.sha) and any(k in at(p) for p in commit.parents):
             return commit
     return None
+
+
+def rewrite_losses(
+    old_parent: str | None, old: str | None, new_parent: str | None, new: str | None, key: str
+) -> list[tuple[str, str]]:
+    """(key, why) for each row a rewritten commit (a rebase's replay of `old` onto another
+    parent) loses that the original did not: one its new parent holds that it removes
+    though the original removed no such row, and one the original added that it lacks."""
+    before, after = set(keys(old_parent, key)), set(keys(old, key))
+    now = set(keys(new, key))
+    found = [
+        (k, "the rewritten commit removes it; the commit it replays did not")
+        for k in keys(new_parent, key)
+        if k not in now and not (k in before and k not in after)
+    ]
+    found += [
+        (k, "the commit it replays added it; the rewritten commit does not have it")
+        for k in keys(old, key)
+        if k not in before and k not in now
+    ]
+    return found
