@@ -97,9 +97,11 @@ def assert_caught(done: subprocess.CompletedProcess[str], row: str, todo: str) -
     assert todo in said, said
 
 
-@pytest.mark.parametrize("how", [["-X", "ours"], ["-s", "ours"]])
+@pytest.mark.parametrize(
+    ("how", "row"), [(["-X", "ours"], "s"), (["-s", "ours"], "s"), (["-X", "theirs"], "m")]
+)
 def test_an_automatic_merge_that_drops_a_row_is_stopped_at_the_merge(
-    forked: Repo, how: list[str]
+    forked: Repo, how: list[str], row: str
 ) -> None:
     """git merges on its own and runs pre-merge-commit before it writes MERGE_HEAD; the hook
     reads the heads from GITHEAD_<sha>. `-s ours` with the driver assigned: the driver never
@@ -109,7 +111,7 @@ def test_an_automatic_merge_that_drops_a_row_is_stopped_at_the_merge(
         repo.commit({".gitattributes": "records/*.md merge=fidelity-records\n"}, "driver")
     before = repo.git("rev-parse", "HEAD")
     done = git(repo, "merge", *how, "--no-edit", "side")
-    assert_caught(done, "s", "git merge --abort")
+    assert_caught(done, row, "git merge --abort")
     assert "added this row, the merge lost it" in done.stdout + done.stderr
     assert repo.git("rev-parse", "HEAD") == before, "nothing committed"
 

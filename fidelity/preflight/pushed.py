@@ -6,8 +6,8 @@ git names the remote in the hook's first argument and writes one line per ref on
 known here) is judged from that sha; a new branch (zeros), or one whose remote sha this
 clone has never seen, from the parent of its first commit that no remote-tracking branch of
 the remote holds (as the pre-commit framework chooses); a history the remote holds nothing
-of is judged as its last commit's whole tree. A deleted ref and a ref the remote already
-has at that commit bring nothing to judge.
+of is judged as its last commit's whole tree. A deleted ref, a ref the remote already has at
+that commit, and a tag of a tree or blob bring nothing to judge.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def requests(repo: Path, remote: str, text: str) -> list[Pushed]:
     """What to judge for each ref of the push git describes in `text`."""
     found = []
     for local_ref, local, remote_ref, remote_sha in _lines(text):
-        if ZERO.fullmatch(local) or local == remote_sha:
-            continue
+        if ZERO.fullmatch(local) or local == remote_sha or objects.resolve(repo, local) is None:
+            continue  # a deletion, nothing new, or a tag of something that is not a commit
         label = f"{local_ref} -> {remote_ref}"
         start = _start(repo, remote, local, remote_sha)
         if start is None:

@@ -30,8 +30,8 @@ def record_texts(repo: Path, revs: list[str], path: str) -> dict[str, str | None
     """The record's text at each rev (None where it is not), each distinct blob read once."""
     ids = objects.object_ids(repo, [f"{rev}:{path}" for rev in revs])
     unique = list(dict.fromkeys(i for i in ids if i))
-    read = dict(zip(unique, objects.blobs(repo, unique), strict=True))
-    return {rev: _decode(read.get(i)) if i else None for rev, i in zip(revs, ids, strict=True)}
+    read = {i: _decode(data) for i, data in zip(unique, objects.blobs(repo, unique), strict=True)}
+    return {rev: read.get(i) if i else None for rev, i in zip(revs, ids, strict=True)}
 
 
 def _lost(repo: Path, span: tuple[str, str], specs: list[Any]) -> list[tuple[Any, Lost]]:

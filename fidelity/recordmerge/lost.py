@@ -80,15 +80,17 @@ def lost(
     first (`rev-list --topo-order`); `texts` the record at every commit, parent and base."""
 
     @cache
-    def at(rev: str) -> frozenset[str]:
-        return frozenset(keys(texts.get(rev), key))
+    def parsed(text: str | None) -> tuple[str, ...]:  # one blob is shared by many revs
+        return keys(text, key)
 
-    present = dict.fromkeys(keys(texts.get(base), key) if base else ())
+    @cache
+    def at(rev: str) -> frozenset[str]:
+        return frozenset(parsed(texts.get(rev)))
+
+    present = dict.fromkeys(parsed(texts.get(base)) if base else ())
     for commit in reversed(commits):
         before = frozenset().union(*(at(p) for p in commit.parents))
-        present.update(
-            dict.fromkeys(k for k in keys(texts.get(commit.sha), key) if k not in before)
-        )
+        present.update(dict.fromkeys(k for k in parsed(texts.get(commit.sha)) if k not in before))
     found = []
     for k in present:
         if k in at(end):
