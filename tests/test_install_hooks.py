@@ -11,7 +11,7 @@ import pytest
 from support import Repo, run_cli
 
 from fidelity.cli.main import main
-from fidelity.preflight.hooks import HOOKS
+from fidelity.preflight.hooks import HOOKS, MARKER
 
 PYPROJECT = """\
 [tool.fidelity.docs]
@@ -228,3 +228,25 @@ def test_pre_merge_commit_stops_a_clean_merge_that_duplicates_a_key(make_repo) -
     assert done.returncode != 0, done.stdout + done.stderr
     assert "'g'" in done.stdout + done.stderr and "is on 2 rows" in done.stdout + done.stderr
     assert r.git("rev-parse", "HEAD") == before
+
+
+@pytest.mark.parametrize("name", ["pre-push", "post-rewrite"])
+def test_a_foreign_push_or_rewrite_hook_is_never_overwritten_nor_removed(
+    repo: Repo, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hooks = repo.path / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    foreign = "#!/bin/sh\necho mine\n"
+    (hooks / name).write_text(foreign)
+    assert main(["install-hooks", "--repo", str(repo.path)]) == 2
+    assert name in capsys.readouterr().err
+    assert (hooks / name).read_text() == foreign
+    assert not (hooks / "pre-commit").exists(), "nothing at all is written"
+    (hooks / name).unlink()
+    code, out = install(repo)
+    assert code == 0 and f"written   {name}" in out, out
+    assert MARKER in (hooks / name).read_text()
+    (hooks / "pre-commit").write_text(foreign)  # uninstall leaves a foreign one, removes ours
+    code, out = run_cli(["install-hooks", "--uninstall", "--repo", str(repo.path)])
+    assert code == 0 and not (hooks / name).exists(), out
+    assert (hooks / "pre-commit").read_text() == foreign
