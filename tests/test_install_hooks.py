@@ -11,6 +11,7 @@ import pytest
 from support import Repo, run_cli
 
 from fidelity.cli.main import main
+from fidelity.preflight.hooks import HOOKS, MARKER
 
 PYPROJECT = """\
 [tool.fidelity.docs]
@@ -58,7 +59,7 @@ def test_hooks_and_driver_are_written_then_left_unchanged(repo: Repo) -> None:
     assert "-m fidelity merge-records %O %A %B %P" in driver and "git merge-file" in driver
     assert "written" in out and "assign it in .gitattributes" in out
     code, out = install(repo)
-    assert code == 0 and out.count("unchanged") == 4, out
+    assert code == 0 and out.count("unchanged") == 6, out
 
 
 def test_a_staged_defect_stops_a_real_commit_and_a_clean_one_lands(repo: Repo) -> None:
@@ -160,7 +161,7 @@ def test_the_agent_hook_is_installed_kept_idempotent_and_removed(repo: Repo) -> 
     assert json.loads(settings.read_text()) == {"model": "x", "hooks": {"PreToolUse": [other]}}
     assert not script.exists()
     hooks = repo.path / ".git" / "hooks"
-    assert not any((hooks / n).exists() for n in ("pre-commit", "pre-merge-commit", "commit-msg"))
+    assert not any((hooks / n).exists() for n in HOOKS)
     assert "fidelity-records" not in (repo.path / ".git" / "config").read_text()
     assert real_commit(repo).returncode == 0, "no hook left to run"
 
@@ -227,3 +228,25 @@ def test_pre_merge_commit_stops_a_clean_merge_that_duplicates_a_key(make_repo) -
     assert done.returncode != 0, done.stdout + done.stderr
     assert "'g'" in done.stdout + done.stderr and "is on 2 rows" in done.stdout + done.stderr
     assert r.git("rev-parse", "HEAD") == before
+
+
+@pytest.mark.parametrize("name", ["pre-push", "post-rewrite"])
+def test_a_foreign_push_or_rewrite_hook_is_never_overwritten_nor_removed(
+    repo: Repo, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hooks = repo.path / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    foreign = "#!/bin/sh\necho mine\n"
+    (hooks / name).write_text(foreign)
+    assert main(["install-hooks", "--repo", str(repo.path)]) == 2
+    assert name in capsys.readouterr().err
+    assert (hooks / name).read_text() == foreign
+    assert not (hooks / "pre-commit").exists(), "nothing at all is written"
+    (hooks / name).unlink()
+    code, out = install(repo)
+    assert code == 0 and f"written   {name}" in out, out
+    assert MARKER in (hooks / name).read_text()
+    (hooks / "pre-commit").write_text(foreign)  # uninstall leaves a foreign one, removes ours
+    code, out = run_cli(["install-hooks", "--uninstall", "--repo", str(repo.path)])
+    assert code == 0 and not (hooks / name).exists(), out
+    assert (hooks / "pre-commit").read_text() == foreign

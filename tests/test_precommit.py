@@ -149,3 +149,54 @@ def test_every_pre_commit_mode_judges_what_it_names(
     assert done.returncode == 0, "a.txt is no input of any gate"
     done = run(user, [*hook, "--from-ref", "0" * 40, "--to-ref", "HEAD"], home=home)
     assert done.returncode != 0, "pre-commit itself refuses a range it cannot diff"
+
+
+ROWS_PYPROJECT = """\
+[[tool.fidelity.records]]
+path = "records/r.md"
+key = "row"
+
+[tool.fidelity.preflight]
+gates = ["rows"]
+"""
+
+
+def rows(*keys: str) -> str:
+    return "| row | v |\n|---|---|\n" + "".join(f"| {k} | 1 |\n" for k in keys)
+
+
+def test_the_framework_stops_a_merge_and_a_push_that_drop_a_row(
+    tmp_path: Path, hooks: tuple[Path, str, Path]
+) -> None:
+    """At pre-merge-commit, `git merge -s ours` (git merges on its own: GITHEAD_*); at
+    pre-push, a rebase whose conflict was resolved with `checkout --theirs`."""
+    source, rev, home = hooks
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "origin.git")], check=True)
+    user = Repo(tmp_path / "user")
+    config = f"repos:\n- repo: {source}\n  rev: {rev}\n  hooks:\n  - id: fidelity-preflight\n"
+    files = {".pre-commit-config.yaml": config, "pyproject.toml": ROWS_PYPROJECT}
+    user.commit({**files, "records/r.md": rows("a", "b", "c")}, "base")
+    user.git("checkout", "-q", "-b", "side")
+    user.commit({"records/r.md": rows("a", "b", "s", "c")}, "side adds s")
+    user.git("checkout", "-q", "main")
+    user.commit({"records/r.md": rows("a", "b", "m", "c")}, "main adds m")
+    user.git("remote", "add", "origin", str(tmp_path / "origin.git"))
+    user.git("push", "-q", "origin", "main", "side")
+    install = [sys.executable, "-m", "pre_commit", "install", "--install-hooks"]
+    types = ["--hook-type", "pre-merge-commit", "--hook-type", "pre-push"]
+    installed = run(user, [*install, *types], home=home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    done = run(user, ["git", "merge", "-s", "ours", "--no-edit", "side"], home=home)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "row 's'" in out and "the merge lost it" in out, out
+    user.git("merge", "--abort")
+
+    user.git("checkout", "-q", "side")
+    assert run(user, ["git", "rebase", "main"], home=home).returncode == 1
+    user.git("checkout", "--theirs", "records/r.md")
+    user.git("add", "records/r.md")
+    user.git("-c", "core.editor=true", "rebase", "--continue")
+    done = run(user, ["git", "push", "--force", "origin", "side"], home=home)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "row 'm'" in out and "Removes-Row: m" in out, out

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
 PREFLIGHT_HELP = """\
 Runs every gate that applies to a change: case tables, control tables (their edits must
 still apply), prediction files, failing-set baselines, the Markdown checkers and ratchets,
-stale rows in touched records, record rows a merge must keep, and commit messages'
+stale rows in touched records, record rows a merge or a range must keep, and commit messages'
 trailers. What is judged: the work tree (default), the index (--staged), everything (--all),
-the last commit of a range (--from-ref/--to-ref), or what the pre-commit framework names
-(--pre-commit, the hook's entry). One line per gate, then `N gates ok, M failed`. Configure
-in [tool.fidelity.preflight]; without it every gate whose own configuration exists runs.
+the last commit of a range (--from-ref/--to-ref), each range a push brings (--pre-push, git's
+pre-push hook), or what the pre-commit framework names (--pre-commit, the hook's entry). One
+line per gate, then `N gates ok, M failed`. Configure in [tool.fidelity.preflight]; without
+it every gate whose own configuration exists runs.
 Exit 0 when every gate that ran holds (also when none applies to the change), 1 when one
 fails, 2 on usage or configuration errors, 3 when a gate could not judge or nothing is
 configured. With --agent-hook: read a coding agent's pre-tool-use event (JSON) on stdin and
@@ -85,6 +86,20 @@ def _register_preflight(sub: Any) -> None:
         "(`--all-files`, `--files`)",
     )
     p.add_argument(
+        "--pre-push",
+        metavar="REMOTE",
+        help="as git's pre-push hook (its first argument): read the pushed refs on stdin and "
+        "judge each as --from-ref/--to-ref does, from what REMOTE already has (a new branch: "
+        "from its first commit no REMOTE/* branch holds); exit non-zero stops the push",
+    )
+    p.add_argument(
+        "--post-rewrite",
+        metavar="KIND",
+        help="as git's post-rewrite hook (KIND: its first argument, `rebase` or `amend`): read "
+        "the rewritten commits on stdin and name each record row a rebase's commit lost that "
+        "the commit it replays kept; exit 1 says so (git cannot undo the rebase for it)",
+    )
+    p.add_argument(
         "files",
         nargs="*",
         metavar="FILE",
@@ -118,6 +133,7 @@ def _request(args: argparse.Namespace, repo: Path) -> Request:
     """What the options ask to judge; UsageError for combinations that judge two things."""
     from fidelity.errors import UsageError
     from fidelity.preflight.hookmode import pre_commit_request
+    from fidelity.preflight.merges import automatic_heads
     from fidelity.preflight.run import Request
 
     if bool(args.from_ref) != bool(args.to_ref):
@@ -134,6 +150,8 @@ def _request(args: argparse.Namespace, repo: Path) -> Request:
             ("--all", args.everything),
             ("--from-ref", span),
             ("--pre-commit", args.pre_commit),
+            ("--pre-push", args.pre_push is not None),
+            ("--post-rewrite", args.post_rewrite is not None),
         )
         if on
     ]
@@ -145,6 +163,7 @@ def _request(args: argparse.Namespace, repo: Path) -> Request:
         repo=repo,
         staged=args.staged,
         index=_index_file() if args.staged else None,
+        automatic=automatic_heads(os.environ) if args.staged else (),
         base=args.base,
         everything=args.everything,
         message=args.commit_msg,
@@ -166,7 +185,12 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
     from fidelity.preflight.run import plan, run
 
     options.check_writable(args.json)
-    request = _request(args, worktrees.toplevel(args.repo))
+    repo = worktrees.toplevel(args.repo)
+    request = _request(args, repo)
+    if args.pre_push is not None:
+        return _pre_push(repo, args, console)
+    if args.post_rewrite is not None:
+        return _post_rewrite(repo, args.post_rewrite, console)
     if args.list:
         for line in render.plan_lines(plan(request)):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -180,12 +204,52 @@ def _preflight(args: argparse.Namespace, console: Console) -> int:
     return report.exit_code()
 
 
+def _pre_push(repo: Path, args: argparse.Namespace, console: Console) -> int:
+    """Each pushed ref judged as its own range; the worst exit code stops the push."""
+    from fidelity.errors import UsageError
+    from fidelity.preflight import pushed, render
+    from fidelity.preflight.run import plan, run
+
+    if args.json is not None:
+        raise UsageError("--json writes one report; --pre-push judges one per pushed ref")
+    pushes = pushed.requests(repo, args.pre_push, sys.stdin.read())
+    if not pushes:
+        console.print("nothing to judge: the push deletes refs or brings no new commit")
+    code = 0
+    for push in pushes:
+        console.print(f"{push.label}:", markup=False, highlight=False, soft_wrap=True)
+        if args.list:
+            shown = render.plan_lines(plan(push.request))
+        else:
+            report = run(push.request)
+            shown, code = render.lines(report), max(code, report.exit_code())
+        for line in shown:
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    return code
+
+
+def _post_rewrite(repo: Path, kind: str, console: Console) -> int:
+    """Rows a rebase lost, named right after it; an amend is the user's own edit."""
+    from fidelity.preflight import rewritten
+
+    text = sys.stdin.read()
+    lost = rewritten.findings(repo, rewritten.pairs(text)) if kind == "rebase" else []
+    if not lost:
+        return 0
+    console.print("fidelity: the rebase lost record rows:", markup=False, highlight=False)
+    for line in (*lost, f"what to do: {rewritten.REMEDY}"):
+        console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+    return 1
+
+
 def _register_install(sub: Any) -> None:
     p = sub.add_parser(
         "install-hooks",
         help="write plain git hooks, the record merge driver and the agent hook; --uninstall",
         description="Writes .git/hooks/pre-commit and pre-merge-commit (`fidelity preflight "
-        "--staged`), commit-msg (`fidelity trailers`, when [tool.fidelity.trailers] exists) "
+        "--staged`), commit-msg (`fidelity trailers`, when [tool.fidelity.trailers] exists), "
+        "pre-push (`fidelity preflight --pre-push`: each pushed range, as CI judges it), "
+        "post-rewrite (`--post-rewrite`: a record row a rebase lost) "
         "and the `fidelity-records` merge driver into the repository's git config; with "
         "--agent, also a coding agent's pre-tool-use hook (Claude Code's settings format) "
         "running `fidelity preflight --agent-hook`. Every hook runs the interpreter fidelity "

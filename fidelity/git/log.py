@@ -236,6 +236,13 @@ def graph(repo: Path, tips: Sequence[str], exclude: Sequence[str]) -> list[tuple
     return found
 
 
+def unpushed(repo: Path, tip: str, remote: str) -> list[str]:
+    """The commits reachable from tip and from no remote-tracking branch of remote, oldest
+    first (what a push of tip brings to a remote that lacks the branch)."""
+    out = git(repo, "rev-list", "--topo-order", "--reverse", tip, "--not", f"--remotes={remote}")
+    return out.decode().split()
+
+
 def touching(
     repo: Path, tip: str, exclude: Sequence[str], paths: Sequence[str]
 ) -> list[tuple[str, str]]:

@@ -20,13 +20,14 @@ class Merge:
     """A merge whose record rows are judged: its parents, and the merge commit (None when
     the merge is the judged content, waiting to be committed). `bases` fixes each step's
     merge bases (a cherry-pick's is its parent); by default git is asked. `labels` name
-    the parents in findings."""
+    the parents in findings; `remedy` says what to do when the merge lost a row."""
 
     label: str
     parents: tuple[str, ...]
     commit: str | None = None
     bases: tuple[tuple[str, ...], ...] | None = None
     labels: tuple[str, ...] | None = None
+    remedy: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,10 @@ at commit time the files it passes are the staged ones (deletions left out) and 
 unstaged changes aside; under `--all-files` or `--files` they are files of the work tree.
 So: a range when one is named; a pushed branch's whole last commit when pre-push names no
 range (a first push: pre-commit then passes every file of the work tree, which is not what
-is pushed); the index when a merge waits for its commit or every file passed is staged;
-else the work tree, with the files passed as the change. A hook run
-that pre-commit split into several calls (tens of thousands of files) judges each share.
+is pushed); the index when a merge waits for its commit (MERGE_HEAD, or at pre-merge-commit
+the GITHEAD_* variables of a merge git makes on its own) or every file passed is staged;
+else the work tree, with the files passed as the change. A hook run that pre-commit split
+into several calls (tens of thousands of files) judges each share.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fidelity.git import gitdir, objects, stage
+from fidelity.preflight.merges import automatic_heads
 from fidelity.preflight.run import Request
 
 
@@ -34,7 +36,8 @@ def pre_commit_request(
     index = Path(os.getcwd(), name) if name else None
     staged = {path for _, path in stage.staged_changes(repo, _head(repo), index)}
     if gitdir.merge_heads(repo) or set(_relative(repo, files)) <= staged:
-        return Request(repo, staged=True, index=index, message=message)
+        automatic = automatic_heads(environ)  # pre-merge-commit: git merging on its own
+        return Request(repo, staged=True, index=index, message=message, automatic=automatic)
     return Request(repo, files=tuple(_relative(repo, files)), message=message)
 
 

@@ -59,13 +59,21 @@ def _script(python: str, command: str) -> str:
 def scripts(repo: Path, python: str) -> dict[str, str | None]:
     """hook name -> script, or None when the hook has nothing to run in this repository.
     pre-merge-commit judges a merge git made on its own (the rows gate), as pre-commit
-    judges one whose conflicts were resolved by hand."""
+    judges one whose conflicts were resolved by hand; pre-push judges each pushed range as
+    CI does, so a merge made past the hooks (`--no-verify`) or a rebase that dropped a row
+    stops there, before it leaves the machine; post-rewrite names a row a rebase lost as
+    soon as the rebase ends."""
     trailers = isinstance(config.load(repo).get("trailers"), dict)
     return {
         "pre-commit": _script(python, "preflight --staged"),
         "pre-merge-commit": _script(python, "preflight --staged"),
         "commit-msg": _script(python, 'trailers --message-file "$1"') if trailers else None,
+        "pre-push": _script(python, 'preflight --pre-push "$1"'),
+        "post-rewrite": _script(python, 'preflight --post-rewrite "$1"'),
     }
+
+
+HOOKS = ("pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "post-rewrite")
 
 
 def agent_script(python: str) -> str:
@@ -131,9 +139,11 @@ def install(repo: Path, python: str = sys.executable, agent: Path | None = None)
         raise UsageError(
             "not installed: these are not fidelity's and are never overwritten: "
             + ", ".join(str(folder / b) if "=" not in b else b for b in blocked)
-            + ". Call `fidelity preflight --staged` (pre-commit) and `fidelity trailers "
-            '--message-file "$1"` (commit-msg) from them yourself, or move them away and '
-            "rerun; pre-commit framework users add the hooks of .pre-commit-hooks.yaml instead."
+            + ". Call `fidelity preflight --staged` (pre-commit, pre-merge-commit), `fidelity "
+            'trailers --message-file "$1"` (commit-msg), `fidelity preflight --pre-push "$1"` '
+            '(pre-push) and `fidelity preflight --post-rewrite "$1"` (post-rewrite; both with '
+            "their stdin) from them yourself, or move them away and rerun; pre-commit framework "
+            "users add the hooks of .pre-commit-hooks.yaml instead."
         )
     if agent is not None:
         from fidelity.preflight import agentsettings
@@ -168,7 +178,7 @@ def uninstall(repo: Path, agent: Path | None = None) -> list[Installed]:
 
     folder = gitdir.hooks_dir(repo)
     done = []
-    for name in ("pre-commit", "pre-merge-commit", "commit-msg"):
+    for name in HOOKS:
         done.append(_remove(folder / name))
     driver_key = f"merge.{DRIVER}.driver"
     current = gitdir.config_local(repo, driver_key)

@@ -22,6 +22,8 @@ from fidelity.text import counted
 def plan_rows(ctx: Context) -> Plan:
     if ctx.tool.get("records") is None:
         return skip_unconfigured("no [[tool.fidelity.records]]")
+    if ctx.span is not None:
+        return Plan("every row of the range's base or added in it kept, by its commits and merges")
     if ctx.merges:
         labels = ", ".join(m.label for m in ctx.merges[:3])
         more = f" and {len(ctx.merges) - 3} more" if len(ctx.merges) > 3 else ""
@@ -98,31 +100,47 @@ def _text(data: bytes | None) -> str | None:
     return data.decode("utf-8", "replace") if data is not None else None
 
 
-def check_rows(ctx: Context) -> GateResult:
+def _problems(ctx: Context, specs: list[Any]) -> tuple[list[str], list[str]]:
+    """Every row lost, rewritten or duplicated, and what to do about each kind."""
+    from fidelity.preflight.rangerows import REMEDY, lost_rows
     from fidelity.recordmerge.audit import duplicates
 
-    try:
-        specs = record_specs(ctx)
-    except UsageError as exc:
-        return invalid_records("rows", exc)
-    if ctx.merges and log.is_shallow(ctx.repo):
-        why = "the clone is shallow: a merge's base and parents may be missing"
-        return GateResult("rows", Status.UNTRUSTED, why)
     problems: list[str] = []
+    remedies: list[str] = []
     for merge in ctx.merges:
-        problems += _merge_problems(ctx, merge, specs)
+        found = _merge_problems(ctx, merge, specs)
+        problems += found
+        remedies += [merge.remedy] if found and merge.remedy else []
+    if ctx.span is not None:
+        found = lost_rows(ctx.repo, ctx.span, specs)
+        problems += found
+        remedies += [REMEDY] if found else []
     for spec in touched_specs(ctx, specs):
         text = _text(ctx.tree.read(spec.path))
         for p in duplicates(text or "", [spec.key]):
             problems.append(f"{spec.path}:{p.line}: {p.message}")
-    problems = list(dict.fromkeys(problems))
+    return list(dict.fromkeys(problems)), list(dict.fromkeys(remedies))
+
+
+def check_rows(ctx: Context) -> GateResult:
+    try:
+        specs = record_specs(ctx)
+    except UsageError as exc:
+        return invalid_records("rows", exc)
+    if (ctx.merges or ctx.span) and log.is_shallow(ctx.repo):
+        why = (
+            "the clone is shallow: a merge's base and parents, or the range's base, may be missing"
+        )
+        return GateResult("rows", Status.UNTRUSTED, why)
+    problems, remedies = _problems(ctx, specs)
     judged = f"{counted(len(ctx.merges), 'merge')}, " if ctx.merges else ""
     where = f"{judged}{counted(len(specs), 'record')}"
     if problems:
+        details = (*problems, *(f"what to do: {r}" for r in remedies))
         return GateResult(
-            "rows", Status.FAILED, f"{where}: {counted(len(problems), 'problem')}", tuple(problems)
+            "rows", Status.FAILED, f"{where}: {counted(len(problems), 'problem')}", details
         )
     if not specs:
         return GateResult("rows", Status.UNTRUSTED, "no record configured to judge")
-    held = "every row kept, no key twice" if ctx.merges else "no key on two rows"
+    held = "every row kept, no key twice" if ctx.merges or ctx.span else "no key on two rows"
     return GateResult("rows", Status.OK, f"{where}: {held}")

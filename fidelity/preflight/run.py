@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -10,8 +9,8 @@ from pathlib import Path
 
 from fidelity import config
 from fidelity.errors import UsageError
-from fidelity.git import gitdir, log, objects
-from fidelity.preflight import settings, tree
+from fidelity.git import log, objects
+from fidelity.preflight import merges, settings, tree
 from fidelity.preflight.context import PYPROJECT, Context, Gate, Merge, Plan
 from fidelity.preflight.gates import GATES
 from fidelity.preflight.outcome import GateResult, Report, Status
@@ -26,7 +25,8 @@ class Request:
     `--files`); with `commit`, that commit's whole tree; everything configured with
     `everything`; a commit message file for the trailers gate (`partial`: it holds only
     the trailers a commit adds, the rest of its message unknown); `label` names the judged
-    content in the report."""
+    content in the report. `automatic`: the heads (sha, name) of a merge git is making on its
+    own, which its pre-merge-commit hook sees only in GITHEAD_* (`merges.automatic_heads`)."""
 
     repo: Path
     staged: bool = False
@@ -40,6 +40,7 @@ class Request:
     commit: str | None = None  # judge this commit's whole tree (a branch's first push)
     partial: bool = False
     label: str = ""
+    automatic: tuple[tuple[str, str], ...] = ()
 
 
 def _parent(repo: Path, amend: bool) -> str | None:
@@ -76,46 +77,12 @@ def _judged(request: Request) -> Iterator[tuple[tree.Tree, tuple[str, str] | Non
 
 
 def _merges(request: Request, span: tuple[str, str] | None) -> tuple[Merge, ...]:
-    """The merges whose record rows the rows gate judges: those a range brings, HEAD's
-    under --all, and one waiting to be committed in the judged index or work tree (a
-    merge, a squash merge, a cherry-pick or revert whose conflicts were resolved)."""
-    repo = request.repo
+    """Those a range brings, HEAD's under --all, and one waiting to be committed in the
+    judged index or work tree (a merge, squash merge, cherry-pick or revert)."""
     if span is not None:
-        graph = log.graph(repo, [span[1]], [span[0]])
-        return tuple(Merge(f"merge {sha[:12]}", tuple(ps), sha) for sha, ps in graph if len(ps) > 1)
-    found = []
-    head = objects.resolve(repo, "HEAD")
-    if request.everything and head is not None:
-        parents = log.parents(repo, head)
-        if len(parents) > 1:
-            found.append(Merge(f"merge {head[:12]} (HEAD)", tuple(parents), head))
-    if head is not None and not request.amend and request.commit is None:
-        found += _pending(repo, head)
-    return tuple(found)
-
-
-def _pending(repo: Path, head: str) -> list[Merge]:
-    """What git is in the middle of, as a merge of HEAD and what it brings in."""
-    state = gitdir.state_files(
-        repo, ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "SQUASH_MSG"]
-    )
-    heads = [line.strip() for line in state["MERGE_HEAD"].splitlines() if line.strip()]
-    if heads:
-        labels = ("HEAD", *(f"MERGE_HEAD ({h[:12]})" for h in heads))
-        return [Merge("the merge being committed", (head, *heads), labels=labels)]
-    for name, what in (("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert")):
-        picked = state[name].strip()
-        parent = objects.resolve(repo, f"{picked}^") if picked else None
-        if picked and parent:
-            theirs, base = (picked, parent) if what == "cherry-pick" else (parent, picked)
-            labels = ("HEAD", f"{name} ({picked[:12]})")
-            return [Merge(f"the {what} being committed", (head, theirs), None, ((base,),), labels)]
-    squashed = re.search(r"^commit ([0-9a-f]{40})", state["SQUASH_MSG"], re.M)
-    if squashed:
-        tip = squashed.group(1)
-        labels = ("HEAD", f"the squashed branch ({tip[:12]})")
-        return [Merge("the squash merge being committed", (head, tip), labels=labels)]
-    return []
+        return merges.in_range(request.repo, span)
+    pending = not request.amend and request.commit is None
+    return merges.at_head(request.repo, request.everything, pending, request.automatic)
 
 
 def _context(request: Request, judged: tree.Tree, span: tuple[str, str] | None) -> Context:
