@@ -19,6 +19,11 @@ hooks that `fidelity install-hooks` writes.
 - `hooks`: `fidelity install-hooks`: git hooks, the records merge driver, the agent's hook
 - `agent`: the coding-agent hook: a pre-tool-use event in, allow (0) or block (2) out
 - `agentsettings`: the coding agent's settings entry that runs the agent hook
+- `merges`: the merges the rows gate judges: in a range, at HEAD, and one git is making
+- `pushed`: what pre-push is asked to judge: each ref it updates, as a range
+- `rangerows`: the rows gate over a range: every row its base holds or a commit adds stays
+- `rewritten`: post-rewrite after a rebase: rows a rewritten commit lost, warned
+- `recorded`: what a commit in an agent's line would record (index, work tree, message)
 - `shell`: which commits a shell command line could create, where, with what message (pure)
 - `shellwalk`: the tree-sitter walk over a command line: order, variables, stdin, nesting (pure)
 - `shellgit`: one git invocation in a command line: where, commits or stages, aliases (pure)
