@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from support import PY, Repo
@@ -246,6 +247,20 @@ def test_an_until_that_is_neither_date_nor_commit_is_a_usage_error(half_written)
     )
     with pytest.raises(UsageError, match="neither a date"):
         run(repo, base, cand)
+
+
+def test_an_until_that_is_no_day_is_refused_when_the_table_is_validated(tmp_path: Path) -> None:
+    """`cases validate` passed 2026-02-30, which `run` then refused: validation refuses it."""
+    from support import fidelity_cli
+
+    path = tmp_path / "matrix.toml"
+    path.write_text(case("a") + half("half") + ACCEPT + 'until = "2026-02-30"\n')
+    done = fidelity_cli(tmp_path, "cases", "validate", str(path))
+    said = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 2, said
+    assert "$.accept[0].until" in said and "'2026-02-30' is no day of the calendar" in said
+    path.write_text(case("a") + half("half") + ACCEPT + 'until = "2026-02-28"\n')
+    assert fidelity_cli(tmp_path, "cases", "validate", str(path)).returncode == 0
 
 
 FORGED_CASE = """[[case]]

@@ -11,11 +11,15 @@ loosened can never be accepted (`NEVER`).
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from fidelity.matrix.findings import Code, Finding
+
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # an `until` written as a date (else a commit)
 
 # The one list of findings a table or a prediction can never accept, each with why: a
 # finding that means the evidence may not be the commit's, that it was changed after the
@@ -114,6 +118,12 @@ def entry_problem(entry: Mapping[str, Any]) -> tuple[str, str] | None:
         return "finding", "both-failed names one case: add `case = ID`"
     if entry["finding"] == Code.BOTH_FAILED and "side" in entry:
         return "side", "both-failed is a failure of both sides: drop `side`"
+    until = entry.get("until")
+    if isinstance(until, str) and DATE.match(until):
+        try:
+            dt.date.fromisoformat(until)
+        except ValueError as exc:  # 2026-02-30: a run would refuse it, so validation does
+            return "until", f"{until!r} is no day of the calendar ({exc}); write a real date"
     return None
 
 

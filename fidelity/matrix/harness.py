@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +18,7 @@ from fidelity.errors import UsageError
 from fidelity.git import log, objects, worktrees
 from fidelity.matrix import harness_tree, predict
 from fidelity.matrix import table as casetable
-from fidelity.matrix.accept import Allowance
+from fidelity.matrix.accept import DATE, Allowance
 from fidelity.matrix.findings import Harness
 from fidelity.matrix.outcome import WORKTREE
 from fidelity.matrix.predict import Prediction
@@ -113,9 +112,6 @@ def read_prediction(
     return predict.load(data, rel, tags, objects.hash_object(data), committed)
 
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
 def accept_state(
     repo: Path, accepts: Sequence[Allowance], candidate: str, today: dt.date
 ) -> tuple[Allowance, ...]:
@@ -124,7 +120,7 @@ def accept_state(
     found = []
     for a in accepts:
         why = ""
-        if a.until is not None and _DATE.match(a.until):
+        if a.until is not None and DATE.match(a.until):
             try:
                 end = dt.date.fromisoformat(a.until)
             except ValueError as exc:
