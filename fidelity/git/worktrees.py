@@ -24,7 +24,30 @@ def toplevel(path: Path | str) -> Path:
             f"{path} is not inside a git repository. Run fidelity from your repository's "
             "work tree, or pass --repo."
         ) from exc
-    return Path(out.decode().strip())
+    return Path(utf8_path(out.strip()))
+
+
+def utf8_path(raw: bytes) -> str:
+    """A path git printed, as text; UsageError naming the folder when it is not UTF-8 (run
+    records, reports and logs name the repository, and JSON holds only Unicode)."""
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        bad = next(part for part in raw.split(b"/") if not _is_utf8(part))
+        shown, name = (b.decode("utf-8", "backslashreplace") for b in (raw, bad))
+        raise UsageError(
+            f"{shown}: the folder name '{name}' is not valid UTF-8, and fidelity's records "
+            "name the repository's path; rename the folder, or clone the repository into a "
+            "folder whose path is UTF-8"
+        ) from None
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def dirty_paths(worktree: Path | str, paths: Sequence[str] = ()) -> list[str]:
