@@ -21,18 +21,26 @@ def fresh(repo: Path, kind: str, label: str) -> Path:
         ignore = root / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# fidelity's run directories; never committed\n*\n")
-        out = root / kind / label
-        n = 1
-        while out.exists():
+        (root / kind).mkdir(exist_ok=True)
+        out, n = root / kind / label, 1
+        while not _made(out):  # another run of the same second and commits took it
             n += 1
             out = root / kind / f"{label}-{n}"
-        out.mkdir(parents=True)
     except OSError as exc:
         raise UsageError(
             f"cannot make a folder under {root}: {exc.strerror or exc}; fidelity keeps its runs "
             f"there (it must be a writable directory), or pass --out DIR"
         ) from exc
     return out
+
+
+def _made(path: Path) -> bool:
+    """mkdir path; False when it exists (no check-then-make: two runs at once)."""
+    try:
+        path.mkdir()
+    except FileExistsError:
+        return False
+    return True
 
 
 def folder(repo: Path, kind: str) -> Path:
