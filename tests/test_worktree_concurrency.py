@@ -236,3 +236,40 @@ def test_many_processes_and_arrays_at_once_under_load(make_repo, tmp_path: Path)
             assert gc.returncode == 0, gc.stdout + gc.stderr
             assert settled([p for array in arrays for p in array]) == []
             assert listed(repo) == 0
+
+
+def test_another_process_making_dot_fidelity_mid_run_is_no_checkout_change(
+    make_repo, tmp_path: Path
+) -> None:
+    """A shard (or gc) makes .fidelity/ in the checkout, then writes its .gitignore, while
+    this run runs: until the line lands, git shows the folder untracked. Here a case makes
+    it and leaves the .gitignore empty. Red before: checkout-changed, exit 3."""
+    repo: Repo = make_repo("mid")
+    make = (
+        "import os, pathlib, sys\n"
+        "own = pathlib.Path(os.environ['OTHER'], '.fidelity')\n"
+        "own.mkdir(exist_ok=True)\n"
+        "(own / '.gitignore').write_text('')  # as it is the moment before its line lands\n"
+        "pathlib.Path(sys.argv[1], 'r.txt').write_text('same')\n"
+    )
+    table = (
+        f'[matrix]\nenv = {{ OTHER = "{repo.path}" }}\n[[case]]\nid = "a"\n'
+        f'argv = ["{sys.executable}", "make.py", "{{out}}"]\noutputs = ["r.txt"]\n'
+    )
+    repo.commit({"make.py": make, "cases/matrix.toml": table})
+    done = subprocess.run(
+        [
+            *FIDELITY,
+            "-q",
+            "run",
+            "--repo",
+            str(repo.path),
+            "--baseline",
+            "HEAD",
+            "--out",
+            str(tmp_path / "run"),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
