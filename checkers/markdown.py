@@ -1,8 +1,8 @@
 """One markdown-it-py parser for every checker: CommonMark plus GFM tables.
 
-The only checker module that imports markdown-it (``checkers.parsed`` holds what a parse
-returns), and it is imported when a page is parsed: a re-run answered from the cache never
-loads markdown-it.
+The only checker module that imports markdown-it, with ``checkers.tablerows`` that only it
+imports (``checkers.parsed`` holds what a parse returns); both are imported when a page is
+parsed: a re-run answered from the cache never loads markdown-it.
 
 markdown-it-py does not expose two facts the checkers need, so two block rules are wrapped
 (the parse itself is unchanged; a property test renders both parsers and compares):
@@ -42,17 +42,11 @@ from markdown_it.token import Token
 from checkers import footnotes, frontmatter
 from checkers.nesting import limit_nesting
 from checkers.parsed import BUDGET, UNREAD, UNREAD_INLINE, Parsed, TooDense
+from checkers.tablerows import TRIM, line_text, rows_of, rows_only_table
 
 TASK = "fidelity:task"  # env key: the content of the task-list item being parsed, else None
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 InlineRule = Callable[[StateInline, bool], bool]
-
-try:  # what the table rule trims: CommonMark whitespace, not str.isspace()
-    from markdown_it.common.utils import MD_TRIM_CHARS
-
-    TRIM: str | None = MD_TRIM_CHARS
-except ImportError:  # markdown-it-py < 4 trimmed table lines with str.strip()
-    TRIM = None
 
 
 _block_push = StateBlock.push
@@ -112,17 +106,10 @@ def normalize(text: str) -> str:
     return frontmatter.blank(text)
 
 
-def _line_text(state: StateBlock, line: int) -> tuple[int, str]:
-    """(0-based column, text) of a line after the container prefix the parser stripped."""
-    start = state.bMarks[line] + state.tShift[line]
-    line_start = state.src.rfind("\n", 0, start) + 1
-    return start - line_start, state.src[start : state.eMarks[line]]
-
-
 def _is_closer(state: StateBlock, line: int, markup: str) -> bool:
     if state.sCount[line] - state.blkIndent >= 4:
         return False
-    text = _line_text(state, line)[1]
+    text = line_text(state, line)[1]
     marker = markup[0]
     run = len(text) - len(text.lstrip(marker))
     return run >= len(markup) and not text[run:].strip(" \t")
@@ -148,13 +135,7 @@ def _wrap_table(rule: BlockRule) -> BlockRule:
         if found and not silent:
             token = state.tokens[before]
             first, stop = token.map or (start, state.line)
-            rows = []
-            for line in range(first, stop):
-                if line != first + 1:  # the delimiter row carries no cells
-                    col, text = _line_text(state, line)
-                    stripped = text.lstrip(TRIM)
-                    rows.append((line, col + len(text) - len(stripped), stripped.rstrip(TRIM)))
-            token.meta["rows"] = tuple(rows)
+            token.meta["rows"] = rows_of(state, first, stop)
         return found
 
     return table
@@ -356,7 +337,7 @@ def _skim_table(rule: BlockRule) -> BlockRule:
         while line < end and state.sCount[line] >= state.blkIndent:
             if any(terminate(state, line, end, True) for terminate in terminators):
                 break
-            if not _line_text(state, line)[1].strip(TRIM) or state.is_code_block(line):
+            if not line_text(state, line)[1].strip(TRIM) or state.is_code_block(line):
                 break
             line += 1
         if "<" in state.src[state.bMarks[start] : state.eMarks[line - 1]]:
@@ -376,6 +357,17 @@ def block_parser() -> MarkdownIt:
     _footnotes(md)
     _count_tokens(md)
     limit_nesting(md)
+    return md
+
+
+@functools.cache
+def table_parser() -> MarkdownIt:
+    """The same block structure, without inline parsing, tables as their rows alone."""
+    md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+    rules = {rule.name: rule for rule in md.block.ruler.__rules__}
+    md.block.ruler.at("table", rows_only_table(rules["table"].fn), {"alt": rules["table"].alt})
+    _footnotes(md)
+    _count_tokens(md)
     return md
 
 
@@ -418,3 +410,12 @@ def parse_headings(text: str, budget: int | None = None) -> Parsed:
             token.children = []
             md.inline.parse(token.content, md, env, token.children)
     return _parsed(text, tokens, env)
+
+
+def parse_tables_only(text: str, budget: int | None = None) -> Parsed:
+    """A parse for table readers (``checkers.tables.parse_tables``): blocks only, each
+    table one ``table_open`` token with its rows, headings with their text but no inline
+    children. A tenth of ``parse``'s cost on a long record table; the same tables."""
+    text = normalize(text)
+    env = _env(budget)
+    return _parsed(text, table_parser().parse(text, env), env)

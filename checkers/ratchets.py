@@ -45,12 +45,23 @@ def _entry(value: object, page: str, code: str, source: str) -> Entry:
     return value
 
 
+FIX = "fix it, or delete it and rebuild it with `fidelity check-docs --record-baseline`"
+
+
 def parse(text: str, source: str) -> dict[str, dict[str, Entry]]:
     """Validate a baseline file's text; ConfigError names the bad page, code or entry."""
     try:
         data = json.loads(text)
+    except RecursionError:  # the file is three levels deep; json recurses per level
+        raise ConfigError(
+            f"{source}: nested deeper than Python's JSON reader follows; a baseline maps "
+            f"pages to {{code: entry}}, three levels deep: {FIX}"
+        ) from None
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{source}: invalid JSON: {exc}") from exc
+        at = f"{source}:{exc.lineno}:{exc.colno}"
+        raise ConfigError(f"{at}: invalid JSON: {exc.msg}; {FIX}") from None
+    except ValueError:  # an integer of more than 4,300 digits
+        raise ConfigError(f"{source}: a number of more than 4,300 digits; {FIX}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: must be an object mapping pages to {{code: entry}}")
     out: dict[str, dict[str, Entry]] = {}
@@ -69,7 +80,26 @@ def load(path: Path) -> dict[str, dict[str, Entry]]:
     """The baseline in ``path``, or none when the file does not exist."""
     if not path.is_file():
         return {}
-    return parse(path.read_text(encoding="utf-8"), str(path))
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror}); {FIX}") from None
+    return parse(_text(raw, str(path)), str(path))
+
+
+def _text(raw: bytes, source: str) -> str:
+    """The file as UTF-8; ConfigError at the first byte that is not (a UTF-16 file, as
+    some editors on Windows save JSON, is said so)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        what = "UTF-16" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else "not UTF-8"
+        raise ConfigError(
+            f"{source}:{line}:{col}: the file is {what} (byte 0x{raw[exc.start]:02x}); save it "
+            f"as UTF-8, or {FIX}"
+        ) from None
 
 
 def dump(ratchets: Ratchets) -> str:

@@ -110,12 +110,20 @@ def _shell_spelled(name: str) -> str:
     )
 
 
+NUL = (
+    "holds a NUL character (\\u0000), which no command argument or environment value can "
+    "carry; remove it"
+)
+
+
 def problems(value: str, allowed: Iterable[str]) -> list[str]:
     """Every placeholder problem in value, in order: a name not among allowed (a typo such as
-    `{outt}`), a name among them written as the shell's `${name}`."""
+    `{outt}`), a name among them written as the shell's `${name}`; and a NUL, which no
+    command argument, folder or environment value can carry (each value checked here is
+    one of them)."""
     known = set(allowed)
     listed = ", ".join(f"{{{n}}}" for n in sorted(known))
-    found = []
+    found = [NUL] if "\0" in value else []
     for piece in pieces(value):
         if piece.kind is Kind.PLACE and piece.name not in known:
             found.append(f"unknown placeholder {piece.text}; known here: {listed}")

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fidelity import procfs, procwait
+from fidelity import procargs, procfs, procwait
 
 
 class ProcStatus(enum.StrEnum):
@@ -282,6 +282,8 @@ def run(
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             return ProcResult(ProcStatus.NOT_FOUND, None, time.monotonic() - start, error=str(exc))
+        except ValueError as exc:  # subprocess refuses a NUL in argv, cwd or env
+            raise procargs.Unstartable(procargs.nul_words(argv, cwd, child_env)) from exc
         expired = threading.Event()
         cpu: list[float | None] = [None]
         try:

@@ -21,12 +21,10 @@ def fresh(repo: Path, kind: str, label: str) -> Path:
     marked as fidelity's (`MADE`): what `fidelity gc` may remove."""
     root = folder(repo, kind)
     try:
-        out = root / label
-        n = 1
-        while out.exists():
+        out, n = root / label, 1
+        while not _made(out):  # another run of the same second and commits took it
             n += 1
             out = root / f"{label}-{n}"
-        out.mkdir()
         _mark(out, kind)
     except OSError as exc:
         raise UsageError(
@@ -34,6 +32,15 @@ def fresh(repo: Path, kind: str, label: str) -> Path:
             f"there (it must be a writable directory), or pass --out DIR"
         ) from exc
     return out
+
+
+def _made(path: Path) -> bool:
+    """mkdir path; False when it exists (no check-then-make: two runs at once)."""
+    try:
+        path.mkdir()
+    except FileExistsError:
+        return False
+    return True
 
 
 def folder(repo: Path, kind: str) -> Path:

@@ -27,6 +27,17 @@ settings.register_profile("explore", derandomize=False, deadline=None, max_examp
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` (a stress or scale run of minutes) run only when asked for with
+    FIDELITY_LONG_TESTS=1; each has a short version in the default run."""
+    if os.environ.get("FIDELITY_LONG_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="a long test: set FIDELITY_LONG_TESTS=1 to run it")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cache_key_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Every fidelity the tests start signs its caches with a key of the test session's,

@@ -75,7 +75,7 @@ def test_verdict_states_the_level_it_computed_and_its_false_claim_rate(
     j = judge(measured)
     assert j.interval.level >= 0.95 and f"({level} interval " in j.headline()
     assert f"false-claim rate {rate}: at most {rate} of runs like this establish a " in j.headline()
-    assert f"two commands that take the same time, {each} each way)" in j.headline()
+    assert f"two commands that take the same time, {each} each way; exact rank " in j.headline()
     assert j.interval.false_claim_rate() == pytest.approx(1 - j.interval.level)
     assert "95% interval" not in j.headline()
 
@@ -302,6 +302,14 @@ def test_too_few_reps_is_a_usage_error() -> None:
         run_cli(["ab", "--a", "true", "--b", "true", "--reps", "3", "--order", "abab"])
 
 
+@pytest.mark.parametrize("flag", ["--reps", "--warmup"])
+def test_more_runs_than_the_bound_is_a_usage_error(flag: str) -> None:
+    """`--reps 10**12` listed 2 * 10^12 slots before the first run (a MemoryError or a hang):
+    red before the bound."""
+    with pytest.raises(UsageError, match=f"{flag} 1000000000000: at most 1,000,000 runs per arm"):
+        run_cli(["ab", "--a", "true", "--b", "true", flag, str(10**12)])
+
+
 def test_recorded_commands_keep_their_quoting(tmp_path: Path) -> None:
     out_json = tmp_path / "ab.json"
     a = f"{sys.executable} -c 'print(\"a b\")'"
@@ -359,7 +367,7 @@ def test_quiet_prints_only_records(tmp_path: Path) -> None:
         "B/A uncorrected\t0.800\t96.8% interval 0.800-0.800",
         "control B/A\t1.000\t96.8% interval 1.000-1.000",
         "verdict\testablished\tB 20.0% faster than A\texpect faster: holds\t"
-        "false-claim rate 3.2%\texit 0",
+        "false-claim rate 3.2%\texact ranks\texit 0",
     ]
     path = tmp_path / "one.json"
     path.write_text(json.dumps({"a": [1.0], "b": [2.0]}))

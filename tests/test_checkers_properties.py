@@ -17,7 +17,7 @@ from checkers.links import links
 from checkers.markdown import normalize, parse, parse_headings, parser
 from checkers.site import Site
 from checkers.slugs import anchors
-from checkers.tables import tables_in
+from checkers.tables import parse_tables, tables_in
 
 PREFIXES = ["", "", "", "- ", "> ", "  ", "    ", "1. ", "> - ", "   "]
 BODIES = [
@@ -222,6 +222,25 @@ def test_cells_as_written_agree_with_markdown_it_after_padding(text: str) -> Non
 @example(text=">|<a id=''>\n-|-")  # the same, shrunk: an anchor in a table row
 def test_the_cheap_parse_for_link_targets_finds_the_same_anchors(text: str) -> None:
     assert anchors(parse_headings(text)) == anchors(parse(text))
+
+
+@PROFILE
+@given(text=any_text)
+@example(text="- | a |\n  |---|\n  x\n- y\n| b |\n|-|\n> q")  # a list item ends a table
+@example(text="[^n]: note\n> | a |\n> |---|\n> x\n---\n")
+def test_the_table_parse_finds_the_tables_of_the_full_parse(text: str) -> None:
+    """parse_tables (merge-records, stale) reads tables without their cell tokens; it must
+    find the very tables, rows and headings check-docs finds."""
+    assert parse_tables(text) == tables_in(parse(text))
+
+
+def test_the_table_parse_stops_where_too_many_cells_would_be_filled_in() -> None:
+    """markdown-it ends a table once it has filled in 65,536 missing cells: 3 columns and
+    rows of one cell end it at the 32,769th row, and the table parse must end it there too."""
+    text = "| a | b | c |\n|---|---|---|\n" + "| x |\n" * 33_000
+    (ours,) = parse_tables(text)
+    (theirs,) = tables_in(parse(text))
+    assert ours == theirs and len(ours.rows) == 32_768
 
 
 # A footnote definition changes what is a table or a code block, so plain CommonMark (the

@@ -143,3 +143,38 @@ def test_dump_is_stable_and_drops_empty_entries() -> None:
         text
         == '{\n  "b.md": {\n    "FD101": 2,\n    "FD103": [\n      "a",\n      "z"\n    ]\n  }\n}\n'
     )
+
+
+GOOD = {"page.md": {"FD401": ["gone.md"]}}
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (json.dumps(GOOD).encode("utf-16"), "ratchets.json:1:1: the file is UTF-16 (byte 0xff)"),
+        (b'{"page.md": {"FD401": ["g\xffne"]}}', "ratchets.json:1:26: the file is not UTF-8"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested deeper than Python's JSON reader follows"),
+        (b'{"a":' * 50_000 + b"1" + b"}" * 50_000, "nested deeper than"),
+        (b'{"page.md": {"FD401": ' + b"1" * 5000 + b"}}", "a number of more than 4,300 digits"),
+        (b'{"page.md":\n {"FD401": [', "ratchets.json:2:13: invalid JSON: Expecting value"),
+    ],
+    ids=["utf-16", "not-utf-8", "nested-lists", "nested-objects", "long-number", "truncated"],
+)
+def test_a_baseline_file_that_cannot_be_read_is_a_located_usage_error(
+    tmp_path: Path,
+    data: bytes,
+    said: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Red before the fix: a traceback, exit 3 (UnicodeDecodeError, RecursionError,
+    ValueError), and 'truncated' exit 2 but not located as path:line:col."""
+    from fidelity.cli.main import main
+
+    (tmp_path / "records").mkdir()
+    (tmp_path / "page.md").write_text("# P\n\n[x](gone.md)\n")
+    (tmp_path / "records" / "ratchets.json").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check-docs", "--root", str(tmp_path), "page.md"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "--record-baseline" in err, err

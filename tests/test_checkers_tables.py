@@ -48,3 +48,23 @@ def test_table_without_heading_and_pipe_in_code_span_splits_like_gfm() -> None:
     (table,) = parse_tables("| a | b |\n|---|---|\n| `x|y` | z |\n")
     assert table.heading is None
     assert table.rows[0].texts == ("`x", "y`", "z")
+
+
+def test_cells_are_counted_as_markdown_it_splits_them() -> None:
+    """cell_count (the table parse's fill-in limit) against markdown-it's escapedSplit on
+    every row of up to 8 characters from a pipe, a backslash and a letter."""
+    import itertools
+
+    from markdown_it.rules_block.table import escapedSplit
+
+    from checkers.tablerows import cell_count
+
+    for size in range(1, 9):
+        for chars in itertools.product("|\\a", repeat=size):
+            row = "".join(chars)
+            cells = escapedSplit(row)
+            if cells and cells[0] == "":
+                cells.pop(0)
+            if cells and cells[-1] == "":
+                cells.pop()
+            assert cell_count(row) == len(cells), row

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from support import PY, Repo, matrix_toml
+from support import PROG, PY, Repo, matrix_toml
 
 from fidelity.cli.main import main
 from fidelity.errors import TableError
@@ -185,3 +185,77 @@ def test_file_names_that_are_not_utf8_reach_every_report(make_repo, tmp_path: Pa
 def test_matrix_toml_helper_still_builds_valid_tables() -> None:
     assert parse(matrix_toml({"a": "ok"}).encode(), "t.toml").cases[0].id == "a"
     assert os.sep == "/"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--baseline", "HEAD"],
+        ["stale"],
+        ["controls", "run"],
+        ["preflight", "--all"],
+        ["cases", "list"],
+        ["landed", "--ref", "HEAD", "--commit", "HEAD"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_repository_under_a_folder_name_that_is_not_utf8_is_a_usage_error(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Red before the fix: UnicodeDecodeError in worktrees.toplevel, exit 3."""
+    folder = Path(os.fsdecode(os.fsencode(tmp_path) + b"/repo-\xff"))
+    repo = Repo(folder)
+    repo.commit(
+        {"prog.py": PROG, "value.txt": "one\n", "cases/matrix.toml": matrix_toml({"a": "ok"})}
+    )
+    assert main([*argv, "--repo", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "repo-\\xff: the folder name 'repo-\\xff' is not valid UTF-8" in err
+    assert "rename the folder" in err
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ('env = { X = "a\\u0000b" }', "case 'a' at $.case[0].env.X: holds a NUL character"),
+        ('cwd = "{worktree}/a\\u0000"', "case 'a' at $.case[0].cwd: holds a NUL character"),
+    ],
+)
+def test_a_nul_in_a_case_value_is_a_located_table_error(where: str, said: str) -> None:
+    """Red before the fix: `ValueError: embedded null byte` from Popen, exit 3."""
+    with pytest.raises(TableError) as info:
+        parse(table_with(where), "t.toml")
+    assert said in str(info.value) and "remove it" in str(info.value)
+
+
+def test_a_nul_that_reaches_a_process_is_a_usage_error(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A NUL in pyproject.toml's records `watch` goes to git as a path: exit 2 naming it
+    (red before: a traceback, exit 3)."""
+    repo = make_repo("nul")
+    repo.commit({"value.txt": "one\n"})
+    sha = repo.git("rev-parse", "--short", "HEAD")
+    repo.commit(
+        {
+            "pyproject.toml": '[[tool.fidelity.records]]\npath = "records/b.md"\nkey = "row"\n'
+            'commit_column = "commit"\nwatch = ["src\\u0000"]\n',
+            "records/b.md": f"# B\n\n| row | commit |\n|---|---|\n| a | {sha} |\n",
+        }
+    )
+    assert main(["stale", "--repo", str(repo.path)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot start 'git': its argument 'src\\x00' holds a NUL character" in err
+
+
+def test_a_nul_in_a_control_command_is_a_located_table_error() -> None:
+    """Red before the fix: `ValueError: embedded null byte`, exit 3, from `controls run`."""
+    from fidelity.controls.table import parse as parse_controls
+
+    text = (
+        '[controls]\ncommand = ["python", "-m", "pytest", "\\u0000"]\n[[control]]\nid = "x"\n'
+        'why = "w"\nedit = [{ file = "p.py", find = "1", replace = "2" }]\ncaught_by = ["t::x"]\n'
+    )
+    with pytest.raises(TableError) as info:
+        parse_controls(text.encode(), "controls.toml")
+    assert "at $.controls.command[3]: holds a NUL character" in str(info.value)

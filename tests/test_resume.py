@@ -179,3 +179,48 @@ def test_a_run_begun_by_an_older_fidelity_keeps_its_per_case_evidence(
     before = _count(log)
     assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
     assert _count(log) == before
+
+
+SLOW_CASE = (
+    "import os, sys, time, pathlib\n"
+    "started = pathlib.Path(os.environ['STARTED'])\n"
+    "started.write_text(started.read_text() + 'x') if started.exists() else None\n"
+    "time.sleep(float(pathlib.Path(os.environ['SLEEP']).read_text()))\n"
+    "pathlib.Path(sys.argv[1], 'r.txt').write_text('same')\n"
+)
+
+
+def test_a_second_resume_of_one_run_is_refused_while_the_first_runs(
+    make_repo, tmp_path: Path, capsys
+) -> None:
+    """Red before the lock: the second resume killed the first one's cases as a killed
+    run's leftovers (exit -9 in the evidence), and the two wrote one ledger: a spurious
+    exit 1 or 3, or a traceback, in 5 of 16 trials; never refused."""
+    sleep, started = tmp_path / "sleep", tmp_path / "started"
+    sleep.write_text("0")
+    env = {"SLEEP": str(sleep), "STARTED": str(started)}
+    head = f"[matrix]\nenv = {json.dumps(env).replace(':', ' =')}\n"
+    cases = "".join(
+        f'[[case]]\nid = "c{i}"\nargv = [{json.dumps(PY)}, "case.py", "{{out}}"]\n'
+        'outputs = ["r.txt"]\ntimeout_s = 60\n'
+        for i in range(2)
+    )
+    repo: Repo = make_repo("twice")
+    repo.commit({"case.py": SLOW_CASE, "cases/matrix.toml": head + cases})
+    out = _begun(repo, tmp_path)
+    for ledger in out.glob("*/evidence.jsonl"):
+        ledger.write_text("")  # every case runs again on resume
+    sleep.write_text("3")
+    started.write_text("")
+    argv = ["-q", "run", "--repo", str(repo.path), "--resume", str(out)]
+    first = subprocess.Popen(
+        [sys.executable, "-m", "fidelity", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while not started.read_text() and time.monotonic() < deadline:  # its cases are running
+        time.sleep(0.05)
+    assert main(argv) == 2
+    assert f"{out} is being run by another fidelity process right now" in capsys.readouterr().err
+    printed = first.communicate(timeout=120)
+    assert first.returncode == 0, printed
+    assert rejudge.recompare(out).exit_code == 0

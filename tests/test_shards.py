@@ -14,7 +14,7 @@ from support import Repo
 
 from fidelity.cli.main import main
 from fidelity.errors import UsageError
-from fidelity.matrix.shards import assign, from_env, parse, resolve
+from fidelity.matrix.shards import MAX_SHARDS, assign, from_env, parse, pick, resolve
 
 ids = st.lists(st.text("abc123", min_size=1, max_size=4), unique=True, max_size=40)
 
@@ -33,6 +33,51 @@ def test_every_case_lands_in_exactly_one_shard(
     assert shards == assign(cases, n, durations)  # deterministic
 
 
+def reference_assign(ids: list[str], n: int, durations: dict[str, float] | None) -> list[list[str]]:
+    """The assignment as first written (n lists, a scan of every shard per case): what the
+    bounded `owners` must reproduce exactly, or a rebalanced run would move cases."""
+    shards: list[list[str]] = [[] for _ in range(n)]
+    if not durations:
+        for i, case_id in enumerate(ids):
+            shards[i % n].append(case_id)
+        return shards
+    known = sorted(durations[c] for c in ids if c in durations)
+    typical = known[len(known) // 2] if known else 1.0
+    order = sorted(range(len(ids)), key=lambda i: (-durations.get(ids[i], typical), i))
+    load = [0.0] * n
+    for i in order:
+        target = min(range(n), key=lambda s: (load[s], s))
+        shards[target].append(ids[i])
+        load[target] += durations.get(ids[i], typical)
+    position = {case_id: i for i, case_id in enumerate(ids)}
+    return [sorted(shard, key=position.__getitem__) for shard in shards]
+
+
+@given(ids, st.integers(1, 50), st.booleans(), st.data())
+def test_one_shard_is_the_share_the_full_assignment_gives_it(
+    cases: list[str], n: int, timed: bool, data: st.DataObject
+) -> None:
+    durations = None
+    if timed:  # whole numbers and zeros: ties between shards are where the two could part
+        durations = {
+            c: float(data.draw(st.integers(0, 3))) for c in cases if data.draw(st.booleans())
+        }
+    expected = reference_assign(cases, n, durations)
+    assert assign(cases, n, durations) == expected
+    k = data.draw(st.integers(1, n))
+    assert pick(cases, k, n, durations) == expected[k - 1]
+
+
+def test_a_shard_of_the_largest_count_costs_only_the_cases() -> None:
+    """`--shard 1/1e20` held 1.5 GB after 6 s (a list per shard): red before the fix."""
+    cases = [f"case-{i}" for i in range(200)]
+    durations = {c: float(i % 7) for i, c in enumerate(cases)}
+    assert pick(cases, 3, MAX_SHARDS) == ["case-2"]
+    assert pick(cases, MAX_SHARDS, MAX_SHARDS, durations) == []
+    longest = max(cases, key=lambda c: (durations[c], -cases.index(c)))
+    assert pick(cases, 1, MAX_SHARDS, durations) == [longest]
+
+
 def test_durations_balance_the_load() -> None:
     durations = {"slow": 100.0, "a": 10.0, "b": 10.0, "c": 10.0, "d": 10.0}
     shards = assign(["a", "b", "slow", "c", "d"], 2, durations)
@@ -44,6 +89,26 @@ def test_a_bad_shard_is_a_usage_error(bad: str) -> None:
     with pytest.raises(UsageError, match="give K/N"):
         parse(bad)
     assert parse("2/4") == (2, 4)
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("1/100000000000000000000", "N=100000000000000000000 is more than 2,147,483,647 shards"),
+        ("1/2147483648", "N=2147483648 is more than"),
+        (f"1/{'9' * 5000}", "N=999999999999... (5000 digits) is more than"),  # int() refuses it
+        (f"{'0' * 5000}1/2", None),  # leading zeros are still the number 1
+    ],
+)
+def test_a_shard_count_beyond_the_limit_is_refused(given: str, says: str | None) -> None:
+    if says is None:
+        assert parse(given) == (1, 2)
+        return
+    with pytest.raises(UsageError) as refused:
+        parse(given)
+    assert says in str(refused.value)
+    assert "shards beyond the number of cases are valid and empty" in str(refused.value)
+    assert parse(f"{MAX_SHARDS}/{MAX_SHARDS}") == (MAX_SHARDS, MAX_SHARDS)
 
 
 # --shard auto: each engine's variables, and every way they can be wrong
@@ -98,6 +163,13 @@ def test_auto_reads_each_engines_variables(env: dict[str, str], shard: tuple[int
         ),
         ({**GITHUB, "FIDELITY_SHARD_INDEX": "4"}, "is not a shard of 1..3"),
         ({**GITHUB, "FIDELITY_SHARD_COUNT": "0"}, "is not a shard of 1..0"),
+        (
+            {**GITHUB, "FIDELITY_SHARD_COUNT": "1" + "0" * 20},
+            "FIDELITY_SHARD_COUNT=100000000000000000000 is more than 2,147,483,647 shards",
+        ),
+        ({**GITHUB, "FIDELITY_SHARD_COUNT": "9" * 5000}, "(5000 digits) is more than"),
+        ({**SLURM, "SLURM_ARRAY_TASK_COUNT": "9" * 30}, "SLURM_ARRAY_TASK_COUNT=9999"),
+        ({**KUBERNETES, "FIDELITY_SHARD_COUNT": "4294967296"}, "=4294967296 is more than"),
         (
             {"SLURM_ARRAY_TASK_ID": "6"},
             "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not",
@@ -159,3 +231,52 @@ def test_a_sharded_run_under_auto_refuses_without_variables(
     assert main([*argv, "--out", str(tmp_path / "s")]) == 2
     assert "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()  # refused before anything ran
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "code", "says"),
+    [
+        (["--shard", "1/100000000000000000000"], {}, 2, "N=100000000000000000000 is more than"),
+        (
+            ["--shard", "auto"],
+            {"FIDELITY_SHARD_INDEX": "1", "FIDELITY_SHARD_COUNT": "9" * 25},
+            2,
+            "is more than",
+        ),
+        (
+            ["--shard", f"3/{MAX_SHARDS}"],
+            {},
+            0,
+            "1 of 3 declared cases selected by shard:3/2147483647",
+        ),
+        (
+            ["--shard", "auto"],
+            {"FIDELITY_SHARD_INDEX": "4", "FIDELITY_SHARD_COUNT": f"{MAX_SHARDS}"},
+            0,
+            "0 of 3",
+        ),
+    ],
+    ids=["huge-n", "huge-env-count", "largest-n", "empty-beyond-the-cases"],
+)
+def test_a_run_with_a_huge_shard_count_answers_at_once(
+    argv: list[str],
+    env: dict[str, str],
+    code: int,
+    says: str,
+    sim_repo: Repo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Red before the fix: `--shard 1/1e20` and `--shard auto` with a huge count allocated a
+    list per shard (1.5 GB in 6 s, then MemoryError or a hang)."""
+    for name in [n for n in os.environ if n.startswith(ENGINE_VARIABLES)]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "s"
+    run = ["run", "--repo", str(sim_repo.path), "--baseline", "HEAD", "--out", str(out)]
+    assert main(["-q", *run, *argv]) == code
+    captured = capsys.readouterr()
+    assert says in (captured.out if code == 0 else captured.err)
+    assert out.exists() == (code == 0)

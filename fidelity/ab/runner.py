@@ -136,6 +136,11 @@ class AbReport:
         )
         if j.interval.level:
             cells.append(f"false-claim rate {false_claim_rate(j.interval.level)}")
+            cells.append(
+                "exact ranks"
+                if j.interval.exact
+                else f"ranks approximated ({j.interval.error:.1e})"
+            )
         return [*lines, "\t".join([*cells, f"exit {self.exit_code()}"])]
 
     @staticmethod
@@ -199,6 +204,8 @@ def _interval_json(interval: Interval) -> dict[str, Any]:
         "low": interval.low,
         "high": interval.high,
         "level": interval.level,
+        "distribution": "exact" if interval.exact else "normal approximation",
+        "cdf_error": interval.error,
     }
 
 

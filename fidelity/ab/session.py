@@ -12,6 +12,7 @@ from fidelity.ab.runner import AbReport, Command
 from fidelity.ab.verdict import ALPHA, Arm, Expect
 from fidelity.errors import UsageError
 
+MAX_RUNS = 1_000_000  # per arm: the slots are listed before the first run
 DEFAULT_REPS = 10
 
 
@@ -78,6 +79,12 @@ def run(plan: Plan, announce: Callable[[str], None]) -> AbReport:
         )
     if plan.warmup < 0:
         raise UsageError(f"--warmup {plan.warmup}: give 0 or more uncounted runs per arm")
+    for flag, value in (("--reps", plan.reps), ("--warmup", plan.warmup)):
+        if value > MAX_RUNS:
+            raise UsageError(
+                f"{flag} {value}: at most {MAX_RUNS:,} runs per arm (the schedule is made up "
+                "front); judge longer campaigns in parts, or record them and use --from"
+            )
     arms = {
         Arm.A: command(plan.a, plan.cwd_a, plan.shell),
         Arm.B: command(plan.b, plan.cwd_b, plan.shell),

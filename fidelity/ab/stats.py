@@ -1,5 +1,5 @@
-"""Exact rank intervals for a shift between two samples (Hodges-Lehmann with the exact
-Mann-Whitney distribution), the numerics under the A/B verdict.
+"""Rank intervals for a shift between two samples (Hodges-Lehmann with the Mann-Whitney
+distribution), the numerics under the A/B verdict.
 
 The interval for the shift between samples x and y is the range of shifts d for which a
 two-sided Mann-Whitney test of x against y - d would not reject at level alpha: between two
@@ -7,73 +7,61 @@ order statistics of the m * n differences y_j - x_i. Its coverage is at least 1 
 whatever the noise distribution, at every sample size, when the observations are
 exchangeable under no shift (no tie correction: timings do not tie). Too few observations
 to reach that level give no interval rather than a weaker one.
+
+Bounded at any size: the rank distribution is exact while m * n <= ranks.EXACT_PAIRS and a
+normal approximation held to a stated error beyond (`fidelity.ab.ranks`; the Shift says
+which), and the order statistics are selected without the m * n array past a million
+differences (`fidelity.ab.pairdiffs`).
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from fidelity.ab import pairdiffs, ranks
+from fidelity.ab.ranks import null_cdf
+
 Floats = npt.NDArray[np.float64]
-
-
-@functools.lru_cache(maxsize=256)
-def null_cdf(m: int, n: int) -> tuple[float, ...]:
-    """P(U <= u) for u = 0..m*n, U the Mann-Whitney count of (x_i > y_j) pairs under no
-    shift; exact, by the recursion p(m, n, u) = m/(m+n) p(m-1, n, u-n) + n/(m+n) p(m, n-1, u)."""
-    # previous[j] holds the distribution for (i - 1, j) as a probability vector
-    previous = [np.ones(1)] * (n + 1)  # i = 0: U = 0 surely, whatever j
-    for i in range(1, m + 1):
-        current = [np.ones(1)]  # j = 0: U = 0 surely
-        for j in range(1, n + 1):
-            p = np.zeros(i * j + 1)
-            take_x = previous[j]  # x_i is the largest: it beats all j of y
-            p[j : j + take_x.size] += i / (i + j) * take_x
-            take_y = current[j - 1]
-            p[: take_y.size] += j / (i + j) * take_y
-            current.append(p)
-        previous = current
-    return tuple(np.cumsum(previous[n]).tolist())
+__all__ = ["Floats", "Shift", "critical", "level", "minimum_size", "null_cdf", "shift"]
 
 
 def critical(m: int, n: int, alpha: float) -> int | None:
     """The largest c with P(U <= c) <= alpha / 2, or None when even U = 0 is likelier."""
-    cdf = null_cdf(m, n)
-    c = int(np.searchsorted(np.asarray(cdf), alpha / 2, side="right")) - 1
-    return c if c >= 0 else None
+    return ranks.cutoff(m, n, alpha).c
 
 
 def level(m: int, n: int, alpha: float) -> float:
-    """The exact confidence of the interval at these sizes (0 when there is none)."""
-    c = critical(m, n, alpha)
-    return 0.0 if c is None else 1.0 - 2.0 * null_cdf(m, n)[c]
+    """The confidence of the interval at these sizes (0 when there is none): exact, or a
+    lower bound of it where the distribution is approximated."""
+    return ranks.cutoff(m, n, alpha).level
 
 
 @dataclass(frozen=True, slots=True)
 class Shift:
-    """The Hodges-Lehmann shift of y over x and its exact interval (None when the sample
-    sizes cannot reach the level)."""
+    """The Hodges-Lehmann shift of y over x and its interval (None when the sample sizes
+    cannot reach the level), and how the level was found."""
 
     estimate: float
     low: float | None
     high: float | None
     level: float
+    exact: bool = True  # the exact rank distribution; else the normal approximation
+    error: float = 0.0  # the approximation's cdf error bound (0 when exact)
 
 
 def shift(x: Floats, y: Floats, alpha: float = 0.05) -> Shift:
     """The shift d such that y - d is distributed like x, with a 1 - alpha interval."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    diffs = np.subtract.outer(y, x).ravel()
-    estimate = float(np.median(diffs))
-    c = critical(x.size, y.size, alpha)
-    if c is None:
-        return Shift(estimate, None, None, 0.0)
-    k_low, k_high = c, diffs.size - 1 - c  # 0-based order statistics
-    part = np.partition(diffs, (k_low, k_high))
-    return Shift(estimate, float(part[k_low]), float(part[k_high]), level(x.size, y.size, alpha))
+    estimate = pairdiffs.median(x, y)
+    cut = ranks.cutoff(x.size, y.size, alpha)
+    if cut.c is None:
+        return Shift(estimate, None, None, 0.0, cut.exact, cut.error)
+    k_low, k_high = cut.c, x.size * y.size - 1 - cut.c  # 0-based order statistics
+    low, high = pairdiffs.select(x, y, [k_low, k_high])
+    return Shift(estimate, low, high, cut.level, cut.exact, cut.error)
 
 
 def minimum_size(alpha: float, paired: bool) -> int:

@@ -101,6 +101,8 @@ class Interval:
     low: float | None
     high: float | None
     level: float  # the interval's exact confidence (at least 1 - ALPHA), 0 without one
+    exact: bool = True  # the level from the exact rank distribution (else a lower bound)
+    error: float = 0.0  # the normal approximation's cdf error bound (0 when exact)
 
     @property
     def excludes_one(self) -> bool:
@@ -124,6 +126,15 @@ class Interval:
     def span(self, digits: int = 3) -> str:
         """The interval as a plain range of B/A, no direction word: `0.798-0.825`."""
         return "none" if self.low is None else f"{self.low:.{digits}f}-{self.high:.{digits}f}"
+
+    def distribution(self) -> str:
+        """Which rank distribution gave the level, in words."""
+        if self.exact:
+            return "exact rank distribution"
+        return (
+            f"normal approximation of the rank distribution, cdf within {self.error:.1e} of "
+            "the exact one: the level is a lower bound"
+        )
 
     def false_claim_rate(self) -> float | None:
         """The share of verdicts that claim a difference between two arms that do not
@@ -191,7 +202,10 @@ class Judgement:
         return True
 
     def headline(self) -> str:
-        how = f"{self.method}, {self.n[0]}+{self.n[1]} runs; {false_claims(self.interval.level)}"
+        how = (
+            f"{self.method}, {self.n[0]}+{self.n[1]} runs; {false_claims(self.interval.level)}; "
+            f"{self.interval.distribution()}"
+        )
         if self.exploratory:
             return (
                 f"exploratory, not a verdict: {self.interval.words()}; {self.exploratory}. To "
@@ -323,7 +337,7 @@ def _ratio(s: stats.Shift, half: bool) -> Interval:
     scale = 0.5 if half else 1.0
     low = None if s.low is None else math.exp(s.low * scale)
     high = None if s.high is None else math.exp(s.high * scale)
-    return Interval(math.exp(s.estimate * scale), low, high, s.level)
+    return Interval(math.exp(s.estimate * scale), low, high, s.level, s.exact, s.error)
 
 
 def _control_reps(reps: Sequence[Repetition]) -> list[Repetition]:

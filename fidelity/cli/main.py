@@ -109,6 +109,10 @@ def _exit_code(exc: BaseException) -> int | None:
         return Exit.USAGE
     if isinstance(exc, NothingToCheck):
         return Exit.UNTRUSTED
+    from fidelity import procargs  # on an error only
+
+    if isinstance(exc, procargs.Unstartable):
+        return Exit.USAGE
     return None
 
 

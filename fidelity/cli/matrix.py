@@ -78,7 +78,8 @@ def register(sub: Any) -> None:
         "--shard",
         metavar="K/N|auto",
         help="run shard K of N: a deterministic share of the cases for one CI job "
-        "(merge the shards with `fidelity merge`); an empty shard is valid. `auto` reads K "
+        "(merge the shards with `fidelity merge`); an empty shard is valid (N may exceed the "
+        "number of cases, up to 2,147,483,647; a larger N is refused). `auto` reads K "
         "and N from FIDELITY_SHARD_INDEX (1-based) and FIDELITY_SHARD_COUNT, else a Slurm "
         "array's SLURM_ARRAY_TASK_ID/_COUNT (offset by SLURM_ARRAY_TASK_MIN), else a "
         "Kubernetes Indexed Job's JOB_COMPLETION_INDEX (0-based) with FIDELITY_SHARD_COUNT; "

@@ -24,7 +24,30 @@ def toplevel(path: Path | str) -> Path:
             f"{path} is not inside a git repository. Run fidelity from your repository's "
             "work tree, or pass --repo."
         ) from exc
-    return Path(out.decode().strip())
+    return Path(utf8_path(out.strip()))
+
+
+def utf8_path(raw: bytes) -> str:
+    """A path git printed, as text; UsageError naming the folder when it is not UTF-8 (run
+    records, reports and logs name the repository, and JSON holds only Unicode)."""
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        bad = next(part for part in raw.split(b"/") if not _is_utf8(part))
+        shown, name = (b.decode("utf-8", "backslashreplace") for b in (raw, bad))
+        raise UsageError(
+            f"{shown}: the folder name '{name}' is not valid UTF-8, and fidelity's records "
+            "name the repository's path; rename the folder, or clone the repository into a "
+            "folder whose path is UTF-8"
+        ) from None
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def dirty_paths(worktree: Path | str, paths: Sequence[str] = ()) -> list[str]:
@@ -100,27 +123,55 @@ def worktree_add(repo: Path, dest: Path, sha: str) -> None:
 
 
 def _add(repo: Path, dest: Path, *args: str) -> None:
-    """`git worktree add`, again when it lost a race: git first reads every worktree's
-    record, and one that another process is adding at that moment can fail to read
-    ("failed to read .git/worktrees/X/commondir"). Both sides of a run, and shards of one
-    repository, add worktrees at once. Never retried when the destination was left."""
-    for wait in (0.05, 0.2, None):
+    """`git worktree add`, again when it lost a race (`raced`). Never retried when the
+    destination was left."""
+    for wait in (*_BACKOFF, None):
         try:
             git(repo, "worktree", "add", *args)
             return
         except GitError as exc:
-            raced = "failed to read" in str(exc) and "worktrees/" in str(exc)
-            if wait is None or not raced or dest.exists():
+            if wait is None or not raced(str(exc)) or dest.exists():
                 raise
             time.sleep(wait)
 
 
+_BACKOFF = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # s; fidelity's own commands are serialised
+_RACES = ("failed to read", "Invalid path")  # (fidelity.worktree), so this is for others'
+
+
+def raced(said: str) -> bool:
+    """Whether a worktree command died on another process's worktree command: git reads
+    every worktree's record first, and one being written or removed that moment fails to
+    read ("failed to read .git/worktrees/X/commondir", "Invalid path
+    '.git/worktrees/X'"). Both sides of a run, shards of one repository, a `gc`, or the
+    user's own git can be adding or removing worktrees at once."""
+    return "worktrees/" in said and any(race in said for race in _RACES)
+
+
+def _listing(repo: Path) -> bytes:
+    """`git worktree list --porcelain -z`, again when it lost a race (`raced`)."""
+    for wait in (*_BACKOFF, None):
+        try:
+            return git(repo, "worktree", "list", "--porcelain", "-z")
+        except GitError as exc:
+            if wait is None or not raced(str(exc)):
+                raise
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
 def worktree_remove(repo: Path, dest: Path) -> bool:
-    """Remove the worktree and prune its record; True when nothing is left behind."""
-    removed = succeeds(repo, "worktree", "remove", "--force", "--force", str(dest))
-    if not removed:  # git removes the record with the folder; prune what a failure left
-        succeeds(repo, "worktree", "prune")
-    return removed and not dest.exists()
+    """Remove the worktree and prune its record (again when it lost a race); True when
+    nothing is left behind."""
+    for wait in (*_BACKOFF, None):
+        result = attempt(repo, "worktree", "remove", "--force", "--force", str(dest))
+        if result.status is proc.ProcStatus.OK:
+            return not dest.exists()
+        if wait is None or not raced(result.stderr.decode(errors="replace")):
+            break
+        time.sleep(wait)
+    succeeds(repo, "worktree", "prune")  # git removes the record with the folder
+    return False
 
 
 def worktree_add_locked(repo: Path, dest: Path, sha: str, reason: str) -> None:
@@ -151,7 +202,7 @@ class WorktreeEntry:
 
 def worktree_entries(repo: Path) -> list[WorktreeEntry]:
     """Every worktree git knows of, the main one first, with lock reasons and HEADs."""
-    out = git(repo, "worktree", "list", "--porcelain", "-z")
+    out = _listing(repo)
     entries: list[WorktreeEntry] = []
     fields: dict[str, str] = {}
     for raw in [*out.split(b"\0"), b""]:
@@ -173,7 +224,7 @@ def worktree_entries(repo: Path) -> list[WorktreeEntry]:
 
 
 def worktree_list(repo: Path) -> list[Path]:
-    out = git(repo, "worktree", "list", "--porcelain", "-z")
+    out = _listing(repo)
     return [
         Path(field[len(b"worktree ") :].decode())
         for field in out.split(b"\0")

@@ -240,7 +240,8 @@ def resume(
 ) -> RunPlan:
     """The plan of an interrupted run, read back from its plan.json, with the cases it
     already completed; UsageError when the table or a side's commit is no longer the one
-    it began with. Processes the killed run left running are killed first."""
+    it began with. (`execute` kills the processes the killed run left running, once it
+    holds the run directory alone.)"""
     repo = worktrees.toplevel(repo)
     checkout = repo_state.snapshot(repo)
     began = ledger.read_plan(run_dir)
@@ -262,7 +263,6 @@ def resume(
     )
     run_dir = run_dir.absolute()
     _same_as_began(began, table.harness, table.sides)
-    proc.kill_marked(str(run_dir) + "/")  # cases the killed run left running
     definitions = {c.id: c.definition_sha() for c in table.matrix.cases}
     return RunPlan(
         repo=repo,
@@ -296,9 +296,12 @@ _resume = resume  # inside `run`, its keyword `resume` (the run directory) hides
 
 def execute(plan: RunPlan) -> Outcome:
     """Run the plan's cases on both sides, compare, judge, and write run.json; the run
-    directory is marked as running meanwhile (`ledger.running`), and so are the kept set-ups
-    it uses (`setups.holding`), so `fidelity gc` leaves them until the run ends."""
-    with ledger.running(plan.run_dir), setups.holding() as holds:
+    directory is held alone (`ledger.sole`: a second resume of it is refused) and marked as
+    running (`ledger.running`), and so are the kept set-ups it uses (`setups.holding`), so
+    `fidelity gc` leaves them until the run ends."""
+    with ledger.sole(plan.run_dir), ledger.running(plan.run_dir), setups.holding() as holds:
+        if plan.resumed:
+            proc.kill_marked(str(plan.run_dir) + "/")  # cases the killed run left running
         return _execute(plan, holds)
 
 

@@ -9,7 +9,8 @@ to `side.json`. `run.json` comes last, so a directory with a plan and no
 run.json is an incomplete run: `fidelity run --resume DIR` runs only the cases without
 complete evidence, and `compare` refuses it. While a run runs (or resumes) it holds a
 shared lock on its plan.json (`running`); the kernel drops it when the process dies, so
-`idle` tells a live run from an interrupted one, for `fidelity gc`.
+`idle` tells a live run from an interrupted one, for `fidelity gc`. It also holds an
+exclusive lock on the folder itself (`sole`): one process at a time runs a run directory.
 """
 
 from __future__ import annotations
@@ -81,6 +82,27 @@ def running(run_dir: Path) -> Iterator[None]:
     with handle:
         fcntl.flock(handle, fcntl.LOCK_SH)
         yield
+
+
+@contextlib.contextmanager
+def sole(run_dir: Path) -> Iterator[None]:
+    """Hold while a run runs or resumes: an exclusive lock on its folder (the kernel drops
+    it when the process dies). A second `--resume` of the run, or a resume of a run still
+    running, is refused: it would kill the first one's cases as a killed run's leftovers
+    and write into the same evidence."""
+    fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"{run_dir} is being run by another fidelity process right now; wait for it "
+                f"to finish (then `fidelity compare {run_dir}`), or stop it and run "
+                f"`fidelity run --resume {run_dir}` again"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from fidelity import workdir
 from fidelity.git import gitdir, stage, worktrees
 
 
@@ -57,8 +58,12 @@ def _admin_files(common: Path) -> dict[str, str]:
 
 
 def snapshot(repo: Path) -> RepoState:
-    """The state of the user's checkout and repository, cheaply (no file is hashed)."""
-    entries = worktrees.status_entries(repo)
+    """The state of the user's checkout and repository, cheaply (no file is hashed).
+    fidelity's own `.fidelity/` is left out: ignored by the `.gitignore` fidelity writes
+    in it, but visible for a moment while another fidelity process in the repository
+    (a shard, a `gc`) makes it, which must not read as this run changing the checkout."""
+    own = workdir.ROOT + "/"
+    entries = [(c, p) for c, p in worktrees.status_entries(repo) if not p.startswith(own)]
     return RepoState(
         head=worktrees.head_state(repo),
         index=digest(stage.index_listing(repo)),

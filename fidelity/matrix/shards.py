@@ -3,7 +3,10 @@
 Every declared case lands in exactly one of N shards. Without durations, cases go round
 robin in table order; with the durations of an earlier run, the longest case goes first
 to the shard with the least work so far (ties: table order, lowest shard). A shard may be
-empty when there are fewer cases than shards.
+empty when there are fewer cases than shards: a CI matrix or job array keeps its width while
+the table shrinks, so N is not capped at the case count. One shard's share (`pick`) costs
+time and memory in the number of cases, never in N; N and K are capped at MAX_SHARDS (no
+job engine numbers more tasks), so a mistyped count is refused with exit 2.
 
 `--shard auto` takes K and N from the variables a job engine sets (`from_env`): the explicit
 FIDELITY_SHARD_INDEX (1-based) and FIDELITY_SHARD_COUNT that a CI matrix passes, a Slurm job
@@ -17,24 +20,39 @@ the wrong share, or every job the same share, would only show up at the merge.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable, Mapping, Sequence
 
 from fidelity.errors import UsageError
 
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
+MAX_SHARDS = 2**31 - 1  # a Kubernetes Job's completions are an int32; Slurm arrays are smaller
 
 
 def parse(text: str) -> tuple[int, int]:
-    """`K/N` with 1 <= K <= N; UsageError otherwise."""
+    """`K/N` with 1 <= K <= N <= MAX_SHARDS; UsageError otherwise."""
     found = _SHARD.match(text.strip())
     if found:
-        k, n = int(found.group(1)), int(found.group(2))
+        k, n = _bounded(found.group(1), "K"), _bounded(found.group(2), "N")
         if 1 <= k <= n:
             return k, n
     raise UsageError(
-        f"--shard {text!r}: give K/N with 1 <= K <= N, e.g. --shard 2/4, or --shard auto"
+        f"--shard {text[:40]!r}: give K/N with 1 <= K <= N, e.g. --shard 2/4, or --shard auto"
     )
+
+
+def _bounded(digits: str, what: str, flag: str = "--shard") -> int:
+    """A whole number of at most MAX_SHARDS; UsageError naming the value and the limit."""
+    stripped = digits.lstrip("0") or "0"
+    if len(stripped) > len(str(MAX_SHARDS)) or int(stripped) > MAX_SHARDS:
+        shown = stripped if len(stripped) <= 30 else f"{stripped[:12]}... ({len(stripped)} digits)"
+        raise UsageError(
+            f"{flag}: {what}={shown} is more than {MAX_SHARDS:,} shards, the most a job "
+            "engine numbers; give --shard K/N with N the number of jobs the run is split "
+            "over (shards beyond the number of cases are valid and empty)"
+        )
+    return int(stripped)
 
 
 def resolve(text: str | None, env: Mapping[str, str]) -> str | None:
@@ -80,8 +98,8 @@ def _number(env: Mapping[str, str], name: str, index: str) -> int:
         raise UsageError(f"--shard auto: {index} is set but {name} is not; {TO_SET}")
     value = env[name]
     if not re.fullmatch(r"[0-9]+", value):
-        raise UsageError(f"--shard auto: {name}={value!r} is not a whole number; {TO_SET}")
-    return int(value)
+        raise UsageError(f"--shard auto: {name}={value[:40]!r} is not a whole number; {TO_SET}")
+    return _bounded(value, name, "--shard auto")
 
 
 def _in_range(k: int, n: int, why: str) -> tuple[int, int]:
@@ -140,19 +158,40 @@ _ENGINES: tuple[tuple[str, Callable[[Mapping[str, str]], tuple[int, int] | None]
 def assign(
     ids: Sequence[str], n: int, durations: Mapping[str, float] | None = None
 ) -> list[list[str]]:
-    """The case ids of each of n shards, in table order within each."""
+    """The case ids of each of n shards, in table order within each (n lists: for a small n)."""
     shards: list[list[str]] = [[] for _ in range(n)]
+    for case_id, shard in zip(ids, owners(ids, n, durations), strict=True):
+        shards[shard].append(case_id)
+    return shards
+
+
+def pick(
+    ids: Sequence[str], k: int, n: int, durations: Mapping[str, float] | None = None
+) -> list[str]:
+    """The case ids of shard k of n (1-based), in table order: `assign(ids, n)[k - 1]`,
+    in time and memory bounded by the number of cases whatever n is."""
+    return [c for c, shard in zip(ids, owners(ids, n, durations), strict=True) if shard == k - 1]
+
+
+def owners(ids: Sequence[str], n: int, durations: Mapping[str, float] | None = None) -> list[int]:
+    """The 0-based shard of each case: round robin without durations, else the longest case
+    first to the least loaded shard (ties: table order, lowest shard). The shards no case
+    has reached are all at load 0 and only the lowest of them can be chosen next, so only
+    the shards reached are held (a heap), never n of them."""
     if not durations:
-        for i, case_id in enumerate(ids):
-            shards[i % n].append(case_id)
-        return shards
+        return [i % n for i in range(len(ids))]
     known = sorted(durations[c] for c in ids if c in durations)
     typical = known[len(known) // 2] if known else 1.0
-    order = sorted(range(len(ids)), key=lambda i: (-durations.get(ids[i], typical), i))
-    load = [0.0] * n
-    for i in order:
-        target = min(range(n), key=lambda s: (load[s], s))
-        shards[target].append(ids[i])
-        load[target] += durations.get(ids[i], typical)
-    position = {case_id: i for i, case_id in enumerate(ids)}
-    return [sorted(shard, key=position.__getitem__) for shard in shards]
+    cost = [durations.get(c, typical) for c in ids]
+    shard_of = [0] * len(ids)
+    reached: list[tuple[float, int]] = []  # (load, shard) of every shard given a case
+    fresh = 0  # the lowest shard not given a case yet
+    for i in sorted(range(len(ids)), key=lambda i: (-cost[i], i)):
+        if fresh < n and (not reached or (0.0, fresh) < reached[0]):
+            load, target = 0.0, fresh
+            fresh += 1
+        else:
+            load, target = heapq.heappop(reached)
+        shard_of[i] = target
+        heapq.heappush(reached, (load + cost[i], target))
+    return shard_of

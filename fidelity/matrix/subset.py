@@ -36,7 +36,7 @@ def choose(
             return matrix, None
     k_of_n = shards.parse(shard) if shard is not None else None
     if k_of_n is not None:
-        mine = set(shards.assign([c.id for c in cases], k_of_n[1], durations)[k_of_n[0] - 1])
+        mine = set(shards.pick([c.id for c in cases], *k_of_n, durations))
         cases = tuple(c for c in cases if c.id in mine)
     shown = (*selectors, *([f"shard:{shard}"] if shard else []))
     every = tuple((c.id, c.definition_sha()) for c in matrix.cases)

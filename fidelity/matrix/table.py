@@ -211,7 +211,7 @@ def _path_problems(raw: Mapping[str, Any]) -> list[str]:
     problems = [_locate(raw, at, why) for at, value in found if (why := cwd_problem(value))]
     for j, path in enumerate(head.get("harness_paths", ())):
         posix = PurePosixPath(path)
-        if posix.is_absolute() or ".." in posix.parts or not path.strip("/"):
+        if posix.is_absolute() or ".." in posix.parts or not path.strip("/") or "\0" in path:
             problems.append(
                 _locate(
                     raw,

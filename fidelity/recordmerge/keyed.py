@@ -145,17 +145,28 @@ def _reordered(base: Sequence[str], side: Sequence[str]) -> bool:
 
 
 def _order(o: Sequence[str], a: Sequence[str], b: Sequence[str], keep: set[str]) -> list[str]:
+    """The merged row order: the primary side's kept rows, then each of the other side's
+    additions after the row it followed there (past the rows the primary side added at that
+    place). A linked list: each insertion walks only the primary-side additions right after
+    the row it follows, and each row is followed once, so the order costs linear time."""
     primary, secondary = (b, a) if _reordered(o, b) and not _reordered(o, a) else (a, b)
-    order = [k for k in primary if k in keep]
+    first = [k for k in primary if k in keep]
+    after: dict[str | None, str | None] = dict(zip([None, *first], [*first, None], strict=True))
     in_secondary = set(secondary)
-    for i, k in enumerate(secondary):
-        if k not in keep or k in order:
+    before: str | None = None  # the last kept row of secondary so far (None: the top)
+    for k in secondary:
+        if k not in keep:
             continue
-        before = next((p for p in reversed(secondary[:i]) if p in order), None)
-        pos = order.index(before) + 1 if before is not None else 0
-        while pos < len(order) and order[pos] not in in_secondary:
-            pos += 1  # after the rows the primary side added there
-        order.insert(pos, k)
+        if k not in after:
+            at = before
+            while (follower := after[at]) is not None and follower not in in_secondary:
+                at = follower  # after the rows the primary side added there
+            after[k], after[at] = follower, k
+        before = k
+    order, at = [], after[None]
+    while at is not None:
+        order.append(at)
+        at = after[at]
     return order
 
 
@@ -229,10 +240,11 @@ def merge(
     ]
     text, conflicts = text_merge(*hollow)
     lines = split_lines(text)
-    at = {
-        ident: [i for i, line in enumerate(lines) if _strip(line) == mark]
-        for ident, mark in marks.items()
-    }
+    ident_of = {mark: ident for ident, mark in marks.items()}
+    at: dict[Ident, list[int]] = {ident: [] for ident in marks}
+    for i, line in enumerate(lines):
+        if (ident := ident_of.get(_strip(line))) is not None:
+            at[ident].append(i)
     if any(len(places) != 1 for places in at.values()):
         return _fallback(base, ours, theirs, keys, text_merge)
     notes: list[str] = []
