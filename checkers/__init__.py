@@ -17,6 +17,7 @@
 - `fences`: code blocks as CommonMark pairs them, and the unclosed fences
 - `headings`: no per-attempt diary headings; optional canonical sections
 - `prose`: prose paragraphs: caps on each one and a budget per page
+- `tablerows`: the rows markdown-it's table rule takes of a page, without its tokens
 - `tables`: GFM tables of a Markdown text, as written in the source
 - `rows`: caps on each table entry: a row's source length and each cell
 - `keyed`: keyed tables: one row per key, every row as wide as the header

@@ -17,7 +17,8 @@ tests/test_imports.py). Each package's own docstring maps its modules.
     infrastructure  git/   config.py   schema.py   workdir.py   cachekey.py
                     placeholders.py   report_junit.py   markdown.py   github.py
                          |
-    base            proc.py   procwait.py   procfs.py   errors.py   text.py   progress.py
+    base            proc.py   procwait.py   procfs.py   procargs.py   errors.py   text.py
+                    progress.py
                          |
     rules           checkers (a package of its own that imports nothing of fidelity)
 

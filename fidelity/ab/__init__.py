@@ -4,4 +4,6 @@
 - `runner`: runs the two arms order-alternated (or reads recorded measurements), via proc
 - `verdict`: the pure verdict over recorded repetitions, paired or not
 - `stats`: exact rank intervals for a shift between two samples (Hodges-Lehmann)
+- `ranks`: the null distribution of the Mann-Whitney count, exact up to a size, then normal
+- `pairdiffs`: order statistics of the pairwise differences, without the m x n array
 """
