@@ -1,16 +1,26 @@
 """One history case of fidelity's own case table: run fidelity inside a rebuilt git history.
 
-    python cases/fidelity_in_repo.py OUT [--git "ARGS"]... [--keep PATH]... [--pty] [-- ARGS...]
+    python cases/fidelity_in_repo.py OUT [--stream FILE] [--git "ARGS"]... [--before "ARGS"]...
+        [--keep PATH]... [--steady] [--ids] [--pty] [-- ARGS...]
 
-Rebuilds `cases/fixtures/history/meter.fi` (see cases/fixtures/make_history.py) into a
-fresh repository outside OUT with `git fast-import`, checks out `main`, configures the
-record merge driver with what `fidelity merge-records --print-driver` prints, runs each
-`--git` command there (a merge that git resolves with that driver), then `python -m
+Rebuilds `cases/fixtures/history/meter.fi` (see cases/fixtures/make_history.py), or the
+`--stream` given (`shop.fi`: cases/fixtures/make_shop.py), into a fresh repository outside
+OUT with `git fast-import`, checks out `main`, configures the record merge driver with what
+`fidelity merge-records --print-driver` prints, runs each `--git` command there (a merge
+that git resolves with that driver), each `--before` fidelity command (what a case needs
+done first: a run for `gc` to list, hooks for `--uninstall` to remove), then `python -m
 fidelity --quiet ARGS` in the repository. What git and fidelity printed, their exit codes
 and each `--keep` file of the repository become files in OUT, with this side's paths
-replaced by `{out}`, `{repo}` and `{worktree}`. Like cases/fidelity_cli.py, a red verdict
-or a failed `--git` command is evidence: this script exits non-zero only when fidelity
-crashed (an exit code outside 0-3) or the history could not be rebuilt.
+replaced by `{out}`, `{repo}`, `{worktree}` and `{harness}` (this script's own tree, when a
+case runs it from there). Like cases/fidelity_cli.py, a red verdict or a failed `--git`
+command is evidence: this script exits non-zero only when fidelity crashed (an exit code
+outside 0-3) or the history could not be rebuilt.
+
+`--steady` also masks what commands that keep their own folders and clocks print
+differently each time (STEADY: a folder's time stamp, a recorded time, a speed ratio, CPU
+seconds, the interpreter's path), and `--ids` commit ids (each becomes `<commit N>` in the
+order it first appears), for a repository built at the current time, as `fidelity demo`
+builds its own; the history's ids are fixed, so history cases keep them as evidence.
 
 With `--pty`, fidelity runs as a person types it: without `--quiet`, on a pseudo-terminal of
 100 columns (progress bar, live display), and what the terminal showed is kept as
@@ -33,37 +43,11 @@ import tempfile
 import termios
 from pathlib import Path
 
+from neutral import Places
+
 WIDTH = "160"  # rich wraps at 80 columns without a terminal; a fixed width keeps text stable
 STREAM = Path("cases/fixtures/history/meter.fi")
 WHEN = "1767650400 +0000"  # the merges' author and committer date: fixed, so ids are too
-# what differs between two runs of the same code: elapsed times and the run's own folder
-VOLATILE = [
-    (re.compile(r"\b\d+(\.\d+)?(e-?\d+)? ?(ms|s)\b"), "<time>"),
-    (re.compile(r' time="[0-9.]+"'), ' time="<time>"'),  # JUnit
-    (
-        re.compile(r"/[^\s\"']*/fidelity-(baseline|candidate)-\w+(/fidelity-\1-\w+)?"),
-        r"<\1 worktree>",
-    ),
-    (
-        re.compile(
-            r'"(seconds|duration_s|cpu_s|elapsed_s|started|finished|started_at|finished_at)": '
-            r"[^,\n}]+"
-        ),
-        r'"\1": "<volatile>"',
-    ),
-]
-
-
-class Places:
-    def __init__(self, out: Path, repo: Path, worktree: Path) -> None:
-        self.pairs = [(str(out), "{out}"), (str(repo), "{repo}"), (str(worktree), "{worktree}")]
-
-    def neutral(self, text: str) -> str:
-        for path, name in self.pairs:
-            text = text.replace(path, name)
-        for pattern, replacement in VOLATILE:
-            text = pattern.sub(replacement, text)
-        return text
 
 
 def run(argv: list[str], repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -124,57 +108,86 @@ def rebuild(repo: Path, stream: Path, env: dict[str, str]) -> None:
     run(["git", "config", "merge.fidelity-records.name", "fidelity record rows"], repo, env)
 
 
-def main(raw: list[str]) -> int:
+def parse(raw: list[str]) -> argparse.Namespace:
     cli = argparse.ArgumentParser(prog="fidelity_in_repo.py")
     cli.add_argument("out", type=Path)
+    cli.add_argument("--stream", type=Path, default=STREAM, help="the history to rebuild")
     cli.add_argument("--git", action="append", default=[], help="a git command to run first")
+    cli.add_argument("--before", action="append", default=[], help="a fidelity command next")
     cli.add_argument("--keep", action="append", default=[], help="a repository file to keep")
+    cli.add_argument("--steady", action="store_true", help="mask stamps, clocks, the interpreter")
+    cli.add_argument("--ids", action="store_true", help="mask commit ids")
     cli.add_argument("--pty", action="store_true", help="run fidelity on a pseudo-terminal")
     split = raw.index("--") if "--" in raw else len(raw)
     ns = cli.parse_args(raw[:split])
     ns.args = raw[split + 1 :]
+    return ns
+
+
+def environment(home: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return env | {
+        "HOME": home,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "COLUMNS": WIDTH,
+        "NO_COLOR": "1",
+        "GIT_AUTHOR_NAME": "Meter Dev",
+        "GIT_AUTHOR_EMAIL": "dev@meter.invalid",
+        "GIT_COMMITTER_NAME": "Meter Dev",
+        "GIT_COMMITTER_EMAIL": "dev@meter.invalid",
+        "GIT_AUTHOR_DATE": WHEN,
+        "GIT_COMMITTER_DATE": WHEN,
+    }
+
+
+def transcript(name: str, commands: list[str], repo: Path, env: dict[str, str]) -> str:
+    """Each command (of git, or of fidelity, quiet) run in turn, its exit code and words."""
+    program = ["git"] if name == "git" else [sys.executable, "-m", "fidelity", "--quiet"]
+    log = []
+    for command in commands:
+        done = run([*program, *shlex.split(command)], repo, env)
+        log.append(f"$ {name} {command}\nexit {done.returncode}\n{done.stdout}{done.stderr}")
+    return "\n".join(log)
+
+
+def fidelity(ns: argparse.Namespace, repo: Path, env: dict[str, str], places: Places) -> int:
+    """Run ARGS (on a pseudo-terminal with --pty) and keep what it said; its exit code."""
+    if ns.pty:
+        code, screen = on_pty([sys.executable, "-m", "fidelity", *ns.args], repo, env)
+        (ns.out / "exit.txt").write_text(f"{code}\n")
+        (ns.out / "screen.txt").write_text(places.neutral(screen))
+        return code
+    done = run([sys.executable, "-m", "fidelity", "--quiet", *ns.args], repo, env)
+    (ns.out / "exit.txt").write_text(f"{done.returncode}\n")
+    (ns.out / "stdout.txt").write_text(places.neutral(done.stdout))
+    (ns.out / "stderr.txt").write_text(places.neutral(done.stderr))
+    return done.returncode
+
+
+def main(raw: list[str]) -> int:
+    ns = parse(raw)
     worktree = Path.cwd()
-    stream = worktree / STREAM
+    stream = worktree / ns.stream
     ns.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fidelity-history-") as tmp:
-        repo = Path(tmp, "meter")
+        repo = Path(tmp, stream.stem)
         repo.mkdir()
-        places = Places(ns.out, repo, worktree)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env |= {
-            "HOME": tmp,
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "COLUMNS": WIDTH,
-            "NO_COLOR": "1",
-            "GIT_AUTHOR_NAME": "Meter Dev",
-            "GIT_AUTHOR_EMAIL": "dev@meter.invalid",
-            "GIT_COMMITTER_NAME": "Meter Dev",
-            "GIT_COMMITTER_EMAIL": "dev@meter.invalid",
-            "GIT_AUTHOR_DATE": WHEN,
-            "GIT_COMMITTER_DATE": WHEN,
-        }
+        pairs = [(ns.out, "{out}"), (repo, "{repo}"), (worktree, "{worktree}")]
+        places = Places(pairs, steady=ns.steady, ids=ns.ids)
+        env = environment(tmp)
         rebuild(repo, stream, env)
-        log = []
-        for command in ns.git:
-            done = run(["git", *shlex.split(command)], repo, env)
-            log.append(f"$ git {command}\nexit {done.returncode}\n{done.stdout}{done.stderr}")
-        if log:
-            (ns.out / "git.txt").write_text(places.neutral("\n".join(log)))
-        code = 0
-        if ns.args and ns.pty:
-            code, screen = on_pty([sys.executable, "-m", "fidelity", *ns.args], repo, env)
-            (ns.out / "exit.txt").write_text(f"{code}\n")
-            (ns.out / "screen.txt").write_text(places.neutral(screen))
-        elif ns.args:
-            done = run([sys.executable, "-m", "fidelity", "--quiet", *ns.args], repo, env)
-            code = done.returncode
-            (ns.out / "exit.txt").write_text(f"{code}\n")
-            (ns.out / "stdout.txt").write_text(places.neutral(done.stdout))
-            (ns.out / "stderr.txt").write_text(places.neutral(done.stderr))
+        if ns.git:
+            log = transcript("git", ns.git, repo, env)
+            (ns.out / "git.txt").write_text(places.neutral(log))
+        if ns.before:
+            log = transcript("fidelity", ns.before, repo, env)
+            (ns.out / "before.txt").write_text(places.neutral(log))
+        code = fidelity(ns, repo, env, places) if ns.args else 0
         for name in ns.keep:
             kept = ns.out / "kept" / name
             kept.parent.mkdir(parents=True, exist_ok=True)
-            kept.write_text(places.neutral((repo / name).read_text()))
+            there = repo / name
+            kept.write_text(places.neutral(there.read_text()) if there.exists() else "(none)\n")
         for path in sorted(p for p in ns.out.rglob("*") if p.is_file()):
             path.write_text(places.neutral(path.read_text(errors="replace")))
     return 0 if code in (0, 1, 2, 3) else 1
