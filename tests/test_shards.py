@@ -280,3 +280,26 @@ def test_a_run_with_a_huge_shard_count_answers_at_once(
     captured = capsys.readouterr()
     assert says in (captured.out if code == 0 else captured.err)
     assert out.exists() == (code == 0)
+
+
+def test_the_shard_help_names_every_variable_the_readers_read() -> None:
+    """The help once left out SLURM_ARRAY_TASK_STEP, which the Slurm reader divides by: the
+    help is made from shards.READS, held here against every variable name the module reads."""
+    import re
+    from pathlib import Path
+
+    from fidelity.cli.main import build_parser
+    from fidelity.matrix import shards
+
+    source = Path(shards.__file__).read_text()
+    code = source.split("READS = (", 1)[0]  # the readers, not the help's own words
+    read = set(re.findall(r'"([A-Z][A-Z_]{4,})"', code))
+    assert {"SLURM_ARRAY_TASK_STEP", "JOB_COMPLETION_INDEX", "FIDELITY_SHARD_COUNT"} <= read
+    import argparse
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    run = commands.choices["run"]
+    shard_help = next(a.help for a in run._actions if "--shard" in a.option_strings)
+    assert shard_help is not None
+    missing = {name for name in read if name not in shard_help}
+    assert not missing, missing

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import html, options
 from fidelity.errors import UsageError
+from fidelity.matrix import shards
 from fidelity.text import counted
 
 if TYPE_CHECKING:
@@ -79,10 +80,7 @@ def register(sub: Any) -> None:
         metavar="K/N|auto",
         help="run shard K of N: a deterministic share of the cases for one CI job "
         "(merge the shards with `fidelity merge`); an empty shard is valid (N may exceed the "
-        "number of cases, up to 2,147,483,647; a larger N is refused). `auto` reads K "
-        "and N from FIDELITY_SHARD_INDEX (1-based) and FIDELITY_SHARD_COUNT, else a Slurm "
-        "array's SLURM_ARRAY_TASK_ID/_COUNT (offset by SLURM_ARRAY_TASK_MIN), else a "
-        "Kubernetes Indexed Job's JOB_COMPLETION_INDEX (0-based) with FIDELITY_SHARD_COUNT; "
+        f"number of cases, up to 2,147,483,647; a larger N is refused). {shards.AUTO_HELP}; "
         "it refuses (exit 2) when none is set, a value is not a whole number, or two disagree",
     )
     run.add_argument(
@@ -177,7 +175,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli import stale_worktrees
     from fidelity.cli.progress import shown
     from fidelity.git import worktrees
-    from fidelity.matrix import gate, shards
+    from fidelity.matrix import gate
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
     shard = shards.resolve(args.shard, os.environ)  # `auto`: the job engine's variables

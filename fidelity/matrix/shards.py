@@ -153,6 +153,16 @@ _ENGINES: tuple[tuple[str, Callable[[Mapping[str, str]], tuple[int, int] | None]
     ("Slurm array", _slurm),
     ("Kubernetes Indexed Job", _kubernetes),
 )
+# What each engine's reader above reads, in the same order, said in `--shard`'s help: the one
+# place the help names the variables (tests/test_shards.py holds it against the readers)
+READS = (
+    "FIDELITY_SHARD_INDEX (1-based) and FIDELITY_SHARD_COUNT",
+    "a Slurm array's SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (offset by "
+    "SLURM_ARRAY_TASK_MIN, divided by SLURM_ARRAY_TASK_STEP, checked against "
+    "SLURM_ARRAY_TASK_MAX when set)",
+    "a Kubernetes Indexed Job's JOB_COMPLETION_INDEX (0-based) with FIDELITY_SHARD_COUNT",
+)
+AUTO_HELP = f"`auto` reads K and N from {', else '.join(READS)}"
 
 
 def assign(
