@@ -351,23 +351,24 @@ def _skim_table(rule: BlockRule) -> BlockRule:
 @functools.cache
 def block_parser() -> MarkdownIt:
     """The same block structure, without inline parsing or table tokens: for link targets."""
-    md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
-    rules = {rule.name: rule for rule in md.block.ruler.__rules__}
-    md.block.ruler.at("table", _skim_table(rules["table"].fn), {"alt": rules["table"].alt})
-    _footnotes(md)
-    _count_tokens(md)
-    limit_nesting(md)
-    return md
+    return _blocks_only(_skim_table)
 
 
 @functools.cache
 def table_parser() -> MarkdownIt:
     """The same block structure, without inline parsing, tables as their rows alone."""
+    return _blocks_only(rows_only_table)
+
+
+def _blocks_only(table_rule: Callable[[BlockRule], BlockRule]) -> MarkdownIt:
+    """CommonMark blocks with GFM tables read by `table_rule` (wrapping markdown-it's own),
+    no inline parsing, followed as deep as the shared parser follows a page."""
     md = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
     rules = {rule.name: rule for rule in md.block.ruler.__rules__}
-    md.block.ruler.at("table", rows_only_table(rules["table"].fn), {"alt": rules["table"].alt})
+    md.block.ruler.at("table", table_rule(rules["table"].fn), {"alt": rules["table"].alt})
     _footnotes(md)
     _count_tokens(md)
+    limit_nesting(md)
     return md
 
 
