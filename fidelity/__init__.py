@@ -12,6 +12,8 @@ tests/test_imports.py). Each package's own docstring maps its modules.
                          |
     capabilities    matrix/   controls/   history/   ab/   recordmerge/
                          |
+    values          kinds/ (comparator kinds, behind one protocol)
+                         |
     worktrees       worktree.py
                          |
     infrastructure  git/   config.py   schema.py   workdir.py   cachekey.py

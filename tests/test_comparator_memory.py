@@ -6,8 +6,9 @@ and numpy's buffers alike; pandas is imported before measuring, so its import is
 counted. CSV tests shrink the chunk from 50,000 rows to 2,000, the formula with it, so that
 files of a few chunks stay small and quick. Inputs are the shapes that cost most per byte:
 cells that all differ, long cells, every row out of order, empty JSON containers, one-byte
-lines. The red case plants the defect the bound exists to catch: a CSV comparator that
-reads every chunk before it walks them.
+lines, arrays whose every element differs (complex and Fortran-ordered: the costliest).
+The red cases plant the defect each bound exists to catch: a CSV comparator that reads
+every chunk before it walks them, an npy comparator that loads both arrays.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas  # noqa: F401  (imported here so a pandas-read CSV does not count its import)
 import pytest
 
-from fidelity.matrix import csvcmp, csvread
-from fidelity.matrix.diffs import OutputDiff
-from fidelity.matrix.valuecmp import compare_json, compare_text
+from fidelity.kinds import csvcmp, csvread, npyarray
+from fidelity.kinds.diffs import OutputDiff
+from fidelity.kinds.jsontree import compare_json
+from fidelity.kinds.textdiff import compare_text
 
 ROOT = Path(__file__).resolve().parents[1]
 MIB = 2**20
@@ -32,6 +35,7 @@ FORMULAS = (
     "`4 MiB + (2 × 50,000 + P) × (3 × B + 200 × C) + 16 × R`",
     "`1 MiB + 30 × (both files' bytes)`",
     "`1 MiB + 4 × (both files' bytes) + 300 × (both files' lines)`",
+    "`1 MiB + 100 × 262,144`",
 )
 
 
@@ -45,6 +49,10 @@ def json_bound(size: int) -> float:
 
 def text_bound(size: int, lines: int) -> float:
     return 1 * MIB + 4 * size + 300 * lines
+
+
+def npy_bound(chunk: int) -> float:
+    return 1 * MIB + 100 * chunk
 
 
 def peak(compare: Callable[[], OutputDiff]) -> tuple[int, OutputDiff]:
@@ -188,6 +196,56 @@ def test_text_peak_within_bound(shape: str) -> None:
     assert used <= bound, f"{shape}: peak {used / MIB:.1f} MiB over the bound {bound / MIB:.1f}"
 
 
+NPY_BLOCK = 2**14
+NPY_SHAPES: dict[str, Callable[[], tuple[Any, Any]]] = {
+    # the costliest per element: every value differs, complex, the candidate Fortran-ordered
+    "complex, every value moved, Fortran order": lambda: (
+        np.arange(2**17, dtype=np.complex128).reshape(-1, 64),
+        np.asfortranarray((np.arange(2**17) + 1j).reshape(-1, 64)),
+    ),
+    "floats, every value moved, NaNs": lambda: (
+        np.arange(2**18, dtype=np.float64),
+        np.where(np.arange(2**18) % 7, np.arange(2**18) * 1.5, np.nan),
+    ),
+    "bytes, every value moved": lambda: (
+        np.zeros(2**18, dtype=np.int8),
+        np.ones(2**18, dtype=np.int8),
+    ),
+    "text, every value changed": lambda: (
+        np.array(["ab"] * 2**16),
+        np.array(["ba"] * 2**16),
+    ),
+}
+
+
+def _measure_npy(tmp_path: Path, arrays: tuple[Any, Any]) -> tuple[int, OutputDiff]:
+    np.save(tmp_path / "b.npy", arrays[0])
+    np.save(tmp_path / "c.npy", arrays[1])
+    spec = {"kind": "npy", "rtol": 1e-9}
+    return peak(lambda: npyarray.compare_npy("a.npy", tmp_path / "b.npy", tmp_path / "c.npy", spec))
+
+
+@pytest.mark.parametrize("shape", NPY_SHAPES)
+def test_npy_peak_within_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str) -> None:
+    monkeypatch.setattr(npyarray, "CHUNK", NPY_BLOCK)
+    arrays = NPY_SHAPES[shape]()
+    used, result = _measure_npy(tmp_path, arrays)
+    assert result.values_out == arrays[0].size, result.summary
+    bound = npy_bound(NPY_BLOCK)
+    assert used <= bound, f"{shape}: peak {used / MIB:.1f} MiB over the bound {bound / MIB:.1f}"
+
+
+def test_npy_bound_catches_a_comparator_that_loads_the_arrays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red case: the bound fails a comparator that reads both arrays whole."""
+    monkeypatch.setattr(npyarray, "CHUNK", NPY_BLOCK)
+    monkeypatch.setattr(npyarray, "load", lambda source: np.load(source, allow_pickle=False))
+    used, result = _measure_npy(tmp_path, NPY_SHAPES["floats, every value moved, NaNs"]())
+    assert result.values_out == 2**18
+    assert used > 1.5 * npy_bound(NPY_BLOCK), f"peak {used / MIB:.1f} MiB"
+
+
 def test_docs_state_the_bounds_tested_here() -> None:
     """The formulas above are the docs' own: a bound changed on one side fails here."""
     docs = (ROOT / "docs" / "case-matrix.md").read_text()
@@ -195,3 +253,4 @@ def test_docs_state_the_bounds_tested_here() -> None:
     assert not missing, f"docs/case-matrix.md no longer states {missing}: update it or the test"
     assert f"chunks of {csvread.CHUNK_ROWS:,} rows" in docs
     assert f"{csvcmp.KEY_BYTES} bytes each" in docs
+    assert f"blocks of {npyarray.CHUNK:,} elements" in docs

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import DEF, case_ids, side
 
+from fidelity.kinds.diffs import OutputDiff
 from fidelity.matrix.compare import SWAPPED, Verdict, compare, compare_case, file_delta
-from fidelity.matrix.diffs import OutputDiff
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SideEvidence
 from fidelity.matrix.findings import Harness, exit_code, provenance
 

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fidelity.matrix import csvread
-from fidelity.matrix.csvcmp import _result, _Walk, compare_csv, label
-from fidelity.matrix.diffs import OutputDiff, Tally, judge
-from fidelity.matrix.sources import NO_PATHS, Neutral
+from fidelity.kinds import csvread
+from fidelity.kinds.csvcmp import _result, _Walk, compare_csv, label
+from fidelity.kinds.diffs import OutputDiff, Tally, judge
+from fidelity.kinds.sources import NO_PATHS, Neutral
 
 BASE_OUT, CAND_OUT = "/runs/b/out", "/runs/c/out"
 NEUTRAL = Neutral.of({"out": BASE_OUT}, {"out": CAND_OUT})
@@ -85,7 +85,7 @@ def _place(walk: _Walk, key: Any, row: Any, *, base_side: bool, compare: Any) ->
 
 
 def _layout(columns: tuple[str, ...], key: list[str]) -> Any:
-    from fidelity.matrix.csvcmp import _layout as layout
+    from fidelity.kinds.csvcmp import _layout as layout
 
     return layout(columns, key)
 

@@ -20,7 +20,8 @@ import pytest
 from checkers import config as docs_config
 from fidelity.controls import table as control_table
 from fidelity.history import stale
-from fidelity.matrix import diffs, outputs
+from fidelity.kinds import diffs
+from fidelity.matrix import outputs
 from fidelity.matrix import table as case_table
 
 ROOT = Path(__file__).resolve().parents[1]

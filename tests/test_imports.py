@@ -63,7 +63,9 @@ def plant(copy: Path, module: str, line: str) -> None:
         # the checkers stand alone
         ("checkers/fences.py", "import fidelity.errors", "the checkers import nothing"),
         # a cycle between siblings: the comparators' shared types importing a comparator
-        ("fidelity/matrix/diffs.py", "import fidelity.matrix.csvcmp", "no import cycle"),
+        ("fidelity/kinds/diffs.py", "import fidelity.kinds.csvcmp", "no import cycle"),
+        # a comparator kind sits below the verdict that asks it
+        ("fidelity/kinds/jsontree.py", "import fidelity.matrix.compare", "imports run one way"),
         # git sits below the worktrees that are built on it
         ("fidelity/git/command.py", "import fidelity.worktree", "imports run one way"),
         # one git noun leaning on another instead of on the runner

@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from fidelity.matrix.diffs import Tolerance
-from fidelity.matrix.valuecmp import explain
+from fidelity.kinds.diffs import Tolerance
+from fidelity.kinds.registry import explain
 from fidelity.matrix.widening import case_widenings, widened
 
 BASE = b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n3,30.0,c,7\n"
@@ -256,8 +256,8 @@ def test_text_that_differs_only_in_undecodable_bytes_or_line_endings_still_moves
 def _leafwise(base: object, cand: object, ignore: tuple[str, ...]) -> tuple[list[str], set[str]]:
     """The JSON walk as it was before equal subtrees were skipped: every leaf visited. What
     differs, and the ignore entries that matched nothing."""
-    from fidelity.matrix import valuecmp
-    from fidelity.matrix.ignores import Ignores
+    from fidelity.kinds import jsontree
+    from fidelity.kinds.ignores import Ignores
 
     seen, walked = Ignores(ignore), []
     stack = [iter([(base, cand, "$")])]
@@ -268,9 +268,9 @@ def _leafwise(base: object, cand: object, ignore: tuple[str, ...]) -> tuple[list
         elif not seen.ignored(item[2]):
             b, c, here = item
             if isinstance(b, dict) and isinstance(c, dict):
-                stack.append(valuecmp._members(b, c, here))
+                stack.append(jsontree._members(b, c, here))
             elif isinstance(b, list) and isinstance(c, list):
-                stack.append(valuecmp._items(b, c, here))
+                stack.append(jsontree._items(b, c, here))
             elif b != c or type(b) is not type(c):
                 walked.append(f"{here} {b!r} {c!r}")
     return walked, set(seen.unmatched())
@@ -292,14 +292,14 @@ def test_json_equal_subtrees_skipped_give_what_the_leaf_walk_gives(
 ) -> None:
     """`==` settles equal subtrees, but never calls 1 and 1.0, True and 1, or NaN and NaN
     equal where the leaf-by-leaf walk tells them apart; ignore entries are still matched."""
-    from fidelity.matrix import valuecmp
-    from fidelity.matrix.ignores import Ignores
+    from fidelity.kinds import jsontree
+    from fidelity.kinds.ignores import Ignores
 
     cand = {"x": base, "y": cand} if same else cand
     base = {"x": base, "y": base} if same else base
     for ignore in ((), ("$.x",), ("a",)):
         found = Ignores(ignore)
-        walked = [f"{w} {b!r} {c!r}" for w, b, c in valuecmp._walk(base, cand, "$", found)]
+        walked = [f"{w} {b!r} {c!r}" for w, b, c in jsontree._walk(base, cand, "$", found)]
         assert (walked, set(found.unmatched())) == _leafwise(base, cand, ignore)
 
 

@@ -1,6 +1,7 @@
 """A matrix outcome as one page: the verdict in words, provenance findings, the prediction,
 accepted findings, the revisions; a row per case; then each case that is not identical,
-with its value-level differences, a plot per moved numeric column and its log tails.
+with its value-level differences, its plots (a moved numeric column) and its log
+tails.
 
 Every sentence is the one the terminal and the Markdown report say (`matrix.words`); only
 the layout is this module's. The case table is always whole; case sections are added while
@@ -15,6 +16,7 @@ from typing import Any
 
 from fidelity.htmlreport import cases, plots, values
 from fidelity.htmlreport.page import LIMIT, Budget, document, esc, items, section
+from fidelity.kinds import registry
 from fidelity.matrix import words
 from fidelity.matrix.compare import CaseResult, Verdict
 from fidelity.matrix.explain import output_file, spec_for
@@ -147,7 +149,7 @@ def detail(r: CaseResult, outcome: Outcome, plotted: str = "") -> str:
 
 
 def _plottable(r: CaseResult) -> bool:
-    return any(e.kind in ("csv", "tsv") and not e.limit for e in r.explained)
+    return any(registry.of(e.kind).plots and not e.limit for e in r.explained)
 
 
 def _sections(outcome: Outcome, shown: Sequence[CaseResult], budget: Budget) -> list[str]:

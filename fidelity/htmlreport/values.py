@@ -1,9 +1,9 @@
 """A moved case's value-level differences (old -> new, absolute and relative) and log tails.
 
 Nothing is compared again here: the differences are the ones the run's comparators kept
-(`OutputDiff.largest`, the bounded text diff), as `fidelity compare` and the Markdown report
-show them. The relative difference is the stored absolute one over |baseline|, the base
-that the tolerances use (`diffs.Tolerance`).
+(`OutputDiff.largest`, the bounded text diff), as each kind gives them (`Kind.kept`) and as
+`fidelity compare` and the Markdown report show them. The relative difference is the stored
+absolute one over |baseline|, the base that the tolerances use (`diffs.Tolerance`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import stat
 from pathlib import Path
 
 from fidelity.htmlreport.page import esc, pre
+from fidelity.kinds import registry
+from fidelity.kinds.diffs import Difference, OutputDiff
 from fidelity.matrix import words
-from fidelity.matrix.diffs import Difference, OutputDiff
-from fidelity.matrix.valuecmp import text_changes
 
 LOG_BYTES = 4096  # of each log's end, per side
 LOGS = ("stderr.log", "stdout.log")
@@ -47,15 +47,6 @@ def _difference(d: Difference) -> str:
     return "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>\n"
 
 
-def _text(e: OutputDiff) -> str:
-    rows = [
-        f"<tr><td>{esc(where)}</td><td>{esc('(absent)' if old is None else old)}</td>"
-        f"<td>{esc('(absent)' if new is None else new)}</td><td></td><td></td><td>no</td></tr>\n"
-        for where, old, new in text_changes(e.diff)
-    ]
-    return "".join(rows)
-
-
 def output(e: OutputDiff) -> str:
     """One explained output: its summary line, then its kept differences as a table."""
     parts = [f"<h4>{esc(e.path)} <small>({esc(e.kind)})</small></h4>\n"]
@@ -65,9 +56,9 @@ def output(e: OutputDiff) -> str:
     for label, keys in (("rows added", e.rows_added), ("rows dropped", e.rows_dropped)):
         if keys:
             parts.append(f"<p>{esc(label)}: {esc(', '.join(keys))}</p>\n")
-    rows = _text(e) if e.kind == "text" else "".join(_difference(d) for d in e.largest)
+    kept, differences = registry.of(e.kind).kept(e)
+    rows = "".join(_difference(d) for d in differences)
     if rows:
-        kept = "the changed lines kept" if e.kind == "text" else "the largest differences"
         parts.append(
             f"<p>{esc(kept)}, old -> new:</p>\n"
             f'<table class="values">\n<thead>{HEAD}</thead>\n<tbody>\n{rows}</tbody>\n</table>\n'

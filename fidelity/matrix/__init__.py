@@ -1,19 +1,13 @@
 """The case matrix: both sides of a change run under one table, then compared case by case.
 
 Read from the bottom up: the pure core first, then the shell that produces and re-reads
-evidence, then how a verdict is said.
+evidence, then how a verdict is said. Outputs are compared by value by the comparator
+kinds of `fidelity.kinds`, which the verdict asks and never names.
 
 - `table`: case tables: TOML matrices validated against the shipped schema, frozen values
 - `outputs`: declared outputs: which files a case writes and the name each is compared under
 - `specs`: comparison specs: table-wide defaults resolved per case, blocks that misfire
-- `ignores`: the JSON comparator's `ignore` entries (paths and bare keys)
 - `evidence`: what one side of a run produced, as frozen values that round-trip run.json
-- `sources`: an output to compare, as a file in the run directory or as bytes
-- `diffs`: what a value-aware comparison finds: differences, tolerances, one explanation
-- `csvread`: a CSV/TSV output read in chunks of cell texts, without pandas when it is plain
-- `csvblock`: rows that arrive in step, compared a whole column at a time
-- `csvcmp`: CSV/TSV outputs compared by value, rows aligned on key columns
-- `valuecmp`: value-aware explanations of outputs whose bytes differ (CSV/TSV, JSON, text)
 - `spread`: a nondeterministic case's spread, and whether a difference stays within it
 - `compare`: the comparison: pure functions from two sides' evidence to one verdict per case
 - `widening`: has the harness loosened a comparison since the baseline's own table

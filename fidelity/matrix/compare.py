@@ -11,9 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from fidelity.kinds.diffs import OutputDiff
 from fidelity.matrix import spread
 from fidelity.matrix.evidence import CaseEvidence, ReplayVerdict, SideEvidence
-from fidelity.matrix.valuecmp import OutputDiff
 
 Explanations = Mapping[str, Sequence[OutputDiff]]  # case id -> explained changed outputs
 

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from fidelity.kinds.diffs import OutputDiff
+from fidelity.kinds.registry import explain
+from fidelity.kinds.sources import Neutral
 from fidelity.matrix.compare import file_delta
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SideEvidence
-from fidelity.matrix.sources import Neutral
-from fidelity.matrix.valuecmp import OutputDiff, explain
 from fidelity.matrix.widening import Spec, Specs
 
 

@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fidelity.kinds.registry import explain
+from fidelity.kinds.sources import Neutral
 from fidelity.matrix import spread
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, Replay, ReplayRun, ReplayVerdict
 from fidelity.matrix.explain import spec_for
 from fidelity.matrix.files import walk
-from fidelity.matrix.sources import Neutral
 from fidelity.matrix.table import Case
-from fidelity.matrix.valuecmp import explain
 from fidelity.text import counted
 
 # (the run's case folder, a cache folder to start from or None) -> its evidence

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from fidelity.matrix.ignores import ignore_problem
+from fidelity.kinds import registry
 from fidelity.matrix.outputs import Output, spec_problem
 
 Spec = Mapping[str, Any]
@@ -40,15 +40,12 @@ def effective(
     return found
 
 
-def _ignores(raw: Mapping[str, Any], where: tuple[str | int, ...], locate: Locate) -> list[str]:
-    spec = _at(raw, where)
-    if spec["kind"] != "json":
-        return []
-    return [
-        locate(raw, (*where, "ignore", k), why)
-        for k, entry in enumerate(spec.get("ignore", []))
-        if (why := ignore_problem(entry))
-    ]
+def _kind_problems(
+    raw: Mapping[str, Any], where: tuple[str | int, ...], locate: Locate
+) -> list[str]:
+    """What the block's kind finds in it: a key it does not read, an entry that can never
+    match; each located."""
+    return [locate(raw, (*where, *at), why) for at, why in registry.problems(_at(raw, where))]
 
 
 def _at(raw: Mapping[str, Any], where: Sequence[str | int]) -> Any:
@@ -84,12 +81,12 @@ def problems(raw: Mapping[str, Any], locate: Locate, trap: bool = True) -> list[
         where: tuple[str | int, ...] = ("matrix", "compare", name)
         if all(spec_problem(name, outs) for outs in outputs):
             found.append(locate(raw, where, "names no output of any case: it would never apply"))
-        found += _ignores(raw, where, locate)
+        found += _kind_problems(raw, where, locate)
     last = len(cases) - 1
     for i, case in enumerate(cases):
         for name in case.get("compare", {}):
             where = ("case", i, "compare", name)
-            found += _ignores(raw, where, locate)
+            found += _kind_problems(raw, where, locate)
             others = [
                 c["id"]
                 for j, c in enumerate(cases)

@@ -3,9 +3,10 @@ difference between the revisions stays within it.
 
 Judged from the cold runs each side made (`repeat`, `replay`). A file whose bytes vary
 between runs of the baseline's commit and between runs of the candidate's may differ
-between the sides as much as that, and no more: with a CSV or JSON comparator, each column
-(or JSON path) that differs between the sides must have varied within both sides, by at
-least half as much; a file no comparator reads into values is judged whole. That is
+between the sides as much as that, and no more: with a kind that names a file's parts (a
+CSV column, a JSON path: `Kind.parts`), each part that differs between
+the sides must have varied within both sides, by at least half as much; a file no
+comparator reads into values is judged whole. That is
 `within-spread`, not `moved`. A file that varied on one side only is a move of its spread
 when the other side ran it the same way often enough to say so (`MIN_RUNS`); with fewer
 runs, or a declared nondeterministic case that never varied, the runs are said to be too
@@ -18,7 +19,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from fidelity.matrix.diffs import OutputDiff, rank
+from fidelity.kinds import registry
+from fidelity.kinds.diffs import OutputDiff, rank
 from fidelity.matrix.evidence import CaseEvidence
 
 SHOWN = 3
@@ -37,20 +39,19 @@ class Judged:
 
 
 def reach(found: OutputDiff) -> dict[str, float]:
-    """How far a file's values moved, per CSV column or JSON path: the largest difference
-    in each (inf for a change no size applies to). A column the comparator's few largest
-    differences leave out moved at most as far as the smallest of them. {"*": inf} when
-    the comparator names no such parts (bytes, text, or more JSON paths than it lists)."""
-    if found.kind in ("csv", "tsv"):
-        units, cut = list(found.columns), True
-    elif found.kind == "json" and found.keys_total <= len(found.keys):
-        units, cut = list(found.keys), False
-    else:
+    """How far a file's values moved, per part its kind names (a CSV column, a JSON path):
+    the largest difference in each (inf for a change no size applies to). A part the
+    comparator's few largest differences leave out moved at most as far as the smallest of
+    them. {"*": inf} when the kind names no such parts (bytes, text, or more JSON paths than
+    it lists)."""
+    kind = registry.of(found.kind)
+    units = kind.parts(found)
+    if units is None:
         return {WHOLE: math.inf}
     out = [d for d in found.largest if not d.within]
     sizes: dict[str, float] = {}
     for d in out:
-        unit = d.where.rsplit(" / ", 1)[-1] if cut else d.where
+        unit = kind.part(d.where)
         sizes[unit] = max(sizes.get(unit, 0.0), rank(d.abs_diff))
     floor = min((rank(d.abs_diff) for d in out), default=0.0) if found.values_out > len(out) else 0
     return {u: sizes.get(u, floor) for u in dict.fromkeys([*units, *sizes])}

@@ -1,8 +1,8 @@
 """Has the harness loosened a comparison since the baseline's own table?
 
 A gate must not be widened silently to let one change through: a larger rtol/atol, a newly
-ignored column, or a value-aware comparator where bytes were compared before all let more
-differences pass, and each is named.
+ignored column, or a tolerant comparator kind (`Kind.tolerant`) where bytes were compared
+before all let more differences pass, and each is named.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
+from fidelity.kinds import registry
+
 Spec = Mapping[str, Any]
 Specs = Mapping[str, Spec]  # output name or glob -> comparison spec
-TOLERANT_KINDS = frozenset({"csv", "tsv", "json"})
 
 
 def _tolerances(spec: Spec) -> dict[tuple[str, str], float]:
@@ -28,9 +29,9 @@ def widened(output: str, harness: Spec | None, own: Spec | None) -> list[str]:
     """Reasons the harness spec lets more through than the baseline's own spec; [] if none."""
     if harness is None:
         return []
-    kind = harness.get("kind", "bytes")
-    if own is None or own.get("kind", "bytes") not in TOLERANT_KINDS:
-        return [f"{output}: now compared as {kind}, was bytes"] if kind in TOLERANT_KINDS else []
+    kind = registry.of_spec(harness)
+    if own is None or not registry.of_spec(own).tolerant:
+        return [f"{output}: now compared as {kind.name}, was bytes"] if kind.tolerant else []
     reasons = []
     new_ignored = sorted(set(harness.get("ignore", [])) - set(own.get("ignore", [])))
     if new_ignored:

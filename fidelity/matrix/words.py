@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from fidelity.kinds import registry
+from fidelity.kinds.diffs import OutputDiff, clip_pair
 from fidelity.matrix.compare import FAILURES, CaseResult, Comparison, Summary
-from fidelity.matrix.diffs import clip_pair
 from fidelity.matrix.findings import Code, Finding
 from fidelity.matrix.outcome import WORKTREE, Outcome, Selection
 from fidelity.matrix.predict import Held
-from fidelity.matrix.valuecmp import OutputDiff, text_changes
 from fidelity.text import counted
 
 SHOWN = 3
@@ -59,32 +58,11 @@ def _some(items: tuple[str, ...], total: int = 0, limit: int = SHOWN) -> str:
     return ", ".join(items[:limit]) + more
 
 
-def _line(text: str | None) -> str:
-    return "(absent)" if text is None else json.dumps(text)
-
-
-def _pairs(e: OutputDiff) -> tuple[list[tuple[str, str, str]], int]:
-    """The changes an explanation shows as old -> new, and how many there are in all: the
-    values out of tolerance or changed (largest first), else those within tolerance."""
-    if e.kind == "text":
-        lines = [(where, _line(old), _line(new)) for where, old, new in text_changes(e.diff)]
-        return lines, e.values_out
-    out = [d for d in e.largest if not d.within]
-    chosen, total = (out, e.values_out) if out else (list(e.largest), e.values_within)
-    # a CSV cell is bare text: quoted unless it is a number, so that "" and " x" show
-    json_text = e.kind == "json"
-    quote = [not json_text and d.abs_diff is None for d in chosen]
-    shown = [
-        (d.where, json.dumps(d.base) if q else d.base, json.dumps(d.cand) if q else d.cand)
-        for d, q in zip(chosen, quote, strict=True)
-    ]
-    return shown, total
-
-
 def changes(e: OutputDiff, limit: int = SHOWN) -> str:
-    """The first `limit` changes of one output as `where: old -> new`, long values cut
-    around their difference, then how many more; "" when there are none to show."""
-    pairs, total = _pairs(e)
+    """The first `limit` changes of one output as `where: old -> new` (as its kind shows
+    them), long values cut around their difference, then how many more; "" when there are
+    none to show."""
+    pairs, total = registry.of(e.kind).changes(e)
     shown = []
     for where, old, new in pairs[:limit]:
         old, new = clip_pair(old, new, SHOWN_VALUE)
@@ -99,7 +77,7 @@ def explanation(e: OutputDiff) -> str:
     if e.columns:
         parts.append(f"columns {_some(e.columns)}")
     shown = changes(e)
-    if e.keys and not (e.kind == "json" and shown):  # a JSON change names its path
+    if e.keys and not (registry.of(e.kind).where_is_key and shown):  # a change names its key
         parts.append(f"keys {_some(e.keys, e.keys_total)}")
     if shown:
         parts.append(shown)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fidelity.matrix.sources import Source, opened
+from fidelity.kinds.sources import Source, opened
 
 CHUNK_ROWS = 50_000
 

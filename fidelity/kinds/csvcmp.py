@@ -24,18 +24,19 @@ from typing import Any
 
 import numpy as np
 
-from fidelity.matrix import csvblock
-from fidelity.matrix.csvread import Chunk, NotPlain, chunks
-from fidelity.matrix.diffs import (
+from fidelity.kinds import csvblock
+from fidelity.kinds.csvread import Chunk, NotPlain, chunks
+from fidelity.kinds.diffs import (
     DEFAULT_TOP,
+    OWN_PATHS,
     SHOWN_KEYS,
     OutputDiff,
     Tally,
     judge,
     tolerance_for,
 )
-from fidelity.matrix.ignores import unmatched_columns
-from fidelity.matrix.sources import NO_PATHS, Neutral, Source
+from fidelity.kinds.ignores import unmatched_columns
+from fidelity.kinds.sources import NO_PATHS, Neutral, Source
 from fidelity.text import counted
 
 MAX_PENDING = 2_000_000
@@ -212,27 +213,43 @@ def _layout(columns: tuple[str, ...], key: Sequence[str]) -> _Layout:
 EMPTY: Chunk = ((), np.empty((0, 0), dtype=object))
 
 
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How a kind's files are split into cells, and the kind's name for its explanations."""
+
+    kind: str = "csv"
+    sep: str = ","
+
+
+COMMA = Dialect()
+
+
 def compare_csv(
-    path: str, base: Source, cand: Source, spec: Mapping[str, Any], neutral: Neutral = NO_PATHS
-) -> OutputDiff:
-    """Explain a CSV (kind csv) or TSV (kind tsv) difference under the spec's tolerances."""
-    try:
-        return _compare(path, base, cand, spec, neutral, plain=True)
-    except NotPlain:
-        return _compare(path, base, cand, spec, neutral, plain=False)
-
-
-def _compare(
     path: str,
     base: Source,
     cand: Source,
     spec: Mapping[str, Any],
+    neutral: Neutral = NO_PATHS,
+    *,
+    dialect: Dialect = COMMA,
+) -> OutputDiff:
+    """Explain a CSV (or TSV: another `dialect`) difference under the spec's tolerances."""
+    try:
+        return _compare(path, (base, cand), spec, neutral, dialect, plain=True)
+    except NotPlain:
+        return _compare(path, (base, cand), spec, neutral, dialect, plain=False)
+
+
+def _compare(
+    path: str,
+    sides: tuple[Source, Source],
+    spec: Mapping[str, Any],
     neutral: Neutral,
+    dialect: Dialect,
     *,
     plain: bool,
 ) -> OutputDiff:
-    kind = spec.get("kind", "csv")
-    sep = "\t" if kind == "tsv" else ","
+    (base, cand), kind, sep = sides, dialect.kind, dialect.sep
     key = list(spec.get("key", []))
     base_chunks, cand_chunks = chunks(base, sep, plain), chunks(cand, sep, plain)
     base_first, cand_first = next(base_chunks, EMPTY), next(cand_chunks, EMPTY)
@@ -364,7 +381,7 @@ def _result(path: str, kind: str, walk: _Walk) -> OutputDiff:
 def _why_same(walk: _Walk) -> str:
     """Why bytes differ although no value does: said as it is, never guessed."""
     if walk.paths_only:
-        return "no value differs outside the side's own paths ({out}, {cache}, {worktree})"
+        return OWN_PATHS
     if walk.ignored_differ and walk.reordered:
         return "no value differs outside the ignored columns; the row order changed"
     if walk.ignored_differ:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fidelity.matrix.diffs import Block, Difference, Tolerance
-from fidelity.matrix.sources import Neutral
+from fidelity.kinds.diffs import Block, Difference, Tolerance
+from fidelity.kinds.sources import Neutral
 
 Array = np.ndarray[Any, Any]
 

@@ -1,6 +1,6 @@
 """What a value-aware comparison finds: differences, tolerances and one output's explanation.
 
-Shared by every comparator (`csvcmp`, `valuecmp`). Tolerances follow numpy's `isclose`,
+Shared by every comparator kind. Tolerances follow numpy's `isclose`,
 relative to the baseline value: |cand - base| <= atol + rtol * |base|.
 """
 
@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_TOP = 5
+SHOWN_LINE_CHARS = 200  # of one shown value or diff line
+OWN_PATHS = "no value differs outside the side's own paths ({out}, {cache}, {worktree})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,22 @@
+"""Comparator kinds: how one output is judged by value once its bytes differ.
+
+A kind is one module meeting the `Kind` protocol and one row in the registry (as
+pre-commit adds a language); the matrix's verdict, the words of a report and the HTML page
+ask a kind what it needs and never test its name. Tolerances follow numpy's `isclose`,
+relative to the baseline value: |cand - base| <= atol + rtol * |base|.
+
+- `base`: the `Kind` protocol, and the answers most kinds share
+- `registry`: every kind by its name, a spec's problems, and the one entry that explains
+- `rawbytes`: kind `bytes`: the bytes alone decide
+- `delimited`: kinds `csv` and `tsv`: one module, the separator its parameter
+- `jsontree`: kind `json`: two documents walked path by path
+- `textdiff`: kind `text`: a bounded unified diff
+- `npyarray`: kind `npy`: NumPy arrays element by element, in bounded memory
+- `diffs`: what a comparison finds: differences, tolerances, one output's explanation
+- `sources`: an output to compare, as a file in the run directory or as bytes
+- `ignores`: the JSON comparator's `ignore` entries (paths and bare keys)
+- `csvread`: a CSV/TSV output read in chunks of cell texts, without pandas when it is plain
+- `csvblock`: rows that arrive in step, compared a whole column at a time
+- `csvcmp`: CSV/TSV outputs compared by value, rows aligned on key columns
+- `csvseries`: a CSV/TSV output's moved columns as numbers, for the report's figures
+"""
