@@ -15,6 +15,7 @@ from fidelity.errors import TableError, UsageError
 from fidelity.matrix import gate, rejudge, reports, table
 from fidelity.matrix.findings import Code
 from fidelity.matrix.predict import Held, PredictionError
+from fidelity.matrix.request import RunRequest
 
 CRASHY = """
 import pathlib, sys
@@ -75,7 +76,7 @@ def crash_fix(make_repo) -> tuple[Repo, str, str]:
 
 
 def run(repo: Repo, base: str, cand: str, expect: str | None = None):
-    return gate.run(repo.path, base, cand, "cases/matrix.toml", expect=expect)
+    return gate.run(repo.path, RunRequest(base, cand, expect=expect))
 
 
 def test_a_crash_fix_predicted_fixed_holds(crash_fix) -> None:
@@ -220,7 +221,7 @@ def test_an_acceptance_that_matches_nothing_is_a_finding(crash_fix) -> None:
         {"value.txt": "1", "cases/matrix.toml": case("a", 'tags = ["t"]') + accept}, "accept"
     )
     fixed = repo.commit({"value.txt": "1"}, "same")
-    outcome = gate.run(repo.path, cand, fixed, "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(cand, fixed))
     assert [f.code for f in outcome.findings] == [Code.ACCEPTED_UNUSED]
     assert outcome.exit_code == 3
 

@@ -15,6 +15,7 @@ from support import PY, Repo, run_cli
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate
+from fidelity.matrix.request import RunRequest, Shard
 
 CI = "GITHUB_ACTIONS"
 
@@ -30,7 +31,7 @@ def line_of(repo: Repo, path: str, text: str) -> int:
 def shards(repo: Repo, base: str, tmp: Path, **kw: str) -> list[Path]:
     dirs = [tmp / "shard-1", tmp / "shard-2"]
     for k, out in enumerate(dirs, 1):
-        gate.run(repo.path, base, "HEAD", "cases/matrix.toml", out=out, shard=f"{k}/2", **kw)  # type: ignore[arg-type]
+        gate.run(repo.path, RunRequest(base, "HEAD", out=out, shard=Shard(k, 2), **kw))  # type: ignore[arg-type]
     return dirs
 
 
@@ -132,7 +133,7 @@ def test_an_altered_shard_is_annotated_at_its_case(
 def test_a_refused_merge_is_annotated(
     sim_repo: Repo, monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path
 ) -> None:
-    plain = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "p")
+    plain = gate.run(sim_repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / "p"))
     monkeypatch.setenv(CI, "true")
     assert main(["merge", str(plain.run_dir), "--out", str(tmp_path / "m")]) == 2
     (note,) = annotation_lines(capsys.readouterr().out)

@@ -13,6 +13,7 @@ from fidelity.matrix import gate
 from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus
 from fidelity.matrix.explain import Arrival, Meeting, explain_case, explanations
+from fidelity.matrix.request import RunRequest
 
 SPEC = {"m.csv": {"kind": "csv", "key": ["id"], "rtol": 0.01}}
 
@@ -55,7 +56,7 @@ def test_a_run_explains_as_it_would_after_the_last_case(make_repo) -> None:
     repo = make_repo("meet")
     base = repo.commit({"m.csv": "id,v\n1,1.000\n2,2.000\n", "cases/matrix.toml": table})
     repo.commit({"m.csv": "id,v\n2,2.005\n1,1.5\n"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", jobs=3)
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD", jobs=3))
     assert {str(r.verdict) for r in outcome.comparison.cases} == {"moved"}
     specs = {f"c{i}": {"m.csv": {"kind": "csv", "key": ["id"], "atol": 0.01}} for i in range(4)}
     after = explanations(outcome.run_dir, outcome.baseline, outcome.candidate, specs)

@@ -24,6 +24,7 @@ from support import Repo, matrix_toml
 from fidelity.cli.main import main
 from fidelity.kinds.registry import explain
 from fidelity.matrix import gate
+from fidelity.matrix.request import RunRequest
 
 FUZZ = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
@@ -131,7 +132,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     table = matrix_toml({"a": "ok", "b": "fail-if-bad"})
     base = repo.commit({"prog.py": PROG, "value.txt": "one\n", "cases/matrix.toml": table})
     repo.commit({"value.txt": "two\n"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert outcome.exit_code == 1
     return outcome.run_dir
 

@@ -13,10 +13,11 @@ from fidelity.cli.main import main
 from fidelity.matrix import gate
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest
 
 
 def run(repo: Repo, baseline: str, candidate: str = "HEAD", **kw: object) -> Outcome:
-    return gate.run(repo.path, baseline, candidate, "cases/matrix.toml", **kw)  # type: ignore[arg-type]
+    return gate.run(repo.path, RunRequest(baseline, candidate, **kw))  # type: ignore[arg-type]
 
 
 def verdicts(outcome: Outcome) -> dict[str, str]:
@@ -163,13 +164,13 @@ def test_dirty_side_detected_in_a_fresh_worktree(make_repo) -> None:
             "cases/matrix.toml": table + 'outputs = ["r.txt"]\n',
         }
     )
-    clean = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    clean = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert Code.DIRTY_SIDE not in {f.code for f in clean.findings}
     # a smudge filter whose output the clean filter does not undo (keyword expansion, a
     # broken LFS setup) leaves a fresh checkout dirty before anything ran
     repo.git("config", "filter.stamp.smudge", "sed s/^/X/")
     repo.git("config", "filter.stamp.clean", "cat")
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert outcome.candidate.source_dirty
     assert "data.txt" in outcome.candidate.dirty_paths
     assert Code.DIRTY_SIDE in {f.code for f in outcome.findings}
@@ -251,12 +252,12 @@ def test_difference_inside_tolerance_is_reported_apart_and_holds(make_repo) -> N
         {"m.csv": "id,v\n1,1.000\n2,2.000\n", "cases/matrix.toml": csv_table("atol = 0.01")}
     )
     repo.commit({"m.csv": "id,v\n2,2.005\n1,1.000\n"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert verdicts(outcome) == {"m": "within-tolerance"}
     assert outcome.comparison.summary.within_tolerance == 1
     assert outcome.exit_code == 0
     repo.commit({"m.csv": "id,v\n2,2.5\n1,1.000\n"})
-    moved = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    moved = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert verdicts(moved) == {"m": "moved"}
     assert moved.comparison.cases[0].explained[0].keys == ("2",)
 
@@ -265,12 +266,12 @@ def test_widened_tolerance_is_flagged_and_narrowed_is_not(make_repo) -> None:
     repo = make_repo("widen")
     base = repo.commit({"m.csv": "id,v\n1,1.0\n", "cases/matrix.toml": csv_table("atol = 0.01")})
     repo.commit({"m.csv": "id,v\n1,1.4\n", "cases/matrix.toml": csv_table("atol = 0.5")})
-    widened = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    widened = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert verdicts(widened) == {"m": "within-tolerance"}
     assert Code.TOLERANCE_WIDENED in codes(widened)
     assert widened.exit_code == 3
     repo.commit({"cases/matrix.toml": csv_table("atol = 0.001")})
-    narrowed = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    narrowed = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert Code.TOLERANCE_WIDENED not in codes(narrowed)
     assert verdicts(narrowed) == {"m": "moved"}
 
@@ -286,7 +287,7 @@ def test_cases_do_not_inherit_the_callers_git_variables(make_repo, monkeypatch) 
     monkeypatch.setenv("GIT_DIR", str(repo.path / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(repo.path))
     monkeypatch.setenv("GIT_INDEX_FILE", str(repo.path / ".git" / "index"))
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     monkeypatch.delenv("GIT_DIR")
     monkeypatch.delenv("GIT_WORK_TREE")
     monkeypatch.delenv("GIT_INDEX_FILE")
@@ -298,7 +299,7 @@ def test_unparseable_csv_is_a_move_with_a_reason_not_a_crash(make_repo) -> None:
     repo = make_repo("badcsv")
     base = repo.commit({"m.csv": "id,v\n1,1\n", "cases/matrix.toml": csv_table("")})
     repo.commit({"m.csv": 'id,v\n1,2\n"x\n'})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert verdicts(outcome) == {"m": "moved"}
     assert "not parseable as csv" in outcome.comparison.cases[0].explained[0].summary
     assert (outcome.run_dir / "run.json").is_file() and outcome.exit_code == 1

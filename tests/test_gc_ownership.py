@@ -23,6 +23,7 @@ from support import PY, Repo, run_cli, wait_for
 
 from fidelity import workdir
 from fidelity.matrix import gate
+from fidelity.matrix.request import RunRequest
 
 OLD = 30 * 86400.0
 NAME = "0123456789ab-0123456789ab"  # shaped like a kept set-up's name
@@ -84,7 +85,7 @@ def my_worktree(repo: Repo, where: Path) -> Path:
 
 def fidelity_run(repo: Repo) -> Path:
     """A real run directory, made as `fidelity run` makes it, old enough for any rule."""
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert outcome.exit_code == 0, outcome.findings
     old(outcome.run_dir)
     return outcome.run_dir

@@ -17,6 +17,7 @@ from fidelity.errors import TableError, UsageError
 from fidelity.matrix import gate, table
 from fidelity.matrix.findings import Code
 from fidelity.matrix.predict import Held
+from fidelity.matrix.request import RunRequest
 
 LIB_V1 = "def scale(x):\n    return x * 2\n"
 LIB_V2 = "def scale(x):\n    return x + x  # same values, other code\n"
@@ -59,7 +60,7 @@ def test_the_harness_revision_drives_a_side_that_never_had_the_script(make_repo)
     repo: Repo = make_repo("h")
     shas = history(repo)
     before = snapshot(repo.path)
-    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     assert outcome.exit_code == 0, outcome.findings
     assert [r.verdict.value for r in outcome.comparison.cases] == ["identical"]
     assert outcome.harness.reads and outcome.harness.tree
@@ -70,7 +71,7 @@ def test_the_harness_revision_drives_a_side_that_never_had_the_script(make_repo)
 
     # without {harness}, the script comes from each side: both fail at the older commits
     repo.commit({"cases/matrix.toml": harness_table().replace("{harness}/", "")}, "side-relative")
-    old = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    old = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     assert [r.verdict.value for r in old.comparison.cases] == ["both-failed"]
     assert old.exit_code != 0
 
@@ -79,9 +80,7 @@ def test_a_harness_revision_given_with_harness_is_checked_out(make_repo) -> None
     repo: Repo = make_repo("h")
     shas = history(repo)
     repo.commit({"cases/drive.py": DRIVE.replace("range(5)", "range(6)")}, "later driver")
-    outcome = gate.run(
-        repo.path, shas["first"], shas["refactor"], "cases/matrix.toml", harness_rev="HEAD~1"
-    )
+    outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"], harness_rev="HEAD~1"))
     assert outcome.exit_code == 0
     assert outcome.harness.tree == repo.git("rev-parse", "HEAD~1^{tree}").strip()
     values = outcome.run_dir / "baseline" / "cases" / "scale" / "out" / "values.json"
@@ -92,7 +91,7 @@ def test_a_fix_moves_the_case_through_the_harness_driver(make_repo) -> None:
     repo: Repo = make_repo("h")
     shas = history(repo)
     fix = repo.commit({"lib.py": LIB_FIX}, "fix")
-    outcome = gate.run(repo.path, shas["first"], fix, "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(shas["first"], fix))
     assert [r.verdict.value for r in outcome.comparison.cases] == ["moved"]
     assert outcome.exit_code == 1
 
@@ -110,7 +109,7 @@ def test_a_case_that_writes_into_the_harness_is_a_finding(make_repo) -> None:
         'env = { H = "{harness}" }\noutputs = []\ncache_env = "C"\n'
     )
     repo.commit({"cases/matrix.toml": harness_table() + extra}, "tampering case")
-    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     codes = {f.code for f in outcome.findings}
     assert Code.HARNESS_CHANGED in codes, outcome.findings
     assert outcome.exit_code == 3
@@ -131,7 +130,7 @@ def test_the_harness_checkout_is_read_only_and_removed(make_repo) -> None:
         'env = { H = "{harness}" }\noutputs = ["where.txt"]\n'
     )
     repo.commit({"cases/matrix.toml": harness_table() + extra}, "probe")
-    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     where = (outcome.run_dir / "candidate" / "cases" / "probe" / "out" / "where.txt").read_text()
     folder, mode = where.split()
     assert mode == "0o0"  # no write bit for anyone
@@ -155,13 +154,13 @@ def test_harness_paths_limit_what_is_checked_out_and_what_dirt_counts(make_repo)
     table_text = harness_table(extra, extra_matrix='harness_paths = ["cases/"]')
     repo.commit({"cases/matrix.toml": table_text}, "paths")
     (repo.path / "lib.py").write_text("# uncommitted, outside the harness paths\n")
-    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     out = outcome.run_dir / "baseline" / "cases" / "files" / "out" / "files.txt"
     assert out.read_text() == "cases/drive.py cases/matrix.toml"
     assert outcome.exit_code == 0, outcome.findings
 
     (repo.path / "cases" / "drive.py").write_text(DRIVE + "# uncommitted\n")
-    dirty = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    dirty = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     found = [f for f in dirty.findings if f.code is Code.DIRTY_HARNESS]
     assert found and "cases/drive.py" in found[0].message
     assert dirty.exit_code == 3
@@ -196,7 +195,7 @@ def test_cwd_runs_a_case_in_the_harness(make_repo) -> None:
         '"{out}"]\ncwd = "{harness}/cases"\noutputs = ["cwd.txt"]\n'
     )
     repo.commit({"cases/matrix.toml": harness_table() + cwd_case}, "cwd")
-    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     text = (outcome.run_dir / "baseline" / "cases" / "cwd" / "out" / "cwd.txt").read_text()
     assert text == "['drive.py', 'matrix.toml']"
     assert outcome.exit_code == 0
@@ -247,7 +246,7 @@ def test_a_run_judged_again_keeps_the_harness_tree(make_repo) -> None:
 
     repo: Repo = make_repo("h")
     shas = history(repo)
-    outcome = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     again = rejudge.recompare(outcome.run_dir)
     assert again.harness.tree == outcome.harness.tree and again.harness.reads
     assert again.exit_code == 0
@@ -258,11 +257,7 @@ def test_a_held_prediction_over_the_harness_driver(make_repo) -> None:
     # stated with the refactor: a prediction committed after it would be late
     shas = history(repo, {"cases/refactor.toml": '[prediction]\nwhy = "same values"\nmoved = []\n'})
     outcome = gate.run(
-        repo.path,
-        shas["first"],
-        shas["refactor"],
-        "cases/matrix.toml",
-        expect="cases/refactor.toml",
+        repo.path, RunRequest(shas["first"], shas["refactor"], expect="cases/refactor.toml")
     )
     assert outcome.judged is not None and outcome.judged.verdict is Held.HELD
 
@@ -316,7 +311,7 @@ timeout_s = 30
 def test_a_pyc_a_case_writes_into_the_harness_is_a_finding(make_repo) -> None:
     repo: Repo = make_repo("h")
     base, cand = helped(repo, forge=True)
-    outcome = gate.run(repo.path, base, cand, "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, cand))
     assert [r.verdict.value for r in outcome.comparison.cases] == ["identical"]  # forged
     changed = [f.message for f in outcome.findings if f.code is Code.HARNESS_CHANGED]
     assert len(changed) == 1 and "cases/__pycache__/helper." in changed[0], outcome.findings
@@ -329,7 +324,7 @@ def test_python_writes_no_bytecode_into_the_harness(make_repo, monkeypatch) -> N
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     repo: Repo = make_repo("h")
     base, cand = helped(repo, forge=False)
-    outcome = gate.run(repo.path, base, cand, "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, cand))
     assert [r.verdict.value for r in outcome.comparison.cases] == ["moved"]
     assert outcome.findings == () and outcome.manifest["harness"]["changed"] == []
     env = outcome.run_dir / "candidate" / "cases" / "helped" / "out" / "env.txt"
@@ -357,14 +352,14 @@ def test_a_harness_link_out_of_the_harness_is_refused_before_anything_runs(
     )
     repo.commit({"cases/matrix.toml": harness_table() + extra}, "a link out")
     with pytest.raises(UsageError) as caught:
-        gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+        gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     said = str(caught.value)
     assert f"cases/state -> {link}" in said and "alias.py" not in said
     assert "harness_paths" in said
     assert shared.read_text() == "as it was\n"
     left_out = harness_table(extra_matrix='harness_paths = ["cases/drive.py"]')
     repo.commit({"cases/matrix.toml": left_out}, "the link left out of the harness")
-    fine = gate.run(repo.path, shas["first"], shas["refactor"], "cases/matrix.toml")
+    fine = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
     assert fine.exit_code == 0, fine.findings
 
 

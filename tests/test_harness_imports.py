@@ -19,6 +19,7 @@ from pathlib import Path
 from support import PY, Repo
 
 from fidelity.matrix import gate, runner, table
+from fidelity.matrix.request import RunRequest
 
 # the driver as the docs show it: no sys.path edit of its own
 DRIVE = """
@@ -66,7 +67,7 @@ def value(outcome: gate.Outcome, side: str) -> tuple[str, str]:
 def test_a_harness_driver_imports_each_sides_own_code(make_repo) -> None:
     repo: Repo = make_repo("h")
     base, cand = history(repo)
-    outcome = gate.run(repo.path, base, cand, "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, cand))
     assert [r.verdict.value for r in outcome.comparison.cases] == ["moved"], outcome.findings
     assert outcome.exit_code == 1
     for side, number in (("baseline", "1"), ("candidate", "2")):

@@ -16,6 +16,7 @@ from support import PROG, PY, Repo, matrix_toml
 from fidelity.cli.main import main
 from fidelity.errors import TableError
 from fidelity.matrix import gate, rejudge
+from fidelity.matrix.request import RunRequest
 from fidelity.matrix.table import parse
 
 
@@ -70,7 +71,7 @@ def test_shell_cases_quote_their_placeholders(tmp_path: Path, make_repo) -> None
         '[[case]]\nid = "s"\nargv = "printf x > {out}/r.txt"\nshell = true\noutputs = ["r.txt"]\n'
     )
     repo.commit({"cases/matrix.toml": table})
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert [str(r.verdict) for r in outcome.comparison.cases] == ["identical"]
     assert outcome.exit_code == 0
     assert not list(tmp_path.rglob("pwned")) and not list(repo.path.rglob("pwned"))
@@ -142,7 +143,7 @@ def swap(text: str, old: str, new: str) -> bytes:
     ],
 )
 def test_a_corrupt_run_json_is_untrusted_and_located(sim_repo: Repo, damage, said, capsys) -> None:
-    outcome = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(sim_repo.path, RunRequest("HEAD", "HEAD"))
     path = outcome.run_dir / "run.json"
     path.write_bytes(damage(path.read_text()))
     assert main(["compare", str(outcome.run_dir)]) == 3

@@ -24,6 +24,7 @@ from fidelity.matrix import gate, ledger, render, rundir, setups
 from fidelity.matrix.findings import Code
 from fidelity.matrix.housekeeping import DAY, human_size
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = (
@@ -47,7 +48,7 @@ def kept(make_repo) -> Repo:
 
 
 def run(repo: Repo) -> Outcome:
-    outcome = gate.run(repo.path, "HEAD~1", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD~1", "HEAD"))
     assert outcome.exit_code == 0, outcome.findings
     return outcome
 
@@ -88,7 +89,7 @@ def test_run_json_says_a_kept_worktree_was_kept_and_reused_not_removed(kept: Rep
 
 
 def test_a_run_without_reuse_keeps_nothing(sim_repo: Repo) -> None:
-    outcome = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(sim_repo.path, RunRequest("HEAD", "HEAD"))
     side = json.loads((outcome.run_dir / "run.json").read_text())["sides"]["baseline"]
     assert side["worktree_removed"] is True and side["kept"] == "" and side["reused"] is False
 

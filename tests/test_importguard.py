@@ -17,6 +17,7 @@ from support import Repo, editable_venv
 from fidelity.matrix import gate
 from fidelity.matrix.findings import Code
 from fidelity.matrix.importguard import classify
+from fidelity.matrix.request import RunRequest
 
 
 def table(python: Path, name: str, argv: list[str], env: str = "") -> str:
@@ -48,7 +49,7 @@ def test_src_layout_editable_install_shadows_both_sides(src_venv: Path, make_rep
     files = {"cases/matrix.toml": table(src_venv, "pkgsrc", argv)}
     base = repo.commit({**files, "src/pkgsrc/__init__.py": 'VALUE = "base"\n'})
     repo.commit({"src/pkgsrc/__init__.py": 'VALUE = "changed"\n'})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     # the trap: both sides ran the other checkout, so the change looks like nothing moved
     assert [str(r.verdict) for r in outcome.comparison.cases] == ["identical"]
     shadowed = [f for f in outcome.findings if f.code is Code.SHADOWED_IMPORT]
@@ -64,7 +65,7 @@ def test_pythonpath_to_the_worktree_clears_the_src_layout_trap(src_venv: Path, m
     files = {"cases/matrix.toml": table(src_venv, "pkgsrc", argv, env)}
     base = repo.commit({**files, "src/pkgsrc/__init__.py": 'VALUE = "base"\n'})
     repo.commit({"src/pkgsrc/__init__.py": 'VALUE = "changed"\n'})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert outcome.findings == ()
     assert [str(r.verdict) for r in outcome.comparison.cases] == ["moved"]
     assert outcome.exit_code == 1
@@ -83,7 +84,7 @@ def test_flat_layout_finder_shadows_a_script_run_from_a_subdirectory(
     }
     base = repo.commit(files)
     repo.commit({"pkgflat/__init__.py": 'VALUE = "changed"\n'})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert [str(r.verdict) for r in outcome.comparison.cases] == ["identical"]
     shadowed = [f for f in outcome.findings if f.code is Code.SHADOWED_IMPORT]
     assert len(shadowed) == 2
@@ -95,7 +96,7 @@ def test_unresolvable_module_is_a_finding(make_repo) -> None:
     repo: Repo = make_repo("user")
     argv = ["-c", "import sys; open(sys.argv[1] + '/v.txt', 'w').write('x')", "{out}"]
     repo.commit({"cases/matrix.toml": table(Path(sys.executable), "no_such_pkg_zz", argv)})
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert Code.UNRESOLVED_IMPORT in {f.code for f in outcome.findings}
     assert outcome.exit_code == 3
 

@@ -18,6 +18,7 @@ from fidelity.matrix.evidence import CaseEvidence, CaseStatus
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
 from fidelity.matrix.predict import Held, PredictionError
+from fidelity.matrix.request import RunRequest
 
 # v1 loads; "old" raises ValueError (exit 1); "key" raises KeyError (exit 1); "exit" exits 4
 PROG = """
@@ -66,7 +67,7 @@ def releases(make_repo) -> Repo:
 
 
 def run(repo: Repo, cand: str, cases: str, expect: str | None = None) -> Outcome:
-    return gate.run(repo.path, "base", cand, cases, expect=expect)
+    return gate.run(repo.path, RunRequest("base", cand, cases=cases, expect=expect))
 
 
 def test_a_both_sides_crash_fails_the_gate_unless_stated(releases: Repo) -> None:

@@ -13,6 +13,7 @@ from fidelity.cli.main import main
 from fidelity.matrix import gate, merge, rejudge
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest, Shard
 
 
 def answer(outcome: Outcome) -> dict[str, object]:
@@ -27,7 +28,7 @@ def shards(repo: Repo, base: str, n: int, tmp: Path, **kw: object) -> list[Path]
     dirs = []
     for k in range(1, n + 1):
         out = tmp / f"shard-{k}"
-        gate.run(repo.path, base, "HEAD", "cases/matrix.toml", out=out, shard=f"{k}/{n}", **kw)  # type: ignore[arg-type]
+        gate.run(repo.path, RunRequest(base, "HEAD", out=out, shard=Shard(k, n), **kw))  # type: ignore[arg-type]
         dirs.append(out)
     return dirs
 
@@ -35,7 +36,7 @@ def shards(repo: Repo, base: str, n: int, tmp: Path, **kw: object) -> list[Path]
 def test_merged_shards_answer_as_the_unsharded_run(sim_repo: Repo, tmp_path: Path) -> None:
     base = sim_repo.git("rev-parse", "HEAD")
     sim_repo.commit({"value.txt": "bad\n"})
-    whole = gate.run(sim_repo.path, base, "HEAD", "cases/matrix.toml")
+    whole = gate.run(sim_repo.path, RunRequest(base, "HEAD"))
     merged = merge.merge(shards(sim_repo, base, 2, tmp_path), tmp_path / "merged")
     assert answer(merged) == answer(whole)
     assert answer(rejudge.recompare(merged.run_dir)) == answer(whole)
@@ -73,7 +74,7 @@ def test_merge_refuses_shards_of_different_runs(sim_repo: Repo, tmp_path: Path, 
     run_json.write_text(text.replace('"exit_code":0', '"exit_code":1', 1))
     assert main(["merge", *map(str, edited), "--out", str(tmp_path / "m4")]) == 2
     assert "edited after the run" in capsys.readouterr().err
-    plain = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "plain")
+    plain = gate.run(sim_repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / "plain"))
     assert main(["merge", str(plain.run_dir), "--out", str(tmp_path / "m5")]) == 2
 
 
@@ -94,7 +95,7 @@ def test_a_predicted_run_in_shards_is_judged_once_merged(
 
 
 def test_durations_of_an_earlier_run_balance_the_shards(sim_repo: Repo, tmp_path: Path) -> None:
-    earlier = gate.run(sim_repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "e")
+    earlier = gate.run(sim_repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / "e"))
     argv = ["-q", "run", "--repo", str(sim_repo.path), "--baseline", "HEAD", "--shard", "1/2"]
     assert (
         main([*argv, "--shard-durations", str(earlier.run_dir), "--out", str(tmp_path / "s")]) == 0

@@ -14,6 +14,7 @@ from fidelity.matrix.findings import Code
 from fidelity.matrix.ontime import first_other_change
 from fidelity.matrix.outcome import Outcome
 from fidelity.matrix.predict import Held
+from fidelity.matrix.request import RunRequest
 
 PREDICTION = '[prediction]\nwhy = "the fix moves a and b"\nmoved = ["a", "b"]\n'
 FIX = {"value.txt": "two\n"}
@@ -29,7 +30,7 @@ def repo(make_repo) -> Repo:
 
 
 def run(repo: Repo, candidate: str = "HEAD") -> Outcome:
-    return gate.run(repo.path, "base", candidate, "cases/matrix.toml", expect="cases/p.toml")
+    return gate.run(repo.path, RunRequest("base", candidate, expect="cases/p.toml"))
 
 
 def late(outcome: Outcome) -> str:

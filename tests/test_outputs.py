@@ -14,6 +14,7 @@ from fidelity.errors import TableError
 from fidelity.matrix import files, gate
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outputs import Output, collect
+from fidelity.matrix.request import RunRequest
 from fidelity.matrix.table import parse
 
 
@@ -106,7 +107,7 @@ def test_an_ignore_that_matched_nothing_is_a_finding(make_repo) -> None:
     )
     base = repo.commit({"cases/matrix.toml": table, "v.txt": "1"})
     repo.commit({"v.txt": "2"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     unmatched = [f for f in outcome.findings if f.code is Code.IGNORE_UNMATCHED]
     assert (
         len(unmatched) == 1
@@ -124,7 +125,7 @@ def test_an_output_declared_absent_that_appears_is_a_finding(make_repo) -> None:
         'outputs = ["r.txt", { glob = "*.dump", absent = true }]\n'
     )
     repo.commit({"cases/matrix.toml": table})
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     found = [f for f in outcome.findings if f.code is Code.UNEXPECTED_OUTPUT]
     assert len(found) == 2 and "core.dump, declared absent" in found[0].message
     assert outcome.exit_code == 3

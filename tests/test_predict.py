@@ -20,6 +20,7 @@ from fidelity.matrix.compare import CaseResult, Comparison, Summary, Verdict
 from fidelity.matrix.findings import Code, Finding
 from fidelity.matrix.outcome import Outcome
 from fidelity.matrix.predict import Held, Prediction, PredictionError, judge, resolve
+from fidelity.matrix.request import RunRequest
 
 CASES = {"a": ("ok", ["alpha"]), "b": ("ok", ["beta", "moves"]), "c": ("ok", ["beta", "moves"])}
 
@@ -67,7 +68,7 @@ def repo(make_repo) -> Repo:
 
 
 def run(repo: Repo, expect: str, **kw: object) -> Outcome:
-    return gate.run(repo.path, "HEAD~1", "HEAD", "cases/matrix.toml", expect=expect, **kw)  # type: ignore[arg-type]
+    return gate.run(repo.path, RunRequest("HEAD~1", "HEAD", expect=expect, **kw))  # type: ignore[arg-type]
 
 
 def test_held_with_a_tag_selector_and_with_ids(repo: Repo) -> None:
@@ -99,7 +100,7 @@ def test_each_way_of_falsifying(repo: Repo, name: str, unexpected: tuple, missed
 def test_a_failure_falsifies_even_when_the_moved_set_matches(repo: Repo) -> None:
     repo.git("rm", "-q", "value.txt")
     repo.commit(message="case a can no longer run")
-    outcome = gate.run(repo.path, "HEAD~2", "HEAD", "cases/matrix.toml", expect="cases/fix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD~2", "HEAD", expect="cases/fix.toml"))
     assert [str(r.verdict) for r in outcome.comparison.cases] == [
         "candidate-only-failed",
         "moved",
@@ -152,7 +153,7 @@ def test_prediction_edited_after_the_run_cannot_pass(repo: Repo, tmp_path: Path)
 
 
 def test_verify_a_run_that_stated_no_prediction(repo: Repo) -> None:
-    plain = gate.run(repo.path, "HEAD~1", "HEAD", "cases/matrix.toml")
+    plain = gate.run(repo.path, RunRequest("HEAD~1", "HEAD"))
     assert plain.exit_code == 1
     late = rejudge.verify(plain.run_dir, repo.path / "cases" / "fix.toml")
     assert Code.PREDICTION_NOT_STATED in {f.code for f in late.findings}

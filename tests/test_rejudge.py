@@ -17,6 +17,7 @@ from support import PY, Repo
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest
 
 WRITE = """
 import json, sys, pathlib
@@ -57,7 +58,7 @@ def table(rtol: float) -> str:
 def runs(repo: Repo, before: float, after: float, rtol: float) -> Outcome:
     base = repo.commit({"w.py": WRITE, "value.txt": repr(before), "cases/matrix.toml": table(rtol)})
     repo.commit({"value.txt": repr(after)})
-    return gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    return gate.run(repo.path, RunRequest(base, "HEAD"))
 
 
 def verdicts(outcome: Outcome) -> dict[str, str]:
@@ -140,7 +141,7 @@ def test_a_file_added_where_it_would_be_evidence_is_a_finding(make_repo) -> None
         'outputs = ["*.txt"]\ncache_env = "CACHE"\n'
     )
     repo.commit({"cases/matrix.toml": table})
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     case = outcome.run_dir / "candidate" / "cases" / "t"
     (case / "out" / "notes.log").write_text("not an output")
     assert rejudge.recompare(outcome.run_dir).exit_code == 0

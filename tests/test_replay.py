@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from fidelity.matrix.compare import Verdict
 from fidelity.matrix.evidence import ReplayVerdict
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest, Shard
 
 # Trains one model per (alpha, beta) and persists each under the cache folder. The cache is
 # read once, at start-up, as a simulator loads its predictors. VARIANT picks a defect.
@@ -77,7 +79,7 @@ def two_sides(
         }
     )
     repo.commit({"variant.txt": cand_variant, "train.py": TRAIN + "\n# refactored\n"})
-    return gate.run(repo.path, base, "HEAD", "cases/matrix.toml", **kw)
+    return gate.run(repo.path, RunRequest(base, "HEAD", **kw))
 
 
 def replayed(outcome: Outcome, role: str = "candidate") -> ReplayVerdict:
@@ -167,7 +169,7 @@ def test_a_declared_nondeterministic_case_that_never_varied_cannot_be_judged(
         {"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": table(None, extra)}
     )
     repo.commit({"train.py": TRAIN.replace("* 0.25", "* 0.5")})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert outcome.comparison.cases[0].verdict is Verdict.MOVED
     found = [f for f in outcome.findings if f.code is Code.SPREAD_TOO_SMALL]
     assert found and "did not vary in 2 runs" in found[0].message
@@ -184,14 +186,14 @@ def test_a_prediction_names_the_candidates_replay_verdict(make_repo) -> None:
         'replay = { train = "cache-reproduces" }\n'
     )
     repo.commit({"cases/fix.toml": predicted, "variant.txt": "ok"})
-    held = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", expect="cases/fix.toml")
+    held = gate.run(repo.path, RunRequest(base, "HEAD", expect="cases/fix.toml"))
     assert replayed(held, "baseline") is ReplayVerdict.CACHE_DIVERGES
     assert held.judged is not None and held.judged.verdict.value == "HELD", held.judged
     assert held.judged.confirmed == ("train",)
     assert held.exit_code == 0
     # the same claim about a candidate that did not fix it is falsified
     repo.commit({"variant.txt": "key-misses-beta"})
-    falsified = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", expect="cases/fix.toml")
+    falsified = gate.run(repo.path, RunRequest(base, "HEAD", expect="cases/fix.toml"))
     assert falsified.judged is not None and falsified.judged.missed == ("train",)
     assert falsified.exit_code == 1
 
@@ -201,7 +203,7 @@ def test_an_unpredicted_replay_failure_falsifies_a_prediction(make_repo) -> None
     base = repo.commit({"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": table()})
     repo.commit({"cases/p.toml": '[prediction]\nwhy = "nothing moves"\n', "variant.txt": "x"})
     repo.commit({"variant.txt": "ignores-cache"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", expect="cases/p.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD", expect="cases/p.toml"))
     assert outcome.judged is not None and outcome.judged.failed == ("train",)
     assert outcome.exit_code == 1
 
@@ -309,7 +311,7 @@ def test_a_noisy_case_whose_steady_column_moved_is_moved_not_within_spread(make_
         {"train.py": TRAIN, "variant.txt": "stamped", "cases/matrix.toml": table("twice")}
     )
     repo.commit({"scale.txt": "100"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert replayed(outcome) is ReplayVerdict.NONDETERMINISTIC
     result = outcome.comparison.cases[0]
     assert result.verdict is Verdict.MOVED, result
@@ -323,7 +325,7 @@ def test_a_noisy_column_that_moved_far_beyond_its_spread_is_moved(make_repo) -> 
         {"train.py": TRAIN, "variant.txt": "clock-seeded", "cases/matrix.toml": table("twice")}
     )
     repo.commit({"scale.txt": "100"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     result = outcome.comparison.cases[0]
     assert result.verdict is Verdict.MOVED, result
     assert "between the sides, at most" in result.detail and "between runs" in result.detail
@@ -340,7 +342,7 @@ def test_a_change_that_makes_a_case_deterministic_is_a_move_with_enough_runs(mak
         }
     )
     repo.commit({"variant.txt": "ok"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     result = outcome.comparison.cases[0]
     assert result.verdict is Verdict.MOVED and "the change moved how it varies" in result.detail
     assert not [f for f in outcome.findings if f.code is Code.SPREAD_TOO_SMALL]
@@ -356,7 +358,7 @@ def test_noise_in_the_outputs_does_not_hide_a_cache_written_again(make_repo) -> 
             "cases/matrix.toml": table("cold-warm", "repeat = 2\n"),
         }
     )
-    outcome = gate.run(repo.path, base, base, "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, base))
     assert replayed(outcome) is ReplayVerdict.CACHE_NOT_USED
     assert outcome.candidate.cases["train"].replay.varying == ("predictions.csv",)  # type: ignore[union-attr]
 
@@ -394,7 +396,7 @@ replay = "cold-warm"
     for kind in ("fifo", "linked-root"):
         repo = make_repo(kind)
         base = repo.commit({"h.py": HOSTILE_CACHE, "variant.txt": kind, "cases/matrix.toml": cases})
-        outcome = gate.run(repo.path, base, base, "cases/matrix.toml")
+        outcome = gate.run(repo.path, RunRequest(base, base))
         replay = outcome.candidate.cases["train"].replay
         assert replay is not None, kind
         warm_cache = outcome.run_dir / "candidate" / "cases" / "train" / "replay" / "warm" / "cache"
@@ -415,9 +417,7 @@ def test_a_partial_run_cannot_confirm_a_replay_prediction_about_a_case_it_left_o
     base = repo.commit(
         {"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": two, "p.toml": predicted}
     )
-    outcome = gate.run(
-        repo.path, base, base, "cases/matrix.toml", expect="p.toml", select=["other"]
-    )
+    outcome = gate.run(repo.path, RunRequest(base, base, expect="p.toml", selectors=("other",)))
     assert any(f.code is Code.PARTIAL_PREDICTION for f in outcome.findings), outcome.findings
     assert outcome.exit_code == 3
 
@@ -431,13 +431,17 @@ def test_shards_run_with_and_without_replay_do_not_merge(make_repo, tmp_path) ->
     repo = make_repo("sim")
     two = table(None) + table(None).replace('id = "train"', 'id = "other"')
     base = repo.commit({"train.py": TRAIN, "variant.txt": "ok", "cases/matrix.toml": two})
-    run = {"repo": repo.path, "baseline": base, "candidate": base, "cases": "cases/matrix.toml"}
-    one = gate.run(**run, shard="1/2", replay="cold-warm", out=tmp_path / "s1").run_dir
-    other = gate.run(**run, shard="2/2", out=tmp_path / "s2").run_dir
+    run = RunRequest(base, base)
+    one = gate.run(
+        repo.path, replace(run, shard=Shard(1, 2), replay="cold-warm", out=tmp_path / "s1")
+    )
+    other = gate.run(repo.path, replace(run, shard=Shard(2, 2), out=tmp_path / "s2"))
     with pytest.raises(UsageError, match="its --replay differs"):
-        merge.merge([one, other], tmp_path / "merged")
-    again = gate.run(**run, shard="2/2", replay="cold-warm", out=tmp_path / "s3").run_dir
-    merged = merge.merge([one, again], tmp_path / "merged2")
+        merge.merge([one.run_dir, other.run_dir], tmp_path / "merged")
+    again = gate.run(
+        repo.path, replace(run, shard=Shard(2, 2), replay="cold-warm", out=tmp_path / "s3")
+    )
+    merged = merge.merge([one.run_dir, again.run_dir], tmp_path / "merged2")
     assert merged.exit_code == 0, merged.findings
 
 
@@ -450,7 +454,7 @@ def test_a_cache_named_in_the_command_is_replayed_cold_then_warm(make_repo) -> N
     text = text.replace('"train.py", "{out}"]', '"train.py", "{out}", "{cache}"]')
     base = repo.commit({"train.py": named, "variant.txt": "ok", "cases/matrix.toml": text})
     repo.commit({"train.py": named + "\n# refactored\n"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert replayed(outcome) is ReplayVerdict.CACHE_REPRODUCES, outcome.candidate.cases
     assert replayed(outcome, "baseline") is ReplayVerdict.CACHE_REPRODUCES
     assert len(outcome.candidate.cases["train"].cache) == 3 and outcome.exit_code == 0
@@ -496,7 +500,7 @@ def test_a_warm_run_is_judged_on_cpu_not_on_wall_time(make_repo) -> None:
     )
     base = repo.commit({"train.py": SLEEPS_WARM, "cases/matrix.toml": text})
     repo.commit({"notes.txt": "refactor"})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml", jobs=1)
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD", jobs=1))
     first = outcome.candidate.cases["train"]
     assert first.replay is not None, first
     warm = first.replay.runs[-1]
@@ -555,7 +559,7 @@ def test_a_sparse_cache_stays_sparse_in_the_warm_copy(make_repo) -> None:
         'outputs = ["o.txt"]\ncache_env = "SIM_CACHE"\nreplay = "cold-warm"\n'
     )
     repo.commit({"sparse.py": SPARSE, "cases/matrix.toml": case})
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert replayed_case(outcome, "s") is ReplayVerdict.CACHE_REPRODUCES, outcome.findings
     cold = outcome.run_dir / "candidate" / "cases" / "s" / "cache" / "model.bin"
     if held(cold) > 1 << 20:

@@ -18,6 +18,7 @@ from support import PY, Repo, snapshot
 from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest
 
 CASE = (
     "import os, sys, time, pathlib\n"
@@ -51,7 +52,7 @@ def test_every_jobs_gives_the_same_verdicts_and_evidence(make_repo, tmp_path: Pa
         {"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(6, 0, tmp_path / "log")}
     )
     repo.commit({"v.txt": "2"})
-    runs = [gate.run(repo.path, base, "HEAD", "cases/matrix.toml", jobs=j) for j in (1, 2, 4)]
+    runs = [gate.run(repo.path, RunRequest(base, "HEAD", jobs=j)) for j in (1, 2, 4)]
     assert evidence(runs[0]) == evidence(runs[1]) == evidence(runs[2])
     assert runs[0].exit_code == 1 and len(runs[0].comparison.cases) == 6
 
@@ -108,7 +109,7 @@ def test_a_run_killed_mid_way_resumes_only_what_it_had_not_done(
 def _begun(repo: Repo, tmp_path: Path) -> Path:
     """A run directory as a killed run leaves it: a plan, some evidence, no run.json."""
     out = tmp_path / "begun"
-    gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=out)
+    gate.run(repo.path, RunRequest("HEAD", "HEAD", out=out))
     (out / "run.json").unlink()
     return out
 

@@ -16,6 +16,7 @@ import pytest
 from support import PY, Repo
 
 from fidelity.matrix import gate
+from fidelity.matrix.request import RunRequest
 
 # `gate.run` of two cases: the toplevel, 6 to snapshot the checkout before and 6 after, 4
 # for the harness (HEAD, the committed table, dirty paths, its tree); per side 13: worktree
@@ -56,7 +57,7 @@ def test_a_run_starts_no_more_git_processes_than_its_budget(
     repo: Repo = make_repo("r")
     repo.commit({"cases/matrix.toml": table({"a": "", "b": ""})})
     git_log.write_text("")  # the repository's own making is not the run's
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "run")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / "run"))
     assert outcome.exit_code == 0
     calls = git_log.read_text().splitlines()
     assert len(calls) <= GIT_BUDGET, "\n".join(calls)
@@ -69,7 +70,7 @@ def test_the_budget_is_red_when_a_call_comes_back(make_repo, git_log: Path, tmp_
     repo.commit({"cases/matrix.toml": table({"a": ""})})
     git_log.write_text("")
     for name in ("one", "two"):
-        gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / name)
+        gate.run(repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / name))
     assert len(git_log.read_text().splitlines()) > GIT_BUDGET
 
 
@@ -82,7 +83,7 @@ def test_a_case_gets_a_cache_folder_only_when_it_names_one(make_repo, tmp_path: 
         "escaped": 'env = { C = "{{cache}}" }',
     }
     repo.commit({"cases/matrix.toml": table(cases)})
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=tmp_path / "run")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / "run"))
     assert outcome.exit_code == 0
     for role in ("baseline", "candidate"):
         made = {c: (tmp_path / "run" / role / "cases" / c / "cache").is_dir() for c in cases}
@@ -103,7 +104,7 @@ def test_a_case_without_a_cache_folder_still_has_one_written_later_caught(
     repo: Repo = make_repo("r")
     repo.commit({"cases/matrix.toml": table({"plain": ""})})
     run = tmp_path / "run"
-    gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=run)
+    gate.run(repo.path, RunRequest("HEAD", "HEAD", out=run))
     planted = run / "candidate" / "cases" / "plain" / "cache"
     planted.mkdir()
     (planted / "x.bin").write_bytes(b"x")
@@ -118,7 +119,7 @@ def test_a_case_leaves_its_evidence_as_a_line_and_run_json_is_compact(
     repo: Repo = make_repo("r")
     repo.commit({"cases/matrix.toml": table({"a": "", "b": ""})})
     run = tmp_path / "run"
-    gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=run)
+    gate.run(repo.path, RunRequest("HEAD", "HEAD", out=run))
     text = (run / "run.json").read_text()
     assert text == json.dumps(json.loads(text), separators=(",", ":")) + "\n"
     for side in ("baseline", "candidate"):
@@ -141,7 +142,7 @@ def test_a_failed_case_keeps_its_logs_even_empty(make_repo, tmp_path: Path) -> N
     )
     repo.commit({"cases/matrix.toml": fail + talk})
     run = tmp_path / "run"
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", out=run)
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD", out=run))
     assert outcome.exit_code != 0
     case = run / "baseline" / "cases"
     assert (case / "f" / "stderr.log").read_text() == "" == (case / "f" / "stdout.log").read_text()

@@ -13,6 +13,7 @@ from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.findings import Code
 from fidelity.matrix.predict import PredictionError
+from fidelity.matrix.request import RunRequest
 
 OK = "import sys; open(sys.argv[1] + '/r.txt', 'w').write(open('v.txt').read())"
 FAILS_ON_BAD = (
@@ -40,7 +41,7 @@ def repo(make_repo) -> Repo:
 
 
 def test_a_selection_runs_only_its_cases_and_says_it_is_partial(repo: Repo, capsys) -> None:
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["a", "tag:online"])
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD", selectors=("a", "tag:online")))
     assert [r.case_id for r in outcome.comparison.cases] == ["a", "b"]
     assert outcome.exit_code == 0
     assert outcome.manifest["selection"] == {
@@ -70,7 +71,7 @@ def test_the_cli_selects_by_case_and_tag_and_refuses_an_unknown_one(repo: Repo, 
     assert main([*argv, "--case", "nope"]) == 2
     assert "selector 'nope' matches no case" in capsys.readouterr().err
     with pytest.raises(PredictionError):
-        gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["tag:missing"])
+        gate.run(repo.path, RunRequest("HEAD", "HEAD", selectors=("tag:missing",)))
 
 
 def test_the_full_gate_never_reads_as_partial(repo: Repo, capsys) -> None:
@@ -85,7 +86,7 @@ def test_a_selection_of_every_case_is_a_full_run(repo: Repo, capsys) -> None:
     assert main([*argv, "--tag", "slow"]) == 0
     out = capsys.readouterr().out
     assert "HOLDS: all 3 declared cases identical (exit 0)" in out and "partial" not in out
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml", select=["a", "b", "c"])
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD", selectors=("a", "b", "c")))
     assert outcome.selection is None and outcome.manifest["selection"] is None
 
 
@@ -114,12 +115,12 @@ def test_a_commit_compared_with_itself_says_so_everywhere(repo: Repo, tmp_path: 
 def test_a_prediction_about_unselected_cases_cannot_hold(repo: Repo) -> None:
     repo.commit({"cases/p.toml": '[prediction]\nwhy = "x"\nmoved = ["tag:fast"]\n', "v.txt": "2"})
     outcome = gate.run(
-        repo.path, "HEAD~1", "HEAD", "cases/matrix.toml", expect="cases/p.toml", select=["a"]
+        repo.path, RunRequest("HEAD~1", "HEAD", expect="cases/p.toml", selectors=("a",))
     )
     assert Code.PARTIAL_PREDICTION in {f.code for f in outcome.findings}
     assert outcome.exit_code == 3
     whole = gate.run(
-        repo.path, "HEAD~1", "HEAD", "cases/matrix.toml", expect="cases/p.toml", select=["tag:fast"]
+        repo.path, RunRequest("HEAD~1", "HEAD", expect="cases/p.toml", selectors=("tag:fast",))
     )
     assert whole.findings == () and whole.exit_code == 0  # every predicted case ran and moved
     assert whole.judged is not None and set(whole.judged.moved) == {"a", "b"}
@@ -164,7 +165,7 @@ def test_within_tolerance_only_is_not_called_identical(make_repo) -> None:
     )
     base = r.commit({"cases/matrix.toml": t, "m.csv": "id,v\n1,1.00\n"})
     r.commit({"m.csv": "id,v\n1,1.05\n"})
-    outcome = gate.run(r.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(r.path, RunRequest(base, "HEAD"))
     from fidelity.matrix import words
 
     assert (

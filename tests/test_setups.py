@@ -10,6 +10,7 @@ from support import Repo
 
 from fidelity.errors import TableError
 from fidelity.matrix import gate
+from fidelity.matrix.request import RunRequest
 from fidelity.matrix.table import parse
 
 WHERE = (
@@ -26,7 +27,7 @@ def test_a_side_venv_is_its_python_and_first_on_path(make_repo) -> None:
         'outputs = ["where.txt"]\n[case.compare."where.txt"]\nkind = "text"\n'
     )
     repo.commit({"cases/matrix.toml": table})
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert outcome.exit_code == 0, outcome.findings
     prefix, python = (outcome.run_dir / "candidate/cases/w/out/where.txt").read_text().splitlines()
     assert prefix.endswith(".fidelity-venv") and python == prefix + "/bin/python"
@@ -59,7 +60,7 @@ def kept(make_repo) -> Repo:
 
 def setup_steps(repo: Repo) -> list[str]:
     """The candidate's setup steps (each side has its own kept worktree)."""
-    outcome = gate.run(repo.path, "HEAD~1", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD~1", "HEAD"))
     assert outcome.exit_code == 0, outcome.findings
     return [s.argv for s in outcome.candidate.setup]
 

@@ -10,6 +10,7 @@ from support import PY, Repo
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest
 
 SIM = """
 import argparse, datetime, json, pathlib, time
@@ -58,7 +59,7 @@ ignore = ["started"]
 def run(repo: Repo, optional: bool, shift_after: int) -> Outcome:
     base = repo.commit({"sim.py": SIM, "shift.txt": "0", "cases/matrix.toml": table(optional)})
     repo.commit({"shift.txt": str(shift_after), "sim.py": SIM + "\n# refactored\n"})
-    return gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    return gate.run(repo.path, RunRequest(base, "HEAD"))
 
 
 def verdicts(outcome: Outcome) -> dict[str, str]:

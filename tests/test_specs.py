@@ -12,6 +12,7 @@ from support import PY, Repo
 from fidelity.errors import TableError
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.findings import Code
+from fidelity.matrix.request import RunRequest
 from fidelity.matrix.table import parse
 from fidelity.matrix.widening import case_widenings
 
@@ -98,7 +99,7 @@ def test_run_finds_a_widening_made_through_the_table_wide_spec(make_repo) -> Non
     wide = spec("matrix", body='key = ["id"]\natol = 0.5')
     base = repo.commit({"m.csv": "id,v\n1,1.0\n", "cases/matrix.toml": narrow + two})
     repo.commit({"m.csv": "id,v\n1,1.4\n", "cases/matrix.toml": wide + two})
-    outcome = gate.run(repo.path, base, "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest(base, "HEAD"))
     assert {r.case_id: str(r.verdict) for r in outcome.comparison.cases} == {
         "a": "within-tolerance",
         "b": "within-tolerance",

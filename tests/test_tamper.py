@@ -16,6 +16,7 @@ from support import PY, Repo, snapshot
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.findings import Code
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest
 
 
 def shell_case(script: str, outputs: str = '["r.txt"]', env: str = "") -> str:
@@ -27,7 +28,7 @@ def shell_case(script: str, outputs: str = '["r.txt"]', env: str = "") -> str:
 
 def judged(repo: Repo, table: str, files: dict[str, str] | None = None) -> Outcome:
     repo.commit({"cases/matrix.toml": table, "src/code.py": "x = 1\n", **(files or {})})
-    return gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    return gate.run(repo.path, RunRequest("HEAD", "HEAD"))
 
 
 def findings(outcome: Outcome, code: Code) -> list[str]:
@@ -94,7 +95,7 @@ def test_a_run_that_touches_nothing_leaves_the_users_repository_as_it_was(make_r
     repo.commit({"cases/matrix.toml": shell_case("git status --short > /dev/null && " + WRITE)})
     (repo.path / "wip.txt").write_text("uncommitted")
     before = snapshot(repo.path)
-    outcome = gate.run(repo.path, "HEAD", "HEAD", "cases/matrix.toml")
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     assert findings(outcome, Code.CHECKOUT_CHANGED) == []
     assert snapshot(repo.path) == before
 

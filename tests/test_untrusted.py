@@ -24,6 +24,7 @@ from support import PY, Repo
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, untrusted
+from fidelity.matrix.request import RunRequest, Shard
 
 WRITE = """
 import json, pathlib, sys
@@ -74,11 +75,9 @@ def make_runs(root: Path) -> dict[str, Path]:
     base = repo.commit({**files, "cases/predict.toml": PREDICTION})
     repo.commit({"value.txt": "2"})
     made = {
-        "predicted": gate.run(
-            repo.path, base, "HEAD", "cases/matrix.toml", expect="cases/predict.toml"
-        ),
-        "partial": gate.run(repo.path, base, "HEAD", "cases/matrix.toml", select=["csv"]),
-        "shard": gate.run(repo.path, base, "HEAD", "cases/matrix.toml", shard="1/2"),
+        "predicted": gate.run(repo.path, RunRequest(base, "HEAD", expect="cases/predict.toml")),
+        "partial": gate.run(repo.path, RunRequest(base, "HEAD", selectors=("csv",))),
+        "shard": gate.run(repo.path, RunRequest(base, "HEAD", shard=Shard(1, 2))),
     }
     copies = {}
     for name, outcome in made.items():

@@ -183,13 +183,14 @@ def test_a_replace_ref_does_not_change_what_a_side_runs(sim_repo: Repo) -> None:
     """`git replace` can swap a commit for another under the same id; a side is its
     commit's own tree, as are its evidence and the gate's verdict."""
     from fidelity.matrix import gate
+    from fidelity.matrix.request import RunRequest
 
     base = sim_repo.git("rev-parse", "HEAD")
     cand = sim_repo.commit({"value.txt": "two\n"}, "the candidate")
     other = sim_repo.commit({"value.txt": "one\n"}, "back to one")
     sim_repo.git("replace", cand, other)
     assert sim_repo.git("show", f"{cand}:value.txt") == "one"  # git, by default, swaps it
-    outcome = gate.run(sim_repo.path, base, cand, "cases/matrix.toml")
+    outcome = gate.run(sim_repo.path, RunRequest(base, cand))
     result = outcome.run_dir / "candidate" / "cases" / "a" / "out" / "result.txt"
     assert result.read_text() == "two\n"
     assert outcome.exit_code == 1  # a and b moved

@@ -17,6 +17,8 @@ from fidelity.text import counted
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from fidelity.matrix.request import RunRequest
+
 
 def register(sub: Any) -> None:
     run = sub.add_parser(
@@ -35,7 +37,9 @@ def register(sub: Any) -> None:
         metavar="RUN_DIR",
         help="finish an interrupted run: only cases without complete evidence run again "
         "(refused if the table or a side's commit changed); in the repository it began in, "
-        "from any folder, unless --repo names another",
+        "from any folder, unless --repo names another. It keeps every option it began with: "
+        "it takes --jobs, and --baseline/--candidate naming the same commits, and refuses "
+        "(exit 2) the options that say what the run is (--cases, --case, --shard, ...)",
     )
     _table(run)
     run.set_defaults(repo=None)  # --resume: the run's own repository, unless --repo is given
@@ -175,56 +179,56 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli import stale_worktrees
     from fidelity.cli.progress import shown
     from fidelity.git import worktrees
-    from fidelity.matrix import gate
+    from fidelity.matrix import gate, restart
+    from fidelity.matrix.request import RunHooks
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
-    shard = shards.resolve(args.shard, os.environ)  # `auto`: the job engine's variables
-
     _check_run_args(args)
+    request = _request(args)
     repo = worktrees.toplevel(args.repo or _began_in(args.resume) or Path("."))
     stale_worktrees.prune(repo, args.quiet)
-    cases = _cases_path(args.cases, repo)
     with shown(console, args.quiet, "run", "case runs") as advance:
-        settings = {
-            "harness_rev": args.harness,
-            "jobs": args.jobs,
-            "progress": advance,
-            "expect": args.expect,
-            "select": [*args.case, *(f"tag:{t}" for t in args.tag)],
-            "shard": shard,
-            "durations": _durations(args.shard_durations),
-            "warn": _warn_early,
-            "replay": args.replay,
-            "partial": args.partial,
-            "ci": options.under_ci(os.environ),
-        }
-        candidate = args.candidate or (None if args.resume else "HEAD")
-        if args.resume_if_exists:
-            from fidelity.matrix import restart
-
-            revs = (args.baseline, candidate or "HEAD")
-            outcome = restart.run(repo, revs, cases, out=args.out, note=_note, **settings)
+        hooks = RunHooks(progress=advance, warn=_warn_early, note=_note)
+        if args.resume is not None:
+            outcome = gate.run_resumed(repo, args.resume, request, hooks)
+        elif args.resume_if_exists:
+            outcome = restart.run(repo, request, hooks)
         else:
-            outcome = gate.run(
-                repo, args.baseline, candidate, cases, out=args.out, resume=args.resume, **settings
-            )
+            outcome = gate.run(repo, request, hooks)
     return _show(outcome, args, console, repo)
 
 
 def _check_run_args(args: argparse.Namespace) -> None:
-    """UsageError for options that do not go together, before anything is read."""
+    """UsageError for options that do not go together, before anything is read (a resume
+    refuses the options it cannot take itself: `RunRequest.check_resumable`)."""
     if args.baseline is None and args.resume is None:
         raise UsageError("name the reference revision: --baseline REV")
-    if args.resume is not None and args.replay is not None:
-        raise UsageError(
-            "a resumed run keeps the --replay it began with: drop --replay, or start a "
-            "new run without --resume"
-        )
     if args.resume_if_exists and (args.out is None or args.resume is not None):
         raise UsageError(
             "--resume-if-exists names no folder of its own: give it with --out DIR (the folder "
             "a restarted job finds again), without --resume"
         )
+
+
+def _request(args: argparse.Namespace) -> RunRequest:
+    """The run the options ask for, `--shard auto` read from the job engine's variables."""
+    from fidelity.matrix.request import RunRequest, Shard
+
+    return RunRequest(
+        args.baseline,
+        args.candidate,
+        cases=args.cases,
+        harness_rev=args.harness,
+        expect=args.expect,
+        selectors=(*args.case, *(f"tag:{t}" for t in args.tag)),
+        shard=Shard.given(args.shard, os.environ),
+        durations=_durations(args.shard_durations),
+        replay=args.replay,
+        partial=args.partial,
+        out=args.out,
+        jobs=args.jobs,
+        ci=options.under_ci(os.environ),
+    )
 
 
 def _began_in(run_dir: Path | None) -> Path | None:

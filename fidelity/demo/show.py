@@ -28,6 +28,7 @@ from fidelity.errors import UsageError
 from fidelity.git import command, objects
 from fidelity.matrix import gate, render
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.request import RunRequest
 
 EXPECTED_MOVES = frozenset({"dp2-online", "dp2-online-r2", "dp4-online"})
 RULE_WIDTH = 80  # a heading rule, even on a console as wide as a log (fidelity.cli.console)
@@ -131,15 +132,15 @@ def _gate(
     """Run gate n (from 1) and show its verdict; True when it is the one it exists to show."""
     g = GATES[n - 1]
     _rule(console, f"{n}. {g.title}")
-    outcome = gate.run(
-        repo,
+    asked = RunRequest(
         commits[g.baseline],
         commits[g.candidate],
-        "cases/matrix.toml",
+        cases="cases/matrix.toml",
         harness_rev=commits[HARNESS],
         jobs=2,
         expect=g.expect,
     )
+    outcome = gate.run(repo, asked)
     render.outcome(console, outcome, plain=quiet)
     moved = outcome.judged.moved if outcome.judged is not None else ()
     held = outcome.exit_code == g.exit_code and (g.moved is None or g.moved == frozenset(moved))

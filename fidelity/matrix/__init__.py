@@ -18,6 +18,7 @@ kinds of `fidelity.kinds`, which the verdict asks and never names.
 - `outcome`: a matrix verdict as a value, and the one rule that makes it an exit code
 - `subset`: the cases a run runs: a selection or a shard of the table, partial or whole
 - `shards`: a deterministic share of the cases for one CI job, balanced by past durations
+- `request`: what one `fidelity run` is asked, one typed value from the CLI (plan.json's part)
 - `harness`: where the case table and the prediction of a run are read from
 - `harness_tree`: the harness revision's files, checked out once per run for `{harness}`
 - `files`: the files a case left in its output and cache folders, links never followed

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from fidelity import proc
 from fidelity.errors import UsageError
@@ -30,7 +29,7 @@ from fidelity.matrix.compare import compare
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.explain import Meeting, explanations
 from fidelity.matrix.findings import Finding, Harness, harness_findings, provenance
-from fidelity.matrix.harness import accept_state, read_harness, read_prediction, table_path
+from fidelity.matrix.harness import accept_state, cases_table, read_harness, read_prediction
 from fidelity.matrix.outcome import (
     Outcome,
     Selection,
@@ -38,8 +37,10 @@ from fidelity.matrix.outcome import (
     partial_run_findings,
     prediction_findings,
 )
-from fidelity.matrix.plan import RunPlan, SidePlan
+from fidelity.matrix.plan import PlanRecord, RunPlan, SidePlan
 from fidelity.matrix.predict import Prediction
+from fidelity.matrix.repo_state import RepoState
+from fidelity.matrix.request import NO_HOOKS, RunHooks, RunRequest
 from fidelity.matrix.runner import RunContext, run_sides
 from fidelity.matrix.table import Matrix, with_replay
 from fidelity.progress import Progress
@@ -49,59 +50,27 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def run(
-    repo: Path,
-    baseline: str | None,
-    candidate: str | None,
-    cases: str | Path,
-    *,
-    harness_rev: str | None = None,
-    out: Path | None = None,
-    jobs: int = 2,
-    progress: Progress | None = None,
-    expect: str | Path | None = None,
-    select: Sequence[str] = (),
-    resume: Path | None = None,
-    shard: str | None = None,
-    durations: Mapping[str, float] | None = None,
-    warn: Callable[[tuple[Finding, ...]], None] | None = None,
-    replay: str | None = None,
-    partial: bool = False,
-    ci: bool = False,
-) -> Outcome:
+def run(repo: Path, request: RunRequest, hooks: RunHooks = NO_HOOKS) -> Outcome:
     """Run both sides under one harness table, compare, and write the run directory.
 
-    `select` (case ids and `tag:` selectors) runs a subset: a partial run, said so in its
-    verdict and in run.json, so it can never pass for the full gate; under CI (`ci`) it is a
-    finding unless `partial` says it is meant. `resume` continues an
-    interrupted run from its directory: only cases without complete evidence run again,
-    and it is refused when the harness's table or a side's commit is not the one it began
-    with (the table, selection and shard are the ones it began with).
+    The request's selectors (case ids and `tag:` selectors) or shard run a subset: a partial
+    run, said so in its verdict and in run.json, so it can never pass for the full gate; under
+    CI (`ci`) it is a finding unless `partial` says it is meant.
     """
-    if resume is not None:
-        sides = (baseline, candidate)
-        plan = _resume(resume, repo, sides=sides, jobs=jobs, progress=progress, ci=ci)
-        if warn is not None:
-            warn(known_before(plan))
-        return execute(plan)
-    plan = start(
-        repo,
-        (baseline, candidate),
-        cases,
-        harness_rev=harness_rev,
-        out=out,
-        jobs=jobs,
-        progress=progress,
-        expect=expect,
-        select=select,
-        shard=shard,
-        durations=durations,
-        replay=replay,
-        partial=partial,
-        ci=ci,
-    )
-    if warn is not None:
-        warn(known_before(plan))
+    return _carried_out(start(repo, request, hooks.progress), hooks)
+
+
+def run_resumed(
+    repo: Path, run_dir: Path, given: RunRequest, hooks: RunHooks = NO_HOOKS
+) -> Outcome:
+    """Continue the interrupted run in run_dir (`resume`): only cases without complete
+    evidence run again, by the table, selection and shard it began with."""
+    return _carried_out(resume(repo, run_dir, given, hooks.progress), hooks)
+
+
+def _carried_out(plan: RunPlan, hooks: RunHooks) -> Outcome:
+    if hooks.warn is not None:
+        hooks.warn(known_before(plan))
     return execute(plan)
 
 
@@ -112,7 +81,7 @@ def known_before(plan: RunPlan) -> tuple[Finding, ...]:
     return (
         *harness_findings(plan.harness),
         *prediction_findings(plan.prediction, plan.selection),
-        *partial_run_findings(plan.selection, plan.ci),
+        *partial_run_findings(plan.selection, plan.request.ci),
     )
 
 
@@ -131,26 +100,15 @@ class _Table:
     accepts: tuple[Allowance, ...]
 
 
-def _read_table(
-    repo: Path,
-    revs: tuple[str | None, str | None],
-    cases: str | Path,
-    *,
-    harness_rev: str | None,
-    expect: str | Path | None,
-    select: Sequence[str],
-    shard: str | None,
-    durations: Mapping[str, float] | None,
-    replay: str | None = None,
-    partial: bool = False,
-) -> _Table:
-    baseline, candidate = revs
-    if baseline is None or candidate is None:
-        raise UsageError("name the sides: --baseline REV (and --candidate REV, default HEAD)")
-    rel = table_path(repo, cases)
+def _read_table(repo: Path, request: RunRequest) -> _Table:
+    baseline, candidate = request.baseline, request.candidate or "HEAD"
+    if baseline is None:
+        raise UsageError("name the reference revision: --baseline REV")
+    rel = cases_table(repo, request.cases)
+    harness_rev, expect = request.harness_rev, request.expect
     harness, full = read_harness(repo, rel, harness_rev)
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
-    matrix, selection = subset.choose(with_replay(full, replay), select, shard, durations, partial)
+    matrix, selection = subset.choose(with_replay(full, request.replay), request)
     known = {harness_rev or "HEAD": harness.sha}  # a revision named twice is resolved once
     for rev in (baseline, candidate):
         known[rev] = known.get(rev) or objects.rev_parse(repo, rev)
@@ -167,131 +125,62 @@ def _read_table(
     return _Table(rel, harness, full, matrix, selection, prediction, sides, accepts)
 
 
-def start(
-    repo: Path,
-    revs: tuple[str | None, str | None],
-    cases: str | Path,
-    *,
-    harness_rev: str | None = None,
-    out: Path | None = None,
-    jobs: int = 2,
-    progress: Progress | None = None,
-    expect: str | Path | None = None,
-    select: Sequence[str] = (),
-    shard: str | None = None,
-    durations: Mapping[str, float] | None = None,
-    replay: str | None = None,
-    partial: bool = False,
-    ci: bool = False,
+def _plan(
+    repo: Path, request: RunRequest, table: _Table, run_dir: Path, checkout: RepoState
 ) -> RunPlan:
-    """A fresh run's plan (baseline and candidate revisions in `revs`), its run directory
-    made and its plan.json written before anything runs."""
-    repo = worktrees.toplevel(repo)
-    checkout = repo_state.snapshot(repo)
-    table = _read_table(
-        repo,
-        revs,
-        cases,
-        harness_rev=harness_rev,
-        expect=expect,
-        select=select,
-        shard=shard,
-        durations=durations,
-        replay=replay,
-        partial=partial,
-    )
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    label = f"{stamp}-{table.sides[0].sha[:7]}-{table.sides[1].sha[:7]}"
-    plan = RunPlan(
+    """The plan of a run of request in run_dir, its table read, started now."""
+    return RunPlan(
         repo=repo,
-        run_dir=rundir.prepare(out, repo, label),
+        run_dir=run_dir,
         checkout=checkout,
-        harness_rev=harness_rev,
+        request=request,
         table_path=table.rel,
         harness=table.harness,
         full=table.full,
         matrix=table.matrix,
         sides=table.sides,
         started=_now(),
-        expect=str(expect) if expect else None,
         prediction=table.prediction,
-        selectors=tuple(select),
         selection=table.selection,
-        shard=shard,
-        durations=durations,
-        jobs=jobs,
-        progress=progress,
         accepts=table.accepts,
-        replay=replay,
-        ci=ci,
     )
-    ledger.write_plan(plan.run_dir, plan.to_json())
+
+
+def start(repo: Path, request: RunRequest, progress: Progress | None = None) -> RunPlan:
+    """A fresh run's plan, its run directory made (the request's `out`, else one under
+    .fidelity/runs) and its plan.json written before anything runs."""
+    repo = worktrees.toplevel(repo)
+    checkout = repo_state.snapshot(repo)
+    table = _read_table(repo, request)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    label = f"{stamp}-{table.sides[0].sha[:7]}-{table.sides[1].sha[:7]}"
+    run_dir = rundir.prepare(request.out, repo, label)
+    plan = replace(_plan(repo, request, table, run_dir, checkout), progress=progress)
+    ledger.write_plan(plan.run_dir, PlanRecord.of(plan))
     return plan
 
 
 def resume(
-    run_dir: Path,
-    repo: Path,
-    *,
-    sides: tuple[str | None, str | None] = (None, None),
-    jobs: int = 2,
-    progress: Progress | None = None,
-    ci: bool = False,
+    repo: Path, run_dir: Path, given: RunRequest, progress: Progress | None = None
 ) -> RunPlan:
-    """The plan of an interrupted run, read back from its plan.json, with the cases it
-    already completed; UsageError when the table or a side's commit is no longer the one
+    """The plan of the interrupted run in run_dir, read back from its plan.json, with the
+    cases it already completed. `given` may name the sides again (each must be the commit
+    the run began at) and sets jobs and ci; UsageError when it sets anything else (a resumed
+    run is the run it began as), or when the table or a side's commit is no longer the one
     it began with. (`execute` kills the processes the killed run left running, once it
     holds the run directory alone.)"""
+    given.check_resumable()
     repo = worktrees.toplevel(repo)
     checkout = repo_state.snapshot(repo)
     began = ledger.read_plan(run_dir)
-    revs = (
-        sides[0] or began["sides"]["baseline"]["rev"],
-        sides[1] or began["sides"]["candidate"]["rev"],
-    )
-    table = _read_table(
-        repo,
-        revs,
-        began["table_path"],
-        harness_rev=began["harness_rev"],
-        expect=began["expect"],
-        select=began["selectors"],
-        shard=began.get("shard"),
-        durations=began.get("durations"),
-        replay=began.get("replay"),
-        partial=began.get("partial", False),
-    )
+    request = began.request.resumed_by(given)
+    table = _read_table(repo, request)
     run_dir = run_dir.absolute()
     _same_as_began(began, table.harness, table.sides)
     definitions = {c.id: c.definition_sha() for c in table.matrix.cases}
-    return RunPlan(
-        repo=repo,
-        run_dir=run_dir,
-        checkout=checkout,
-        harness_rev=began["harness_rev"],
-        table_path=table.rel,
-        harness=table.harness,
-        full=table.full,
-        matrix=table.matrix,
-        sides=table.sides,
-        started=began["started"],
-        expect=began["expect"],
-        prediction=table.prediction,
-        selectors=tuple(began["selectors"]),
-        selection=table.selection,
-        shard=began.get("shard"),
-        durations=began.get("durations"),
-        jobs=jobs,
-        progress=progress,
-        resumed=True,
-        accepts=table.accepts,
-        replay=began.get("replay"),
-        ci=ci,
-        done={p.role: ledger.completed(run_dir / p.role, definitions) for p in table.sides},
-    )
-
-
-_resume = resume  # inside `run`, its keyword `resume` (the run directory) hides the function
+    done = {p.role: ledger.completed(run_dir / p.role, definitions) for p in table.sides}
+    plan = _plan(repo, request, table, run_dir, checkout)
+    return replace(plan, started=began.started, progress=progress, resumed=True, done=done)
 
 
 def execute(plan: RunPlan) -> Outcome:
@@ -320,7 +209,7 @@ def _execute(plan: RunPlan, holds: setups.Holds) -> Outcome:
         harness, base, cand, comparison, specs=specs, checkout_changes=changes, kind=kind
     )
     findings += prediction_findings(plan.prediction, plan.selection)
-    findings += partial_run_findings(plan.selection, plan.ci)
+    findings += partial_run_findings(plan.selection, plan.request.ci)
     judged, code, settled = decide(
         comparison, findings, plan.prediction, plan.selection, plan.accepts
     )
@@ -382,7 +271,7 @@ def _sides(
             matrix=plan.matrix,
             table_path=plan.table_path,
             run_dir=plan.run_dir,
-            jobs=plan.jobs,
+            jobs=plan.request.jobs,
             progress=plan.progress,
             full=plan.full,
             harness=checkout.path if checkout else None,
@@ -400,25 +289,24 @@ def _sides(
     return base, cand, replace(plan.harness, changed=changed)
 
 
-def _same_as_began(began: Mapping[str, Any], harness: Harness, plans: Sequence[SidePlan]) -> None:
+def _same_as_began(began: PlanRecord, harness: Harness, plans: Sequence[SidePlan]) -> None:
     """UsageError unless the resumed run is the one that began: same table, same commits,
     and the same harness files when the cases read them."""
-    if began["table_sha256"] != harness.table_sha256:
+    if began.table_sha256 != harness.table_sha256:
         raise UsageError(
-            f"the case table {began['table_path']} is not the one this run began with; "
+            f"the case table {began.request.cases} is not the one this run began with; "
             "a resumed run must judge every case by the same table: start a new run"
         )
-    was = began.get("harness_tree")
+    was = began.harness_tree
     if harness.reads and was and was != harness.tree:
         raise UsageError(
             f"the harness's files (tree {harness.tree[:12]}) are not the ones this run began "
             f"with (tree {was[:12]}), and its cases read them as {{harness}}: restore them, or "
             "start a new run"
         )
-    for plan in plans:
-        was = began["sides"][plan.role]["sha"]
-        if plan.sha != was:
+    for plan, old in zip(plans, began.sides, strict=True):
+        if plan.sha != old.sha:
             raise UsageError(
                 f"the {plan.role} {plan.rev} is now {plan.sha[:12]}, but this run began at "
-                f"{was[:12]}; resume with --{plan.role} {was[:12]}, or start a new run"
+                f"{old.sha[:12]}; resume with --{plan.role} {old.sha[:12]}, or start a new run"
             )

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from fidelity import schema
+from fidelity import config, schema
 from fidelity.errors import UsageError
 from fidelity.git import log, objects, worktrees
 from fidelity.matrix import harness_tree, predict
@@ -34,6 +34,12 @@ def table_path(repo: Path, cases: str | Path) -> str:
         except ValueError as exc:
             raise UsageError(f"case table {cases} is outside the repository {repo}") from exc
     return path.as_posix()
+
+
+def cases_table(repo: Path, cases: str | Path | None) -> str:
+    """The case table a run reads, relative to the repository: `cases`, or (None) the one
+    `[tool.fidelity]` names in the repository's pyproject.toml."""
+    return table_path(repo, cases or config.setting(repo, "cases", config.DEFAULT_CASES))
 
 
 MISSING = {

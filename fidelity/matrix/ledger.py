@@ -34,6 +34,7 @@ from fidelity.matrix.evidence import (
     side_from_json,
     side_to_json,
 )
+from fidelity.matrix.plan import InvalidPlan, PlanRecord
 from fidelity.matrix.recheck import drift
 from fidelity.schema import json_path
 
@@ -41,7 +42,6 @@ PLAN = "plan.json"
 EVIDENCE = "evidence.jsonl"  # in a side's folder: a line per completed case
 OLD_EVIDENCE = "evidence.json"  # in a case's folder, as fidelity wrote it before
 SIDE = "side.json"
-PLAN_SCHEMA = "fidelity.plan/1"
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -63,8 +63,8 @@ def _unwritable(path: Path, exc: OSError) -> UntrustedError:
     )
 
 
-def write_plan(run_dir: Path, plan: Mapping[str, Any]) -> None:
-    write_json(run_dir / PLAN, {"schema": PLAN_SCHEMA, **plan})
+def write_plan(run_dir: Path, plan: PlanRecord) -> None:
+    write_json(run_dir / PLAN, plan.to_json())
 
 
 def incomplete(run_dir: Path) -> bool:
@@ -122,24 +122,26 @@ def idle(run_dir: Path) -> Iterator[bool]:
         yield True
 
 
-def read_plan(run_dir: Path) -> dict[str, Any]:
-    """The plan of a run to resume; UsageError when there is none to resume."""
+def read_plan(run_dir: Path) -> PlanRecord:
+    """The plan of a run to resume; UsageError (exit 2: nothing is judged) when there is
+    none to resume, naming the file and the JSON path of what is wrong."""
     if (run_dir / "run.json").is_file():
         raise UsageError(f"{run_dir} is a complete run: judge it with `fidelity compare {run_dir}`")
-    path = run_dir / PLAN
     try:
-        plan = untrusted.load(path)
+        return load_plan(run_dir)
     except untrusted.DamagedRunError as exc:
         raise UsageError(f"{run_dir} holds no run to resume: {exc}") from exc
-    problems = untrusted.plan_problems(plan)
-    if problems:
-        where, msg = problems[0]
+    except InvalidPlan as exc:
         raise UsageError(
-            f"{run_dir} holds no run to resume: {path} at {json_path(where)}: {msg}; start a "
-            "new run without --resume"
-        )
-    result: dict[str, Any] = plan
-    return result
+            f"{run_dir} holds no run to resume: {run_dir / PLAN} at {json_path(exc.where)}: "
+            f"{exc.why}; start a new run without --resume"
+        ) from exc
+
+
+def load_plan(run_dir: Path) -> PlanRecord:
+    """run_dir's plan.json read back; DamagedRunError when it is no JSON, InvalidPlan
+    (located) when it is no plan this fidelity can continue."""
+    return PlanRecord.from_json(untrusted.load(run_dir / PLAN))
 
 
 def began_in(run_dir: Path) -> Path | None:
@@ -147,10 +149,10 @@ def began_in(run_dir: Path) -> Path | None:
     of an older fidelity, or no plan, or that folder is gone), so that `fidelity run --resume
     DIR` runs wherever it is printed, not only inside the repository."""
     try:
-        named = untrusted.load(run_dir / PLAN).get("repo")
-    except (untrusted.DamagedRunError, OSError, AttributeError):
+        named = load_plan(run_dir).repo
+    except (untrusted.DamagedRunError, InvalidPlan):
         return None
-    return Path(named) if isinstance(named, str) and Path(named).is_dir() else None
+    return named if named is not None and named.is_dir() else None
 
 
 def save_case(case_dir: Path, evidence: CaseEvidence) -> None:

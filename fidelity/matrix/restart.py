@@ -13,61 +13,34 @@ with the same --out. What DIR holds then decides:
 - a run of another command (another table, prediction, selection, shard, or commit), files
   that are no run, or a run a live process is writing: refused (exit 2), naming why.
 
-"This command's run" is read from plan.json: the settings as given must be equal, and the
-sides' commits and the table's bytes (checked by the resume itself, or here when complete).
+"This command's run" is read from plan.json: every recorded option of the request must be
+equal (`RunRequest.differences`), and the sides' commits and the table's bytes (checked by
+the resume itself, or here when complete).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from fidelity.errors import UsageError
 from fidelity.git import objects
 from fidelity.matrix import gate, ledger, rejudge, rundir, untrusted
-from fidelity.matrix.harness import read_harness, table_path
+from fidelity.matrix.harness import cases_table, read_harness
 from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.plan import InvalidPlan, PlanRecord
+from fidelity.matrix.request import NO_HOOKS, RunHooks, RunRequest
+from fidelity.schema import json_path
 
 FRESH, RESUME, COMPLETE = "fresh", "resume", "complete"
 CUT_SHORT = frozenset({ledger.PLAN + ".tmp"})  # what a run writes before its plan is whole
-WORDS = {  # plan.json's settings as given, by what they are called on the command line
-    "table_path": "case table (--cases)",
-    "harness_rev": "harness revision (--harness)",
-    "expect": "prediction (--expect)",
-    "selectors": "selection (--case/--tag)",
-    "shard": "shard (--shard)",
-    "durations": "shard durations (--shard-durations)",
-    "replay": "--replay",
-}
 
 
-def given(
-    repo: Path,
-    cases: str | Path,
-    *,
-    harness_rev: str | None,
-    expect: str | Path | None,
-    select: Sequence[str],
-    shard: str | None,
-    durations: Mapping[str, float] | None,
-    replay: str | None,
-) -> dict[str, Any]:
-    """A command's settings as its plan.json would record them."""
-    return {
-        "table_path": table_path(repo, cases),
-        "harness_rev": harness_rev,
-        "expect": str(expect) if expect else None,
-        "selectors": list(select),
-        "shard": shard,
-        "durations": dict(durations) if durations is not None else None,
-        "replay": replay,
-    }
-
-
-def held(out: Path, settings: Mapping[str, Any]) -> str:
-    """FRESH, RESUME or COMPLETE for what out holds (the module's rules); UsageError when it
-    holds anything else. A plan cut short is removed, so the fresh run finds out empty."""
+def held(out: Path, given: RunRequest) -> str:
+    """FRESH, RESUME or COMPLETE for what out holds (the module's rules), `given` with its
+    table as plan.json records it; UsageError when out holds anything else. A plan cut short
+    is removed, so the fresh run finds out empty."""
     if not out.is_dir():
         return FRESH  # missing (a file there is refused as any --out is)
     names = {p.name for p in out.iterdir()}
@@ -75,14 +48,12 @@ def held(out: Path, settings: Mapping[str, Any]) -> str:
         for name in names:
             (out / name).unlink()
         return FRESH
-    began = _began(out)
-    differs = [k for k in WORDS if began.get(k) != settings[k]]
+    differs = _began(out).request.differences(given)
     if differs:
-        k = differs[0]
+        what, was, now = differs[0]
         raise UsageError(
-            f"{out} holds another run: its {WORDS[k]} is {_shown(began.get(k))}, this one's "
-            f"{_shown(settings[k])}; choose another --out (or finish that run with `fidelity "
-            f"run --resume {out}`)"
+            f"{out} holds another run: its {what} is {_shown(was)}, this one's {_shown(now)}; "
+            f"choose another --out (or finish that run with `fidelity run --resume {out}`)"
         )
     if (out / rundir.MANIFEST).is_file():
         return COMPLETE
@@ -99,62 +70,58 @@ def _shown(value: Any) -> str:
     return "none" if value in (None, [], {}) else repr(value)
 
 
-def _began(out: Path) -> dict[str, Any]:
+def _began(out: Path) -> PlanRecord:
     """plan.json of the run in out, complete or not; UsageError when out holds no run."""
-    path = out / ledger.PLAN
+    if not (out / ledger.PLAN).is_file():
+        raise UsageError(
+            f"{out} already holds files but no run of fidelity's (no {ledger.PLAN}); choose "
+            "another --out"
+        )
     try:
-        plan = untrusted.load(path) if path.is_file() else None
+        return ledger.load_plan(out)
     except untrusted.DamagedRunError as exc:
         raise UsageError(f"{out} holds a damaged run: {exc}; choose another --out") from exc
-    if plan is None or untrusted.plan_problems(plan):
+    except InvalidPlan as exc:
         raise UsageError(
-            f"{out} already holds files but no run of fidelity's (no valid {ledger.PLAN}); "
-            "choose another --out"
-        )
-    result: dict[str, Any] = plan
-    return result
+            f"{out} already holds files but no run of fidelity's ({out / ledger.PLAN} at "
+            f"{json_path(exc.where)}: {exc.why}); choose another --out"
+        ) from exc
 
 
-def same_commits(out: Path, repo: Path, revs: tuple[str, str], settings: Mapping[str, Any]) -> None:
-    """UsageError unless the complete run in out was of these commits and this table."""
+def same_commits(out: Path, repo: Path, given: RunRequest) -> None:
+    """UsageError unless the complete run in out was of given's commits and table."""
     began = _began(out)
-    harness, _ = read_harness(repo, settings["table_path"], settings["harness_rev"])
-    if harness.table_sha256 != began["table_sha256"]:
+    table = began.request.cases or ""
+    harness, _ = read_harness(repo, table, began.request.harness_rev)
+    if harness.table_sha256 != began.table_sha256:
         raise UsageError(
-            f"{out} holds a complete run of another version of {settings['table_path']}: "
-            "choose another --out"
+            f"{out} holds a complete run of another version of {table}: choose another --out"
         )
-    for role, rev in zip(("baseline", "candidate"), revs, strict=True):
-        was = began["sides"][role]["sha"]
-        if objects.rev_parse(repo, rev) != was:
+    revs = (str(given.baseline), given.candidate or "HEAD")
+    for side, rev in zip(began.sides, revs, strict=True):
+        if objects.rev_parse(repo, rev) != side.sha:
             raise UsageError(
-                f"{out} holds a complete run whose {role} was {was[:12]}, not {rev}: choose "
-                f"another --out, or judge that run with `fidelity compare {out}`"
+                f"{out} holds a complete run whose {side.role} was {side.sha[:12]}, not {rev}: "
+                f"choose another --out, or judge that run with `fidelity compare {out}`"
             )
 
 
-def run(
-    repo: Path,
-    revs: tuple[str, str],
-    cases: str | Path,
-    *,
-    out: Path,
-    note: Callable[[str], None],
-    **options: Any,
-) -> Outcome:
-    """`gate.run` for a command that may have run into out before (the module's rules)."""
-    keys = ("harness_rev", "expect", "shard", "durations", "replay")
-    chosen = {k: options.get(k) for k in keys}
-    settings = given(repo, cases, select=options.get("select") or (), **chosen)
-    state = held(out, settings)
-    if state == COMPLETE:
-        same_commits(out, repo, revs, settings)
-        note(f"{out} holds this run, complete: judged again (as `fidelity compare`), nothing run")
-        return rejudge.recompare(
-            out, ci=options.get("ci", False), partial=options.get("partial", False)
+def run(repo: Path, request: RunRequest, hooks: RunHooks = NO_HOOKS) -> Outcome:
+    """`gate.run` for a command that may have run into its `out` before (the module's
+    rules)."""
+    out = request.out
+    if out is None or request.baseline is None:
+        raise UsageError(
+            "--resume-if-exists starts the run afresh when its folder holds none: give --out "
+            "DIR and --baseline REV"
         )
+    state = held(out, replace(request, cases=cases_table(repo, request.cases)))
+    note = hooks.note or (lambda _: None)
+    if state == COMPLETE:
+        same_commits(out, repo, request)
+        note(f"{out} holds this run, complete: judged again (as `fidelity compare`), nothing run")
+        return rejudge.recompare(out, ci=request.ci, partial=request.partial)
     if state == RESUME:
         note(f"{out} holds this run, unfinished: resuming it; cases with evidence are kept")
-        kept = {k: options[k] for k in ("jobs", "progress", "warn", "ci") if k in options}
-        return gate.run(repo, *revs, cases, resume=out, **kept)
-    return gate.run(repo, *revs, cases, out=out, **options)
+        return gate.run_resumed(repo, out, request.for_resume(), hooks)
+    return gate.run(repo, request, hooks)

@@ -85,7 +85,7 @@ def manifest(
         "matrix": {
             **_matrix(plan.matrix),
             "accept": [a.to_json() for a in plan.accepts],
-            "replay": plan.replay,  # --replay: the mode of every case without its own
+            "replay": plan.request.replay,  # --replay: the mode of every case without its own
         },
         "sides": {"baseline": side_to_json(baseline), "candidate": side_to_json(candidate)},
         "comparison": asdict(comparison),

@@ -6,25 +6,20 @@ report; selectors that choose every case make a full run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from fidelity.matrix import predict, shards
 from fidelity.matrix.outcome import Selection
+from fidelity.matrix.request import RunRequest
 from fidelity.matrix.table import Matrix
 
 
-def choose(
-    matrix: Matrix,
-    selectors: Sequence[str],
-    shard: str | None = None,
-    durations: Mapping[str, float] | None = None,
-    meant: bool = False,
-) -> tuple[Matrix, Selection | None]:
-    """The cases the selectors name (ids or `tag:` selectors), then one shard of them;
-    UsageError for a selector that names no case or a malformed shard. Selectors that
-    choose every case of the table make a full run, not a partial one (no Selection).
-    `meant`: `--partial`, a partial run on purpose."""
+def choose(matrix: Matrix, request: RunRequest) -> tuple[Matrix, Selection | None]:
+    """The cases the request's selectors name (ids or `tag:` selectors), then its shard of
+    them (balanced by its durations); UsageError for a selector that names no case.
+    Selectors that choose every case of the table make a full run, not a partial one (no
+    Selection). The request's `partial`: a partial run on purpose."""
+    selectors, shard = request.selectors, request.shard
     if not selectors and shard is None:
         return matrix, None
     cases = matrix.cases
@@ -34,12 +29,12 @@ def choose(
         cases = tuple(c for c in cases if c.id in chosen)
         if len(cases) == len(matrix.cases) and shard is None:
             return matrix, None
-    k_of_n = shards.parse(shard) if shard is not None else None
-    if k_of_n is not None:
-        mine = set(shards.pick([c.id for c in cases], *k_of_n, durations))
+    if shard is not None:
+        mine = set(shards.pick([c.id for c in cases], shard.k, shard.n, request.durations))
         cases = tuple(c for c in cases if c.id in mine)
     shown = (*selectors, *([f"shard:{shard}"] if shard else []))
     every = tuple((c.id, c.definition_sha()) for c in matrix.cases)
     selected = tuple(c.id for c in cases)
-    selection = Selection(shown, selected, len(matrix.cases), k_of_n, every, meant)
+    k_of_n = (shard.k, shard.n) if shard else None
+    selection = Selection(shown, selected, len(matrix.cases), k_of_n, every, request.partial)
     return replace(matrix, cases=cases), selection
