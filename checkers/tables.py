@@ -109,7 +109,7 @@ def split_cells(source: str, col: int) -> tuple[Cell, ...]:
     A pipe is escaped when the character before it is a backslash (markdown-it does not
     count backslashes), and ``\\|`` becomes ``|`` in the cell text.
     """
-    from checkers.markdown import TRIM  # rows are split after a parse: markdown-it is loaded
+    from checkers.tablerows import TRIM  # rows are split after a parse: markdown-it is loaded
 
     pieces: list[tuple[str, int]] = []
     start = 0

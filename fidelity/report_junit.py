@@ -63,7 +63,8 @@ def to_xml(
         if case.output:
             ET.SubElement(item, "system-out").text = case.output
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    xml: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return xml + b"\n"
 
 
 def _safe(case: JUnitCase) -> JUnitCase:

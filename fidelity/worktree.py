@@ -182,13 +182,6 @@ def _registered(repo: Path, dest: Path) -> bool:
     return any(e.path == dest for e in worktrees.worktree_entries(repo))
 
 
-@contextlib.contextmanager
-def admin_idle() -> Iterator[None]:
-    """Hold while killing processes on Ctrl-C: no worktree is being added or removed."""
-    with _admin:
-        yield
-
-
 def open_checkouts() -> list[Path]:
     """This process's worktrees not yet removed (after a Ctrl-C: the ones left behind)."""
     with _admin:

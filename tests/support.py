@@ -86,6 +86,19 @@ class Repo:
         return self.commit(message=message)
 
 
+def hostile_textconv(repo: Repo, scratch: Path) -> Path:
+    """Give every file of repo a textconv driver (the user's config and .gitattributes) that
+    turns any text into one line and leaves a marker file: a diff that runs it sees no change.
+    The marker's path, absent until the driver runs."""
+    marker = scratch / "textconv-ran"
+    driver = scratch / "textconv.sh"
+    driver.write_text(f"#!/bin/sh\necho ran >> {marker}\necho SAME\n")
+    driver.chmod(0o755)
+    repo.write({".git/info/attributes": "* diff=hostile\n"})
+    repo.git("config", "diff.hostile.textconv", str(driver))
+    return marker
+
+
 def snapshot(repo: Path) -> dict[str, str]:
     """Hashes of every file in the work tree (outside .git and .fidelity), the index and HEAD."""
     state: dict[str, str] = {}

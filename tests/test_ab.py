@@ -16,7 +16,7 @@ from support import run_cli
 
 from fidelity.ab import runner as ab_runner
 from fidelity.ab.runner import Order
-from fidelity.ab.verdict import Arm, Expect, Method, Repetition, Verdict, judge, swap
+from fidelity.ab.verdict import Arm, Expect, Method, Repetition, Verdict, judge
 from fidelity.cli import main as cli
 from fidelity.errors import UsageError
 
@@ -201,6 +201,12 @@ def test_warmups_are_not_counted() -> None:
 
 
 times = st.lists(st.floats(0.001, 1000.0), min_size=1, max_size=12)
+
+
+def swap(reps: list[Repetition]) -> list[Repetition]:
+    """The same measurements with the arms' names exchanged."""
+    other = {Arm.A: Arm.B, Arm.B: Arm.A}
+    return [replace(r, arm=other[r.arm]) for r in reps]
 
 
 @settings(max_examples=200)

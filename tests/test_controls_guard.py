@@ -184,6 +184,7 @@ def test_many_modules_from_elsewhere_give_a_short_first_line(tmp_path: Path) -> 
     """Issue 22: a package whose 30 submodules came from another checkout made a 2.8 kB
     single line. The guard now says the first problem, how many more, and what to do on one
     line, and lists the rest below it; the controls report shows the first line."""
+    from fidelity import proc
     from fidelity.controls import runner
 
     elsewhere, tree = tmp_path / "elsewhere", tmp_path / "tree"
@@ -212,5 +213,5 @@ def test_many_modules_from_elsewhere_give_a_short_first_line(tmp_path: Path) -> 
     assert "(and 30 more, listed below)" in first and "pythonpath" in first
     assert output.count(f"outside the tree under test {tree}") >= 21, "one line per problem"
     assert "  ... 11 more" in output
-    detail = runner.explain(runner.proc.ProcStatus.OK, "", argv, output, None)
+    detail = runner.explain(proc.ProcStatus.OK, "", argv, output, None)
     assert detail.startswith("fidelity import guard: pkgx") and len(detail) < 600, detail

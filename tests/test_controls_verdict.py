@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fidelity.controls.diffsel import touched
 from fidelity.controls.junit import Outcome, Suite, TestResult
 from fidelity.controls.table import Control, Edit, Match
 from fidelity.controls.verdict import (
@@ -18,7 +19,6 @@ from fidelity.controls.verdict import (
     identical_subsets,
     judge,
     matches,
-    select_in_diff,
 )
 from fidelity.proc import ProcStatus
 
@@ -100,9 +100,10 @@ def test_classify_never_reads_a_crash_or_timeout_as_failing_tests() -> None:
 def test_in_diff_selects_by_edited_file_or_expected_test_file() -> None:
     a = Control("a", "w", (), ("pytest",), caught_by=("tests/test_a.py::t",))
     b = Control("b", "w", (Edit("src/b.py", "x", "y"),), ("pytest",), survives=True, residue="r")
-    assert select_in_diff([a, b], ["tests/test_a.py"]) == (a,)
-    assert select_in_diff([a, b], ["src/b.py", "README.md"]) == (b,)
-    assert select_in_diff([a, b], ["docs/x.md"]) == ()
+    assert touched(a, {"tests/test_a.py"}) == ["tests/test_a.py"]
+    assert touched(b, {"tests/test_a.py"}) == []
+    assert touched(b, {"src/b.py", "README.md"}) == ["src/b.py"] and not touched(a, {"src/b.py"})
+    assert touched(a, {"docs/x.md"}) == touched(b, {"docs/x.md"}) == []
 
 
 def test_the_unmodified_tree_passes_only_under_every_command() -> None:

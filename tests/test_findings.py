@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -13,8 +14,11 @@ from fidelity.matrix.evidence import (
     ImportResolution,
     SetupStep,
     SideEvidence,
+    side_from_json,
+    side_to_json,
 )
 from fidelity.matrix.findings import Code, Harness, exit_code, provenance
+from fidelity.proc import ProcStatus
 
 DEF = "d" * 64
 OK = CaseEvidence("a", DEF, CaseStatus.OK, 0, outputs={"o": "1" * 64})
@@ -69,8 +73,12 @@ def test_clean_run_has_no_findings_and_exits_0() -> None:
         ),
         (
             Code.SETUP_FAILED,
-            {"base": replace(BASE, setup=(SetupStep("pip install -e .", "failed", 1, 0.1),))},
-            {"base": replace(BASE, setup=(SetupStep("pip install -e .", "ok", 0, 0.1),))},
+            {
+                "base": replace(
+                    BASE, setup=(SetupStep("pip install -e .", ProcStatus.FAILED, 1, 0.1),)
+                )
+            },
+            {"base": replace(BASE, setup=(SetupStep("pip install -e .", ProcStatus.OK, 0, 0.1),))},
         ),
         (
             Code.EXECUTED_DIFFERS,
@@ -123,3 +131,14 @@ def test_moved_or_failed_without_findings_exits_1() -> None:
     moved = replace(CAND, cases={"a": replace(OK, outputs={"o": "9" * 64})})
     comparison = compare([("a", DEF)], BASE, moved)
     assert exit_code(comparison, ()) == 1
+
+
+def test_a_setup_steps_status_is_an_enum_written_as_before() -> None:
+    """run.json keeps the strings it always held ("failed"); read back, the status is a
+    ProcStatus again, so `is not ProcStatus.OK` judges a reloaded run as it judged the live one."""
+    side = replace(BASE, setup=(SetupStep("pip install -e .", ProcStatus.FAILED, 1, 0.1),))
+    text = json.dumps(side_to_json(side))
+    assert '"status": "failed"' in text
+    again = side_from_json(json.loads(text))
+    assert again == side and again.setup[0].status is ProcStatus.FAILED
+    assert Code.SETUP_FAILED in codes(base=again)

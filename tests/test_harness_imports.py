@@ -19,6 +19,7 @@ from pathlib import Path
 from support import PY, Repo
 
 from fidelity.matrix import gate, runner, table
+from fidelity.matrix.outcome import Outcome
 from fidelity.matrix.request import RunRequest
 
 # the driver as the docs show it: no sys.path edit of its own
@@ -58,7 +59,7 @@ def history(repo: Repo) -> tuple[str, str]:
     return base, repo.commit({"tinymod/__init__.py": "VALUE = 2\n"}, "change the value")
 
 
-def value(outcome: gate.Outcome, side: str) -> tuple[str, str]:
+def value(outcome: Outcome, side: str) -> tuple[str, str]:
     text = (outcome.run_dir / side / "cases" / "dp2-online" / "out" / "value.txt").read_text()
     number, where = text.split()
     return number, where

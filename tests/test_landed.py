@@ -217,6 +217,17 @@ def test_revert_found_by_its_message_when_the_patch_differs(repo: Repo) -> None:
     assert claim.status is CommitStatus.REVERTED
 
 
+def test_an_undo_found_by_its_patch_when_the_message_says_nothing(repo: Repo) -> None:
+    """The reverse patch-id of a claim is the forward one of a commit that undoes it; `-R`
+    swaps git's a/ and b/ prefixes, so before the ids were taken without prefixes an undo
+    with its own words was never found."""
+    sha = repo.commit({"src/a.py": "x = 2\n"}, "change x")
+    repo.commit({"README": "r\n"}, "unrelated")
+    undo = repo.commit({"src/a.py": "x = 1\n"}, "put x back as it was")
+    claim = landed.check(repo.path, "main", [sha], []).commits[0]
+    assert (claim.status, claim.reverted_by) == (CommitStatus.REVERTED, undo)
+
+
 def test_revert_of_a_cherry_pick_is_reported(repo: Repo) -> None:
     repo.git("switch", "-q", "-c", "feature")
     sha = repo.commit({"src/a.py": "x = 2\n"}, "fix")

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from support import PROG, PY, Repo
 
 from fidelity.cli.main import main
+from fidelity.markdown import STEP_SUMMARY_LIMIT
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix import reports as report_matrix
 from fidelity.matrix.accept import Settled
@@ -205,7 +206,7 @@ def test_markdown_stays_under_the_step_summary_limit() -> None:
     )
     outcome = _fake_outcome(results)
     md = report_matrix.markdown(outcome)
-    assert len(md.encode()) < report_matrix.STEP_SUMMARY_LIMIT
+    assert len(md.encode()) < STEP_SUMMARY_LIMIT
     assert "more non-identical cases not shown" in md
     small = report_matrix.markdown(outcome, limit=4000)
     assert len(small.encode()) < 4000 and "case-00000" in small

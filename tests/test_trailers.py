@@ -225,7 +225,7 @@ def test_trailers_agree_with_git_log(tmp_path: Path, shape: Path) -> None:
     repo.git("commit", "-q", "--cleanup=verbatim", "-F", str(shape))
     sha = repo.git("rev-parse", "HEAD")
     expected = git_log_trailers(repo, sha)
-    report = htrailers.check_range(repo.path, f"{base}..HEAD", htrailers.rules(repo.path))
+    report = htrailers.check(repo.path, None, f"{base}..HEAD")
     assert [list(t) for t in report.checked[0].trailers] == [list(t) for t in expected]
     stored = tmp_path / "stored.txt"  # the same message as a commit-msg hook would see it
     stored.write_bytes(

@@ -398,9 +398,3 @@ def judge(reps: Sequence[Repetition], *, without_control: str = "") -> Judgement
         bands[1] if bands else None,
         "" if found else f"judged unpaired: {why}",
     )
-
-
-def swap(reps: Sequence[Repetition]) -> list[Repetition]:
-    """The same measurements with the arms' names exchanged."""
-    other = {Arm.A: Arm.B, Arm.B: Arm.A}
-    return [replace(r, arm=other[r.arm]) for r in reps]

@@ -55,12 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check-docs does with --format github.",
     )
     parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
-    parser.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="plain output for CI logs: no progress, no colour, one record per line",
-    )
+    options.quiet(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(sub)

@@ -50,15 +50,17 @@ def partial(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def quiet(parser: argparse.ArgumentParser) -> None:
-    """`-q` after the command as well as before it (`fidelity run -q`, `fidelity -q run`)."""
+def quiet(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
+    """`-q` after the command as well as before it (`fidelity run -q`, `fidelity -q run`).
+    Only the top level gives it a default (False): a command's `-q` left out must not
+    overwrite the top level's."""
     if "--quiet" in parser._option_string_actions:
         return
     parser.add_argument(
         "-q",
         "--quiet",
         action="store_true",
-        default=argparse.SUPPRESS,
+        default=default,
         help="plain output for CI logs: no progress, no colour, one record per line",
     )
 

@@ -8,6 +8,7 @@ JUnit file missing is a dashboard with nothing red on it, so a refusal is a test
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from fidelity import markdown, report_junit
@@ -24,7 +25,7 @@ def write(args: argparse.Namespace, exc: FidelityError) -> None:
     """Each report asked for, saying the refusal; one that cannot be written is skipped (the
     refusal itself is what the command exits with)."""
     title, why = headline(args.command, exc), str(exc)
-    writers = (
+    writers: tuple[tuple[Path | None, Callable[[Path], None]], ...] = (
         (args.junit, lambda path: _junit(path, title, why)),
         (args.markdown, lambda path: _markdown(path, title, why)),
         (args.html, lambda path: _html(path, title, why)),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity.controls import anchors, failkinds, gate
-from fidelity.controls.lane import Job, Lanes, Tree
+from fidelity.controls.lane import Job, Lane, Lanes, Tree
 from fidelity.controls.table import Control, ControlTable, Edit, Match
 from fidelity.controls.verdict import RunStatus, TreeRun
 
@@ -131,10 +131,12 @@ def suggest(
 
 def run_once_or_twice(lanes: Lanes, job: Job) -> TreeRun:
     """The job's run; a timeout is run once more before it is believed."""
-    first = lanes.map([lambda lane: lane.run(job)])[0]
-    if first.status is RunStatus.TIMEOUT:
-        return lanes.map([lambda lane: lane.run(job)])[0]
-    return first
+
+    def run(lane: Lane) -> TreeRun:
+        return lane.run(job)
+
+    first = lanes.map([run])[0]
+    return lanes.map([run])[0] if first.status is RunStatus.TIMEOUT else first
 
 
 # --- validate ---

@@ -10,7 +10,7 @@ says what was compared and why nothing was judged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +58,11 @@ def _table_changes(
     return why, ""
 
 
+def touched(control: Control, changed: Set[str]) -> list[str]:
+    """The changed files the control edits, or that hold one of its expected tests."""
+    return sorted(changed & {*control.files, *(t.split("::")[0] for t in control.caught_by)})
+
+
 def select(
     repo: Path, table: ControlTable, sha: str, base_rev: str, controls: Sequence[Control]
 ) -> Picked:
@@ -68,11 +73,10 @@ def select(
         return Picked(tuple(controls), {c.id: all_why for c in controls}, notes=(all_why,))
     why: dict[str, str] = {}
     for c in controls:
-        touched = sorted(changed & {*c.files, *(t.split("::")[0] for t in c.caught_by)})
         if c.id in entry_why:
             why[c.id] = entry_why[c.id]
-        elif touched:
-            why[c.id] = f"the change touches {', '.join(touched)}"
+        elif hit := touched(c, changed):
+            why[c.id] = f"the change touches {', '.join(hit)}"
     chosen = tuple(c for c in controls if c.id in why)
     if chosen:
         listed = "; ".join(f"{cid}: {w}" for cid, w in why.items())

@@ -285,13 +285,6 @@ class Lanes:
                 self._lanes.append(lane)
         return lane
 
-    def first(self) -> Lane:
-        """A lane for work done after the pool is idle (re-checks)."""
-        with self._lock:
-            if self._lanes:
-                return self._lanes[0]
-        return self.lane()
-
     def _in_lane(self, task: Callable[[Lane], T]) -> T:
         return task(self.lane())
 

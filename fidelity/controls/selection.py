@@ -68,10 +68,6 @@ class Selection:
     why: str
     reasons: Mapping[str, str] = field(default_factory=dict)  # test id -> why it was chosen
 
-    @property
-    def full(self) -> bool:
-        return self.ids is None
-
 
 @dataclass(frozen=True, slots=True)
 class Place:

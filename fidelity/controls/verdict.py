@@ -179,12 +179,6 @@ def difference(
     return tuple(missing), tuple(extra)
 
 
-def unknown_tests(control: Control, known: Iterable[str]) -> tuple[str, ...]:
-    """Expected tests that name none of the known ones: such a control could never be caught."""
-    found = testids.expand(control.caught_by, known)
-    return tuple(t for t in control.caught_by if not found[t])
-
-
 _RUN_VERDICT = {
     RunStatus.TIMEOUT: Verdict.TIMEOUT,
     RunStatus.CRASHED: Verdict.CRASHED,
@@ -254,11 +248,6 @@ def _by_error(counted: Mapping[str, Failure]) -> str:
     )
 
 
-def unviable(control: Control, detail: str) -> ControlResult:
-    """A control judged without running (its edit did not apply, or names unknown tests)."""
-    return judge(control, TreeRun(RunStatus.UNVIABLE, detail=detail))
-
-
 def identical_subsets(results: Sequence[ControlResult]) -> list[tuple[str, ...]]:
     """Groups of controls whose failing sets are the same: they do not discriminate."""
     groups: dict[frozenset[str], list[str]] = {}
@@ -266,14 +255,6 @@ def identical_subsets(results: Sequence[ControlResult]) -> list[tuple[str, ...]]
         if r.failing and r.verdict not in _RUN_VERDICT.values():
             groups.setdefault(frozenset(canonical(t) for t in r.failing), []).append(r.id)
     return [tuple(ids) for ids in groups.values() if len(ids) > 1]
-
-
-def select_in_diff(controls: Sequence[Control], changed: Iterable[str]) -> tuple[Control, ...]:
-    """Controls whose edited files, or the files of their expected tests, were changed."""
-    touched = set(changed)
-    return tuple(
-        c for c in controls if touched & ({*c.files} | {t.split("::")[0] for t in c.caught_by})
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,12 +288,6 @@ class Report:
         if not self.sound or self.leaks or self.noop is None or not self.results:
             return 3
         return 0 if all(r.met for r in self.results) else 1
-
-    def by_verdict(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for r in self.results:
-            counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
-        return counts
 
     def never_failed(self) -> tuple[str, ...]:
         """Tests of the unmodified tree that no control of this run has seen fail."""

@@ -82,7 +82,7 @@ def git(
     index: Path | None = None,
 ) -> bytes:
     """Run ``git args`` in cwd and return stdout; raise GitError when check and it fails.
-    index: a temporary index file to use instead of the repository's (see `_run`)."""
+    index: a temporary index file to use instead of the repository's (see `attempt`)."""
     result = attempt(cwd, *args, stdin=stdin, index=index)
     if result.status is proc.ProcStatus.NOT_FOUND:
         raise GitError("git was not found. Is it installed and on PATH?")

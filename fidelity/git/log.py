@@ -348,6 +348,10 @@ def _patch_ids(repo: Path, diff: bytes) -> dict[str, str]:
     return ids
 
 
+# patch ids' diffs: as committed (no user's textconv), no a/ b/ prefixes (-R swaps them)
+_PATCH_FLAGS = ("--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--no-prefix")
+
+
 def commit_patch_ids(repo: Path, shas: Sequence[str], *, reverse: bool = False) -> dict[str, str]:
     """sha -> stable patch-id of each non-merge commit's change (of its undoing, with
     reverse: what `git revert` would commit); two git processes for all of them."""
@@ -359,9 +363,7 @@ def commit_patch_ids(repo: Path, shas: Sequence[str], *, reverse: bool = False) 
         "-p",
         "--no-walk=unsorted",
         "--no-merges",
-        "--no-renames",
-        "--no-ext-diff",
-        "--no-color",
+        *_PATCH_FLAGS,
         *(["-R"] if reverse else []),
         "--format=commit %H",
         "--stdin",
@@ -379,10 +381,10 @@ def pair_diffs(
     if not pairs:
         return {}, {}, {}
     lines = "".join(f"{tip} {base}\n" for base, tip in pairs).encode()
-    common = ("diff-tree", "--stdin", "--no-renames", "--no-ext-diff", "--no-color", "-r")
-    forward = _patch_ids(repo, git(repo, *common, "-p", stdin=lines))
-    backward = _patch_ids(repo, git(repo, *common, "-p", "-R", stdin=lines))
-    out = git(repo, *common, "--name-only", "-z", stdin=lines)
+    common = ("diff-tree", "--stdin", "-r")
+    forward = _patch_ids(repo, git(repo, *common, *_PATCH_FLAGS, "-p", stdin=lines))
+    backward = _patch_ids(repo, git(repo, *common, *_PATCH_FLAGS, "-p", "-R", stdin=lines))
+    out = git(repo, *common, "--no-renames", "--name-only", "-z", stdin=lines)
     tips = {tip for _, tip in pairs}
     current: str | None = None
     found: dict[str, set[str]] = {}
@@ -431,6 +433,7 @@ def symbol_changes(repo: Path, ref: str, needles: Sequence[str]) -> list[tuple[s
         "log",
         "-p",
         "--no-ext-diff",
+        "--no-textconv",  # -G would search the text a user's driver wrote, not the commit's
         "--no-color",
         "--no-merges",
         "--no-renames",

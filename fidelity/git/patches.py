@@ -19,10 +19,10 @@ def changed_files(repo: Path, base: str, tip: str) -> list[str]:
 
 
 def diff_text(repo: Path, old: str, new: str, paths: Sequence[str] = ()) -> str:
-    """The unified diff (3 lines of context) that turns old into new, text files only."""
-    out = git(
-        repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U3", old, new, "--", *paths
-    )
+    """The unified diff (3 lines of context) that turns old into new, text files only; as
+    committed (a user's textconv driver would run a program and rewrite both sides)."""
+    flags = ("--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", "-U3")
+    out = git(repo, "diff", *flags, old, new, "--", *paths)
     return out.decode("utf-8", errors="surrogateescape")
 
 

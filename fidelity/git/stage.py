@@ -96,8 +96,9 @@ def _name_status(out: bytes) -> list[tuple[str, str]]:
     return found
 
 
-def _untracked(repo: Path) -> list[str]:
-    out = git(repo, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ":/")
+def _untracked(repo: Path, index: Path | None = None) -> list[str]:
+    args = ("ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ":/")
+    out = git(repo, *args, index=index)
     return [p.decode(errors="surrogateescape") for p in out.split(b"\0") if p]
 
 
@@ -128,7 +129,7 @@ def unstaged_paths(repo: Path, index: Path | None = None) -> frozenset[str]:
     """Paths whose work-tree file is not what the index holds: modified, deleted, untracked."""
     out = git(repo, "diff", "--name-only", "-z", "--no-ext-diff", "--", index=index)
     tracked = {p.decode(errors="surrogateescape") for p in out.split(b"\0") if p}
-    return frozenset(tracked | set(_untracked(repo)))
+    return frozenset(tracked | set(_untracked(repo, index)))
 
 
 def staged_files(repo: Path, index: Path | None = None) -> dict[str, tuple[str, str]]:

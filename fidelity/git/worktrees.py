@@ -118,10 +118,6 @@ def refresh_index(worktree: Path) -> None:
     git(worktree, "update-index", "-q", "--really-refresh", check=False)
 
 
-def worktree_add(repo: Path, dest: Path, sha: str) -> None:
-    _add(repo, dest, "--detach", str(dest), sha)
-
-
 def _add(repo: Path, dest: Path, *args: str) -> None:
     """`git worktree add`, again when it lost a race (`raced`). Never retried when the
     destination was left."""
@@ -221,15 +217,6 @@ def worktree_entries(repo: Path) -> list[WorktreeEntry]:
             )
         fields = {}
     return entries
-
-
-def worktree_list(repo: Path) -> list[Path]:
-    out = _listing(repo)
-    return [
-        Path(field[len(b"worktree ") :].decode())
-        for field in out.split(b"\0")
-        if field.startswith(b"worktree ")
-    ]
 
 
 def ignored_paths(root: Path) -> list[str] | None:

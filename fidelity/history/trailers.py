@@ -137,13 +137,6 @@ def _range(repo: Path, spec: str) -> tuple[str, str]:
     return objects.rev_parse(repo, base or "HEAD"), objects.rev_parse(repo, tip or "HEAD")
 
 
-def check_range(repo: Path, spec: str, rules: Rules) -> TrailerReport:
-    """Every non-merge commit in `A..B`, and the size rule over the range's diff."""
-    base_sha, tip_sha = _range(repo, spec)
-    commits = log.log_trailers(repo, [f"{base_sha}..{tip_sha}"])
-    return _judge_range(repo, spec, (base_sha, tip_sha), commits, rules)
-
-
 def _judge_range(
     repo: Path,
     spec: str,

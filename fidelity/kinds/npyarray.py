@@ -56,8 +56,10 @@ def load(source: Source) -> np.ndarray[Any, Any]:
         if f.read(len(MAGIC)) != MAGIC:
             raise ValueError("not a .npy file: it does not start with \\x93NUMPY")
     if isinstance(source, Path):
-        return np.load(source, mmap_mode="r", allow_pickle=False)
-    return np.load(io.BytesIO(source), allow_pickle=False)
+        array: np.ndarray[Any, Any] = np.load(source, mmap_mode="r", allow_pickle=False)
+    else:
+        array = np.load(io.BytesIO(source), allow_pickle=False)
+    return array
 
 
 def label(flat: int, shape: tuple[int, ...]) -> str:

@@ -151,10 +151,6 @@ class Allowance:
         ]
         return " ".join([self.finding, *where])
 
-    def said(self) -> str:
-        until = f"; until {self.until}" if self.until else ""
-        return f"{self.label()}: {self.why}{until}"
-
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -96,9 +96,6 @@ class Comparison:
     cases: tuple[CaseResult, ...]
     summary: Summary
 
-    def by_verdict(self, verdict: Verdict) -> tuple[CaseResult, ...]:
-        return tuple(c for c in self.cases if c.verdict is verdict)
-
 
 def file_delta(base: Mapping[str, str], cand: Mapping[str, str]) -> FileDelta:
     return FileDelta(

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from fidelity.proc import ProcStatus
+
 
 class CaseStatus(enum.StrEnum):
     OK = "ok"
@@ -165,7 +167,7 @@ class ImportResolution:
 @dataclass(frozen=True, slots=True)
 class SetupStep:
     argv: str
-    status: str
+    status: ProcStatus
     exit_code: int | None
     duration_s: float
 
@@ -245,7 +247,9 @@ def side_from_json(data: Mapping[str, Any]) -> SideEvidence:
             "dirty_paths": tuple(data["dirty_paths"]),
             "changed": tuple(data.get("changed", ())),
             "imports": tuple(ImportResolution(**i) for i in data["imports"]),
-            "setup": tuple(SetupStep(**s) for s in data["setup"]),
+            "setup": tuple(
+                SetupStep(**{**s, "status": ProcStatus(s["status"])}) for s in data["setup"]
+            ),
             "cases": cases,
         }
     )

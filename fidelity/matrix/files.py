@@ -169,11 +169,6 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def hash_tree(root: Path) -> dict[str, str]:
-    """Every regular file under root, by POSIX relative path, to its sha256."""
-    return {rel: sha256_file(path) for rel, path in walk(root).files.items()}
-
-
 _MAGIC = re.compile(r"[*?\[]")  # what makes a glob more than a path (fnmatch's own)
 
 
@@ -199,20 +194,3 @@ def matches(rel: str, pattern: str) -> bool:
         return rel == plain or rel.startswith(plain + "/")
     parts, pat = tuple(rel.split("/")), _parts(pattern)
     return any(_match(parts[:n], pat) for n in range(1, len(parts) + 1))
-
-
-def collect(root: Path, globs: tuple[str, ...]) -> tuple[dict[str, str], list[str], dict[str, str]]:
-    """Hashes of the regular files the globs match, the globs that matched none, and the
-    links among the matches (never followed)."""
-    tree = walk(root)
-    found: dict[str, str] = {}
-    missing: list[str] = []
-    links: dict[str, str] = {}
-    for pattern in globs:
-        files = [rel for rel in tree.files if matches(rel, pattern)]
-        for rel in files:
-            found.setdefault(rel, sha256_file(tree.files[rel]))
-        links.update({rel: target for rel, target in tree.links.items() if matches(rel, pattern)})
-        if not files:
-            missing.append(pattern)
-    return found, missing, links

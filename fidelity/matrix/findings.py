@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fidelity.matrix.compare import CaseResult, Comparison, Verdict
 from fidelity.matrix.evidence import SideEvidence
 from fidelity.matrix.widening import Specs, case_widenings
+from fidelity.proc import ProcStatus
 from fidelity.text import counted
 
 
@@ -92,7 +93,7 @@ def _side_findings(side: SideEvidence, declared: int, kind: str) -> Iterator[Fin
             f"{shown}); its evidence may not be what {side.sha[:12]} produces",
             role,
         )
-    failed = [s for s in side.setup if s.status != "ok"]
+    failed = [s for s in side.setup if s.status is not ProcStatus.OK]
     if failed:
         yield Finding(Code.SETUP_FAILED, f"setup `{failed[0].argv}` {failed[0].status}", role)
     for imp in side.imports:

@@ -28,7 +28,6 @@ from fidelity.matrix import table as casetable
 from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.explain import Arrival, Meeting
 from fidelity.matrix.files import copy_tree, sha256_file, walk
-from fidelity.matrix.files import hash_tree as hash_tree
 from fidelity.matrix.outputs import collect
 from fidelity.matrix.plan import SidePlan
 from fidelity.matrix.table import Case, Command, Matrix
@@ -237,7 +236,7 @@ def make_venv(places: Mapping[str, str], side_dir: Path) -> SetupStep:
         stderr_path=side_dir / "venv.log",
     )
     shown = f"{Path(sys.executable).name} -m venv {VENV}"
-    return SetupStep(shown, result.status.value, result.returncode, round(result.duration_s, 4))
+    return SetupStep(shown, result.status, result.returncode, round(result.duration_s, 4))
 
 
 def run_setup(matrix: Matrix, places: Mapping[str, str], side_dir: Path) -> tuple[SetupStep, ...]:
@@ -247,7 +246,7 @@ def run_setup(matrix: Matrix, places: Mapping[str, str], side_dir: Path) -> tupl
     wt = Path(places["worktree"])
     if "venv" in places:
         steps.append(make_venv(places, side_dir))
-        if steps[-1].status != "ok":
+        if steps[-1].status is not proc.ProcStatus.OK:
             return tuple(steps)
     for i, command in enumerate(matrix.setup):
         result = proc.run(
@@ -261,7 +260,7 @@ def run_setup(matrix: Matrix, places: Mapping[str, str], side_dir: Path) -> tupl
         )
         shown = command if isinstance(command, str) else " ".join(command)
         steps.append(
-            SetupStep(shown, result.status.value, result.returncode, round(result.duration_s, 4))
+            SetupStep(shown, result.status, result.returncode, round(result.duration_s, 4))
         )
         if result.status is not proc.ProcStatus.OK:
             break
@@ -369,7 +368,7 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
             kept=str(wt) if place.keep else "",
             reused=place.reused,
         )
-        if any(s.status != "ok" for s in setup):
+        if any(s.status is not proc.ProcStatus.OK for s in setup):
             cases = not_run(matrix, f"setup command failed: {setup[-1].argv}")
         else:
             if not place.reused:
@@ -396,14 +395,14 @@ def _set_up(
     """The side's dirty paths before setup, and its setup steps (or the note of a reuse)."""
     wt = place.path
     if place.reused:
-        return [], (SetupStep(f"(reused {wt}: same commit and setup)", "ok", 0, 0.0),)
+        return [], (SetupStep(f"(reused {wt}: same commit and setup)", proc.ProcStatus.OK, 0, 0.0),)
     worktrees.refresh_index(wt)
     dirty = worktrees.dirty_paths(wt)
     with budget or contextlib.nullcontext():
         setup = run_setup(matrix, places, side_dir)
     if place.why_not:
         again = "set up again" if place.keep else "set up in a fresh worktree, not kept"
-        setup = (SetupStep(f"({again}: {place.why_not})", "ok", 0, 0.0), *setup)
+        setup = (SetupStep(f"({again}: {place.why_not})", proc.ProcStatus.OK, 0, 0.0), *setup)
     return dirty, setup
 
 
