@@ -6,7 +6,7 @@
 - exit-codes.md: from `fidelity.errors.EXIT_CODES`, which `fidelity --help` also prints;
 - placeholders.md: from the placeholder sets of `fidelity.placeholders`;
 - commands.md: every command's `--help`, as printed at COLUMNS=100;
-- findings.md: which findings `[[accept]]` may name, from fidelity/matrix/accept.py.
+- findings.md: which findings `[[accept]]` may name, from fidelity/matrix/verdict/accept.py.
 
 tests/test_gen_reference.py regenerates every page in memory and fails when a file differs.
 Usage: python scripts/gen_reference.py [--check] [--root DIR]

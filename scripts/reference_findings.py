@@ -1,12 +1,12 @@
 """docs/reference/findings.md: which findings a table's `[[accept]]` (or a prediction's
-`findings`) may name, from the one list in code (fidelity/matrix/accept.py `NEVER`, `MAY`)
+`findings`) may name, from the one list in code (fidelity/matrix/verdict/accept.py `NEVER`, `MAY`)
 that validation refuses them by (scripts/gen_reference.py writes the page)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fidelity.matrix.accept import MAY, NEVER
+from fidelity.matrix.verdict.accept import MAY, NEVER
 
 
 def _rows(decided: Mapping[str, str]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SideEvidence
+from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SideEvidence
 
 DEF = "d" * 64
 names = st.sampled_from(["a.csv", "b.json", "c/d.txt", "e"])

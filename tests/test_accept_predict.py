@@ -12,10 +12,11 @@ from support import PY, Repo
 
 from fidelity import report_junit
 from fidelity.errors import TableError, UsageError
-from fidelity.matrix import gate, rejudge, reports, table
-from fidelity.matrix.findings import Code
-from fidelity.matrix.predict import Held, PredictionError
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix import gate, rejudge, reports
+from fidelity.matrix.cases import table
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.predict import Held, PredictionError
 
 CRASHY = """
 import pathlib, sys
@@ -302,7 +303,7 @@ def test_a_forged_move_cannot_be_accepted_as_side_changed(make_repo, capsys) -> 
 
 @pytest.mark.parametrize("code", list(Code))
 def test_every_finding_is_either_never_accepted_or_accepted_with_a_reason(code: Code) -> None:
-    from fidelity.matrix import accept
+    from fidelity.matrix.verdict import accept
 
     assert (code in accept.NEVER) != (code in accept.MAY), code
     why = accept.problem(code.value)
@@ -318,7 +319,7 @@ def test_every_finding_is_either_never_accepted_or_accepted_with_a_reason(code: 
 
 
 def test_the_findings_that_mean_foreign_evidence_are_never_accepted() -> None:
-    from fidelity.matrix import accept
+    from fidelity.matrix.verdict import accept
 
     foreign = {
         Code.SIDE_CHANGED,

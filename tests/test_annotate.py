@@ -15,7 +15,7 @@ from support import PY, Repo, run_cli
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate
-from fidelity.matrix.request import RunRequest, Shard
+from fidelity.matrix.run.request import RunRequest, Shard
 
 CI = "GITHUB_ACTIONS"
 

@@ -8,8 +8,8 @@ import pytest
 
 from fidelity.cli.main import main
 from fidelity.errors import TableError
-from fidelity.matrix.outputs import Output
-from fidelity.matrix.table import glob_problem, parse
+from fidelity.matrix.cases.outputs import Output
+from fidelity.matrix.cases.table import glob_problem, parse
 
 GOOD = b"""
 [matrix]
@@ -139,7 +139,7 @@ def test_cli_list_reads_the_configured_table(make_repo, capsys) -> None:
 
 def test_an_internal_error_exits_3_not_1(tmp_path: Path, monkeypatch, capsys) -> None:
     """A crash is untrusted evidence, never "the evidence says no"."""
-    from fidelity.matrix import table as casetable
+    from fidelity.matrix.cases import table as casetable
 
     def crash(data: bytes, source: str) -> None:
         raise RuntimeError("a bug")

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from strategies import DEF, case_ids, side
 
 from fidelity.kinds.diffs import OutputDiff
-from fidelity.matrix.compare import SWAPPED, Verdict, compare, compare_case, file_delta
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SideEvidence
-from fidelity.matrix.findings import Harness, exit_code, provenance
+from fidelity.matrix.verdict.compare import SWAPPED, Verdict, compare, compare_case, file_delta
+from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SideEvidence
+from fidelity.matrix.verdict.findings import Harness, exit_code, provenance
 
 OK = CaseEvidence("x", DEF, CaseStatus.OK, 0, outputs={"o": "1" * 64}, cache={"c": "1" * 64})
 

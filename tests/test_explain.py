@@ -10,10 +10,10 @@ from pathlib import Path
 from support import PY
 
 from fidelity.matrix import gate
-from fidelity.matrix.compare import compare
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus
-from fidelity.matrix.explain import Arrival, Meeting, explain_case, explanations
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.compare import compare
+from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus
+from fidelity.matrix.verdict.explain import Arrival, Meeting, explain_case, explanations
 
 SPEC = {"m.csv": {"kind": "csv", "key": ["id"], "rtol": 0.01}}
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from fidelity.matrix.compare import compare
-from fidelity.matrix.evidence import (
+from fidelity.matrix.verdict.compare import compare
+from fidelity.matrix.verdict.evidence import (
     CaseEvidence,
     CaseStatus,
     ImportResolution,
@@ -17,7 +17,7 @@ from fidelity.matrix.evidence import (
     side_from_json,
     side_to_json,
 )
-from fidelity.matrix.findings import Code, Harness, exit_code, provenance
+from fidelity.matrix.verdict.findings import Code, Harness, exit_code, provenance
 from fidelity.proc import ProcStatus
 
 DEF = "d" * 64

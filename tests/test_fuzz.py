@@ -24,7 +24,7 @@ from support import Repo, matrix_toml
 from fidelity.cli.main import main
 from fidelity.kinds.registry import explain
 from fidelity.matrix import gate
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
 
 FUZZ = settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)

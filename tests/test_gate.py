@@ -11,9 +11,9 @@ from support import PY, Repo, matrix_toml, snapshot
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 
 
 def run(repo: Repo, baseline: str, candidate: str = "HEAD", **kw: object) -> Outcome:

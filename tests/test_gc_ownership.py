@@ -23,7 +23,7 @@ from support import PY, Repo, run_cli, wait_for
 
 from fidelity import workdir
 from fidelity.matrix import gate
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
 
 OLD = 30 * 86400.0
 NAME = "0123456789ab-0123456789ab"  # shaped like a kept set-up's name

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from support import Repo, run_cli
 
 from fidelity import workdir
-from fidelity.matrix import setups
-from fidelity.matrix.table import parse
+from fidelity.matrix.cases.table import parse
+from fidelity.matrix.run import setups
 
 OLD = 30 * 86400.0
 RUN_ENTRIES = ["run", "legacy", "plain", "file", "link-mine", "link-run", "loop", "back"]

@@ -21,8 +21,8 @@ from checkers import config as docs_config
 from fidelity.controls import table as control_table
 from fidelity.history import stale
 from fidelity.kinds import diffs
-from fidelity.matrix import outputs
-from fidelity.matrix import table as case_table
+from fidelity.matrix.cases import outputs
+from fidelity.matrix.cases import table as case_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = "run `python scripts/gen_reference.py`"
@@ -197,7 +197,7 @@ def test_the_schema_defaults_are_the_codes() -> None:
 def test_the_findings_page_is_the_never_accept_list_in_code() -> None:
     """The page lists exactly what validation refuses; a finding dropped from the list in
     code makes it stale."""
-    from fidelity.matrix.accept import MAY, NEVER
+    from fidelity.matrix.verdict.accept import MAY, NEVER
 
     page = "docs/reference/findings.md"
     written = GEN.read(ROOT, [page])[page]

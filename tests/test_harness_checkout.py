@@ -14,10 +14,11 @@ import pytest
 from support import PY, Repo, snapshot
 
 from fidelity.errors import TableError, UsageError
-from fidelity.matrix import gate, table
-from fidelity.matrix.findings import Code
-from fidelity.matrix.predict import Held
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix import gate
+from fidelity.matrix.cases import table
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.predict import Held
 
 LIB_V1 = "def scale(x):\n    return x * 2\n"
 LIB_V2 = "def scale(x):\n    return x + x  # same values, other code\n"
@@ -376,6 +377,6 @@ def test_a_harness_link_out_of_the_harness_is_refused_before_anything_runs(
     ],
 )
 def test_a_link_leads_out_as_the_kernel_resolves_it(links: dict[str, str], out: bool) -> None:
-    from fidelity.matrix import harness_tree
+    from fidelity.matrix.run import harness_tree
 
     assert harness_tree.escapes("c/l", links) is out

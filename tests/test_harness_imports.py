@@ -18,9 +18,11 @@ from pathlib import Path
 
 from support import PY, Repo
 
-from fidelity.matrix import gate, runner, table
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix import gate
+from fidelity.matrix.cases import table
+from fidelity.matrix.run import runner
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.outcome import Outcome
 
 # the driver as the docs show it: no sys.path edit of its own
 DRIVE = """

@@ -16,8 +16,8 @@ from support import PROG, PY, Repo, matrix_toml
 from fidelity.cli.main import main
 from fidelity.errors import TableError
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.request import RunRequest
-from fidelity.matrix.table import parse
+from fidelity.matrix.cases.table import parse
+from fidelity.matrix.run.request import RunRequest
 
 
 def table_with(extra_case_keys: str = "", extra_matrix: str = "") -> bytes:

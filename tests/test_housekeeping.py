@@ -20,11 +20,13 @@ from rich.console import Console
 from support import Repo, run_cli, snapshot
 
 from fidelity import workdir
-from fidelity.matrix import gate, ledger, render, rundir, setups
-from fidelity.matrix.findings import Code
+from fidelity.matrix import gate
 from fidelity.matrix.housekeeping import DAY, human_size
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run import ledger, rundir, setups
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict import render
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = (

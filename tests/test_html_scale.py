@@ -16,11 +16,11 @@ import pytest
 from browser import artifacts, open_page
 
 from fidelity.htmlreport import runpage
-from fidelity.matrix.compare import compare
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SideEvidence
-from fidelity.matrix.explain import explanations
-from fidelity.matrix.findings import Harness
-from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.verdict.compare import compare
+from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SideEvidence
+from fidelity.matrix.verdict.explain import explanations
+from fidelity.matrix.verdict.findings import Harness
+from fidelity.matrix.verdict.outcome import Outcome
 
 CASES = 1000
 MOVED_EVERY = 10

@@ -15,9 +15,9 @@ import pytest
 from support import Repo, editable_venv
 
 from fidelity.matrix import gate
-from fidelity.matrix.findings import Code
-from fidelity.matrix.importguard import classify
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.importguard import classify
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
 
 
 def table(python: Path, name: str, argv: list[str], env: str = "") -> str:
@@ -118,7 +118,7 @@ def test_classify_is_inside_only_when_every_place_is(tmp_path: Path) -> None:
 
 
 def test_a_probe_that_prints_first_still_resolves_and_garbage_is_a_finding(tmp_path: Path) -> None:
-    from fidelity.matrix.importguard import resolve
+    from fidelity.matrix.run.importguard import resolve
 
     wt = tmp_path / "wt"
     (wt / "pkgp").mkdir(parents=True)

@@ -3,7 +3,8 @@
 Imports run one way: cli -> demo -> capabilities (which never import each other) ->
 infrastructure -> checkers (which import nothing of fidelity), with no cycle between
 sibling modules; inside `fidelity.git`, each noun runs git through `command` and imports no
-other. The red cases plant one bad import in a copy of the source each.
+other; inside `fidelity.matrix`, the commands import the run machinery, which imports the case
+table, which imports the verdict, and never the other way. The red cases plant one bad import in a copy of the source each.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def lint(where: Path) -> subprocess.CompletedProcess[str]:
 def test_the_contract_holds_on_this_tree() -> None:
     done = lint(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "4 kept, 0 broken" in done.stdout
+    assert "5 kept, 0 broken" in done.stdout
 
 
 @pytest.fixture
@@ -57,7 +58,11 @@ def plant(copy: Path, module: str, line: str) -> None:
     ("module", "line", "broken"),
     [
         # an upward import: a comparator reaching for the command line
-        ("fidelity/matrix/compare.py", "import fidelity.cli.options", "imports run one way"),
+        (
+            "fidelity/matrix/verdict/compare.py",
+            "import fidelity.cli.options",
+            "imports run one way",
+        ),
         # capabilities are independent of each other
         ("fidelity/matrix/gate.py", "import fidelity.controls.verdict", "imports run one way"),
         # the checkers stand alone
@@ -65,7 +70,19 @@ def plant(copy: Path, module: str, line: str) -> None:
         # a cycle between siblings: the comparators' shared types importing a comparator
         ("fidelity/kinds/diffs.py", "import fidelity.kinds.csvcmp", "no import cycle"),
         # a comparator kind sits below the verdict that asks it
-        ("fidelity/kinds/jsontree.py", "import fidelity.matrix.compare", "imports run one way"),
+        (
+            "fidelity/kinds/jsontree.py",
+            "import fidelity.matrix.verdict.compare",
+            "imports run one way",
+        ),
+        # the verdict judges evidence and never reaches for the machinery that made it
+        ("fidelity/matrix/verdict/compare.py", "import fidelity.matrix.run.rundir", "rooms import"),
+        # the case table is read by the run, not the other way
+        ("fidelity/matrix/cases/table.py", "import fidelity.matrix.run.shards", "rooms import"),
+        # the run machinery never calls up into a command
+        ("fidelity/matrix/run/runner.py", "import fidelity.matrix.gate", "rooms import"),
+        # two commands side by side stay independent
+        ("fidelity/matrix/merge.py", "import fidelity.matrix.rejudge", "rooms import"),
         # git sits below the worktrees that are built on it
         ("fidelity/git/command.py", "import fidelity.worktree", "imports run one way"),
         # one git noun leaning on another instead of on the runner

@@ -23,7 +23,7 @@ import pytest
 from fidelity.errors import TableError
 from fidelity.kinds import registry
 from fidelity.kinds.base import Kind
-from fidelity.matrix.table import parse
+from fidelity.matrix.cases.table import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = ROOT / "fidelity"

@@ -12,13 +12,15 @@ from support import PY, Repo
 
 from fidelity import report_junit
 from fidelity.errors import TableError
-from fidelity.matrix import gate, rejudge, reports, table, words
-from fidelity.matrix.compare import Verdict, failure_kind
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.predict import Held, PredictionError
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix import gate, rejudge, reports
+from fidelity.matrix.cases import table
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict import words
+from fidelity.matrix.verdict.compare import Verdict, failure_kind
+from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
+from fidelity.matrix.verdict.predict import Held, PredictionError
 
 # v1 loads; "old" raises ValueError (exit 1); "key" raises KeyError (exit 1); "exit" exits 4
 PROG = """

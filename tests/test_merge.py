@@ -11,9 +11,9 @@ from support import PY, Repo
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, merge, rejudge
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest, Shard
+from fidelity.matrix.run.request import RunRequest, Shard
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 
 
 def answer(outcome: Outcome) -> dict[str, object]:

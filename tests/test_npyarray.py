@@ -20,8 +20,8 @@ from support import PY, Repo, run_cli, toml_str
 
 from fidelity.kinds import npyarray
 from fidelity.kinds.registry import explain
-from fidelity.matrix import spread
-from fidelity.matrix.words import explanation
+from fidelity.matrix.verdict import spread
+from fidelity.matrix.verdict.words import explanation
 
 SPEC = {"kind": "npy", "rtol": 1e-6}
 

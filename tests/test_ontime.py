@@ -10,11 +10,11 @@ from support import PROG, Repo, matrix_toml
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.findings import Code
-from fidelity.matrix.ontime import first_other_change
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.predict import Held
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.ontime import first_other_change
+from fidelity.matrix.verdict.outcome import Outcome
+from fidelity.matrix.verdict.predict import Held
 
 PREDICTION = '[prediction]\nwhy = "the fix moves a and b"\nmoved = ["a", "b"]\n'
 FIX = {"value.txt": "two\n"}

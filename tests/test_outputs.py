@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 from support import Repo
 
 from fidelity.errors import TableError
-from fidelity.matrix import files, gate
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outputs import Output, collect
-from fidelity.matrix.request import RunRequest
-from fidelity.matrix.table import parse
+from fidelity.matrix import gate
+from fidelity.matrix.cases import files
+from fidelity.matrix.cases.outputs import Output, collect
+from fidelity.matrix.cases.table import parse
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
 
 
 def tree(root: Path, files: dict[str, str]) -> Path:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from fidelity import placeholders
 from fidelity.controls.table import parse as parse_controls
 from fidelity.errors import TableError
-from fidelity.matrix.table import parse as parse_cases
+from fidelity.matrix.cases.table import parse as parse_cases
 
 # the grammar's own pieces, characters and names, so that the examples hit its corners
 FRAGMENTS = [

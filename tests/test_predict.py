@@ -16,12 +16,12 @@ from fidelity.cli.main import main
 from fidelity.markdown import STEP_SUMMARY_LIMIT
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix import reports as report_matrix
-from fidelity.matrix.accept import Settled
-from fidelity.matrix.compare import CaseResult, Comparison, Summary, Verdict
-from fidelity.matrix.findings import Code, Finding
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.predict import Held, Prediction, PredictionError, judge, resolve
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.accept import Settled
+from fidelity.matrix.verdict.compare import CaseResult, Comparison, Summary, Verdict
+from fidelity.matrix.verdict.findings import Code, Finding
+from fidelity.matrix.verdict.outcome import Outcome
+from fidelity.matrix.verdict.predict import Held, Prediction, PredictionError, judge, resolve
 
 CASES = {"a": ("ok", ["alpha"]), "b": ("ok", ["beta", "moves"]), "c": ("ok", ["beta", "moves"])}
 
@@ -215,8 +215,8 @@ def test_markdown_stays_under_the_step_summary_limit() -> None:
 def _fake_outcome(results: tuple[CaseResult, ...]) -> Outcome:
     from dataclasses import replace
 
-    from fidelity.matrix.evidence import SideEvidence
-    from fidelity.matrix.findings import Harness
+    from fidelity.matrix.verdict.evidence import SideEvidence
+    from fidelity.matrix.verdict.findings import Harness
 
     n = len(results)
     summary = Summary(n, n, n, n, 0, 0, n, 0, 0, 0, 0, 0, 0, 0)

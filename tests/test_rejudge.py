@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from support import PY, Repo
 
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 
 WRITE = """
 import json, sys, pathlib

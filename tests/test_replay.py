@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 from support import PY, Repo, snapshot
 
-from fidelity.matrix import files, gate, rejudge, reports
-from fidelity.matrix.compare import Verdict
-from fidelity.matrix.evidence import ReplayVerdict
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest, Shard
+from fidelity.matrix import gate, rejudge, reports
+from fidelity.matrix.cases import files
+from fidelity.matrix.run.request import RunRequest, Shard
+from fidelity.matrix.verdict.compare import Verdict
+from fidelity.matrix.verdict.evidence import ReplayVerdict
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 
 # Trains one model per (alpha, beta) and persists each under the cache folder. The cache is
 # read once, at start-up, as a simulator loads its predictors. VARIANT picks a defect.
@@ -242,7 +243,7 @@ def test_replay_in_the_cli_for_a_whole_run_with_the_users_tree_untouched(make_re
 
 def test_a_cold_warm_replay_without_a_cache_is_a_table_error(make_repo) -> None:
     from fidelity.errors import TableError
-    from fidelity.matrix import table as casetable
+    from fidelity.matrix.cases import table as casetable
 
     text = table().replace('cache_env = "SIM_CACHE"\n', "")
     try:
@@ -261,8 +262,8 @@ def test_a_cold_warm_replay_without_a_cache_is_a_table_error(make_repo) -> None:
 
 
 def test_a_warm_run_no_faster_than_a_long_cold_run_did_not_use_its_cache() -> None:
-    from fidelity.matrix.evidence import CaseEvidence, CaseStatus, ReplayRun
-    from fidelity.matrix.replay import _not_used
+    from fidelity.matrix.run.replay import _not_used
+    from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, ReplayRun
 
     cold = CaseEvidence("c", "0" * 64, CaseStatus.OK, 0, 2.0, cache={"m.json": "a" * 64})
     warm = ReplayRun("warm", "replay/warm", CaseStatus.OK, 0, 2.1, cache={"m.json": "a" * 64})
@@ -288,7 +289,7 @@ def test_a_warm_run_no_faster_than_a_long_cold_run_did_not_use_its_cache() -> No
 
 
 def test_replay_for_a_whole_run_keeps_each_cases_own_and_twice_without_a_cache() -> None:
-    from fidelity.matrix import table as casetable
+    from fidelity.matrix.cases import table as casetable
 
     text = table("twice") + '\n[[case]]\nid = "plain"\nargv = ["x"]\noutputs = ["o"]\n'
     text += '\n[[case]]\nid = "cached"\nargv = ["x"]\ncache_env = "C"\n'

@@ -20,8 +20,8 @@ from fidelity import schema
 from fidelity.cli.main import main
 from fidelity.errors import UsageError
 from fidelity.matrix import gate
-from fidelity.matrix.plan import InvalidPlan, PlanRecord, SidePlan
-from fidelity.matrix.request import RunRequest, Shard, Sort, of_sort
+from fidelity.matrix.run.plan import InvalidPlan, PlanRecord, SidePlan
+from fidelity.matrix.run.request import RunRequest, Shard, Sort, of_sort
 
 names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=8)
 shards = st.integers(1, 9).flatmap(lambda n: st.builds(Shard, st.integers(1, n), st.just(n)))

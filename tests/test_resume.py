@@ -17,8 +17,8 @@ from support import PY, Repo, snapshot
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.outcome import Outcome
 
 CASE = (
     "import os, sys, time, pathlib\n"

@@ -16,7 +16,7 @@ import pytest
 from support import PY, Repo
 
 from fidelity.matrix import gate
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
 
 # `gate.run` of two cases: the toplevel, 6 to snapshot the checkout before and 6 after, 4
 # for the harness (HEAD, the committed table, dirty paths, its tree); per side 13: worktree
@@ -98,8 +98,8 @@ def test_a_case_without_a_cache_folder_still_has_one_written_later_caught(
 ) -> None:
     """No folder made is no blind spot: a cache folder that appears after the run is a
     file added where it would be evidence."""
-    from fidelity.matrix import rundir
-    from fidelity.matrix.recheck import altered, declared_outputs
+    from fidelity.matrix.run import rundir
+    from fidelity.matrix.run.recheck import altered, declared_outputs
 
     repo: Repo = make_repo("r")
     repo.commit({"cases/matrix.toml": table({"plain": ""})})

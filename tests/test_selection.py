@@ -11,9 +11,9 @@ from support import PY, Repo
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.findings import Code
-from fidelity.matrix.predict import PredictionError
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.predict import PredictionError
 
 OK = "import sys; open(sys.argv[1] + '/r.txt', 'w').write(open('v.txt').read())"
 FAILS_ON_BAD = (
@@ -166,7 +166,7 @@ def test_within_tolerance_only_is_not_called_identical(make_repo) -> None:
     base = r.commit({"cases/matrix.toml": t, "m.csv": "id,v\n1,1.00\n"})
     r.commit({"m.csv": "id,v\n1,1.05\n"})
     outcome = gate.run(r.path, RunRequest(base, "HEAD"))
-    from fidelity.matrix import words
+    from fidelity.matrix.verdict import words
 
     assert (
         words.verdict(outcome)

@@ -10,8 +10,8 @@ from support import Repo
 
 from fidelity.errors import TableError
 from fidelity.matrix import gate
-from fidelity.matrix.request import RunRequest
-from fidelity.matrix.table import parse
+from fidelity.matrix.cases.table import parse
+from fidelity.matrix.run.request import RunRequest
 
 WHERE = (
     "import shutil, sys; open(sys.argv[1] + '/where.txt', 'w').write("

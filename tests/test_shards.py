@@ -14,7 +14,7 @@ from support import Repo
 
 from fidelity.cli.main import main
 from fidelity.errors import UsageError
-from fidelity.matrix.shards import MAX_SHARDS, assign, from_env, parse, pick, resolve
+from fidelity.matrix.run.shards import MAX_SHARDS, assign, from_env, parse, pick, resolve
 
 ids = st.lists(st.text("abc123", min_size=1, max_size=4), unique=True, max_size=40)
 
@@ -289,7 +289,7 @@ def test_the_shard_help_names_every_variable_the_readers_read() -> None:
     from pathlib import Path
 
     from fidelity.cli.main import build_parser
-    from fidelity.matrix import shards
+    from fidelity.matrix.run import shards
 
     source = Path(shards.__file__).read_text()
     code = source.split("READS = (", 1)[0]  # the readers, not the help's own words

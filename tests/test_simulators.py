@@ -8,9 +8,9 @@ import json
 from support import PY, Repo
 
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 
 SIM = """
 import argparse, datetime, json, pathlib, time

@@ -11,10 +11,10 @@ from support import PY, Repo
 
 from fidelity.errors import TableError
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.findings import Code
-from fidelity.matrix.request import RunRequest
-from fidelity.matrix.table import parse
-from fidelity.matrix.widening import case_widenings
+from fidelity.matrix.cases.table import parse
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.widening import case_widenings
 
 COPY = "import shutil, sys; shutil.copy('m.csv', sys.argv[1])"
 

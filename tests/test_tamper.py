@@ -14,9 +14,9 @@ import pytest
 from support import PY, Repo, snapshot
 
 from fidelity.matrix import gate, rejudge
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 
 
 def shell_case(script: str, outputs: str = '["r.txt"]', env: str = "") -> str:

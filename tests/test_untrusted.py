@@ -1,5 +1,5 @@
 """A run directory is untrusted input: every edit to run.json is a located exit 3, never a
-traceback, and never a verdict (fidelity/matrix/untrusted.py).
+traceback, and never a verdict (fidelity/matrix/run/untrusted.py).
 
 Three real runs are made once (a predicted run with comparison specs, a partial run, one
 shard), then Hypothesis edits their run.json the ways a hand, a bad merge or a full disk
@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from support import PY, Repo
 
 from fidelity.cli.main import main
-from fidelity.matrix import gate, untrusted
-from fidelity.matrix.request import RunRequest, Shard
+from fidelity.matrix import gate
+from fidelity.matrix.run import untrusted
+from fidelity.matrix.run.request import RunRequest, Shard
 
 WRITE = """
 import json, pathlib, sys

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fidelity.kinds.diffs import Tolerance
 from fidelity.kinds.registry import explain
-from fidelity.matrix.widening import case_widenings, widened
+from fidelity.matrix.verdict.widening import case_widenings, widened
 
 BASE = b"id,lat,name,wall\n1,10.0,a,5\n2,20.0,b,6\n3,30.0,c,7\n"
 

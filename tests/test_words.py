@@ -4,7 +4,7 @@ tolerance applies, a capped number of changes, long values cut around their diff
 from __future__ import annotations
 
 from fidelity.kinds.registry import explain
-from fidelity.matrix.words import changes, explanation
+from fidelity.matrix.verdict.words import changes, explanation
 
 SIZES = b"size,human\n999999,1000.0 kB\n999999999,1000.0 MB\n5,5 B\n"
 

@@ -183,7 +183,7 @@ def test_a_replace_ref_does_not_change_what_a_side_runs(sim_repo: Repo) -> None:
     """`git replace` can swap a commit for another under the same id; a side is its
     commit's own tree, as are its evidence and the gate's verdict."""
     from fidelity.matrix import gate
-    from fidelity.matrix.request import RunRequest
+    from fidelity.matrix.run.request import RunRequest
 
     base = sim_repo.git("rev-parse", "HEAD")
     cand = sim_repo.commit({"value.txt": "two\n"}, "the candidate")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from checkers.trailers import TrailerReport
     from fidelity.history.stale import StaleReport
-    from fidelity.matrix.outcome import Outcome
+    from fidelity.matrix.verdict.outcome import Outcome
     from fidelity.preflight.outcome import Report
 
 MAX = 10  # what GitHub shows of one step's error annotations
@@ -43,7 +43,9 @@ def emit(console: Console, json_path: Path | None, notes: Sequence[Annotation]) 
 def outcome(command: str, result: Outcome, root: Path) -> list[Annotation]:
     """The verdict, each finding, each case judged a failure: at its case-table line when
     the table under root is the one the run read."""
-    from fidelity.matrix import harness, reports, words
+    from fidelity.matrix import reports
+    from fidelity.matrix.run import harness
+    from fidelity.matrix.verdict import words
 
     if result.exit_code == 0:
         return []

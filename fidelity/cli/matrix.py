@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from fidelity.cli import html, options
 from fidelity.errors import UsageError
-from fidelity.matrix import shards
+from fidelity.matrix.run import shards
 from fidelity.text import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from fidelity.matrix.request import RunRequest
+    from fidelity.matrix.run.request import RunRequest
 
 
 def register(sub: Any) -> None:
@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli.progress import shown
     from fidelity.git import worktrees
     from fidelity.matrix import gate, restart
-    from fidelity.matrix.request import RunHooks
+    from fidelity.matrix.run.request import RunHooks
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
     _check_run_args(args)
@@ -212,7 +212,7 @@ def _check_run_args(args: argparse.Namespace) -> None:
 
 def _request(args: argparse.Namespace) -> RunRequest:
     """The run the options ask for, `--shard auto` read from the job engine's variables."""
-    from fidelity.matrix.request import RunRequest, Shard
+    from fidelity.matrix.run.request import RunRequest, Shard
 
     return RunRequest(
         args.baseline,
@@ -232,7 +232,7 @@ def _request(args: argparse.Namespace) -> RunRequest:
 
 
 def _began_in(run_dir: Path | None) -> Path | None:
-    from fidelity.matrix import ledger
+    from fidelity.matrix.run import ledger
 
     return ledger.began_in(run_dir) if run_dir is not None else None
 
@@ -248,7 +248,7 @@ def _warn_early(findings: Any) -> None:
         return
     from rich.console import Console
 
-    from fidelity.matrix import words
+    from fidelity.matrix.verdict import words
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     err.print(
@@ -267,7 +267,7 @@ def _show(
     Actions (at the case table under root, default the working directory); the exit code.
     A report that cannot be written is an error (exit 2) once the verdict has been shown."""
     from fidelity.cli import annotate
-    from fidelity.matrix import render
+    from fidelity.matrix.verdict import render
 
     failed = _write_reports(outcome, args)
     if not options.to_stdout(args.json):
@@ -304,7 +304,7 @@ def _write_reports(outcome: Any, args: argparse.Namespace) -> options.ReportErro
 
 
 def _durations(run_dir: Path | None) -> dict[str, float] | None:
-    from fidelity.matrix import rundir
+    from fidelity.matrix.run import rundir
 
     return rundir.durations(run_dir) if run_dir is not None else None
 
@@ -347,7 +347,7 @@ def _judged(args: argparse.Namespace, judge: Any, *given: Any) -> Any:
 
 def _cases_validate(args: argparse.Namespace, console: Console) -> int:
     from fidelity.git import worktrees
-    from fidelity.matrix import table
+    from fidelity.matrix.cases import table
 
     path = args.file
     if path is None:
@@ -364,7 +364,7 @@ def _cases_list(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli import report
     from fidelity.cli.console import plain_file
     from fidelity.git import worktrees
-    from fidelity.matrix import table
+    from fidelity.matrix.cases import table
 
     path = args.file
     if path is None:

@@ -26,9 +26,10 @@ from fidelity.controls import gate as controls
 from fidelity.controls import render as controls_render
 from fidelity.errors import UsageError
 from fidelity.git import command, objects
-from fidelity.matrix import gate, render
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix import gate
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict import render
+from fidelity.matrix.verdict.outcome import Outcome
 
 EXPECTED_MOVES = frozenset({"dp2-online", "dp2-online-r2", "dp4-online"})
 RULE_WIDTH = 80  # a heading rule, even on a console as wide as a log (fidelity.cli.console)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from fidelity.htmlreport.page import esc
-from fidelity.matrix import words
-from fidelity.matrix.compare import CaseResult, Verdict
-from fidelity.matrix.evidence import CaseEvidence
-from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.verdict import words
+from fidelity.matrix.verdict.compare import CaseResult, Verdict
+from fidelity.matrix.verdict.evidence import CaseEvidence
+from fidelity.matrix.verdict.outcome import Outcome
 
 DETAIL_CHARS = 300  # of a row's detail; the case's own section below says the rest
 COLUMNS = (

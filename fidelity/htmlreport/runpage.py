@@ -17,10 +17,10 @@ from typing import Any
 from fidelity.htmlreport import cases, plots, values
 from fidelity.htmlreport.page import LIMIT, Budget, document, esc, items, section
 from fidelity.kinds import registry
-from fidelity.matrix import words
-from fidelity.matrix.compare import CaseResult, Verdict
-from fidelity.matrix.explain import output_file, spec_for
-from fidelity.matrix.outcome import WORKTREE, Outcome
+from fidelity.matrix.verdict import words
+from fidelity.matrix.verdict.compare import CaseResult, Verdict
+from fidelity.matrix.verdict.explain import output_file, spec_for
+from fidelity.matrix.verdict.outcome import WORKTREE, Outcome
 
 PLOTTED = 25  # cases whose moved columns are plotted; the rest get their values only
 ORDER = {

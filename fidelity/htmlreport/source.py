@@ -9,7 +9,9 @@ from pathlib import Path
 
 from fidelity.errors import UsageError
 from fidelity.htmlreport import controlspage, runpage
-from fidelity.matrix import rejudge, rundir, words
+from fidelity.matrix import rejudge
+from fidelity.matrix.run import rundir
+from fidelity.matrix.verdict import words
 
 CONTROLS_REPORT = "report.json"
 REPORT_BYTES = 64 * 2**20  # a controls report.json larger than this is not read

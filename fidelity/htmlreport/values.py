@@ -15,7 +15,7 @@ from pathlib import Path
 from fidelity.htmlreport.page import esc, pre
 from fidelity.kinds import registry
 from fidelity.kinds.diffs import Difference, OutputDiff
-from fidelity.matrix import words
+from fidelity.matrix.verdict import words
 
 LOG_BYTES = 4096  # of each log's end, per side
 LOGS = ("stderr.log", "stdout.log")

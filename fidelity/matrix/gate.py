@@ -15,34 +15,27 @@ from pathlib import Path
 from fidelity import proc
 from fidelity.errors import UsageError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import (
-    harness_tree,
-    ledger,
-    ontime,
-    repo_state,
-    rundir,
-    setups,
-    subset,
-)
-from fidelity.matrix.accept import Allowance
-from fidelity.matrix.compare import compare
-from fidelity.matrix.evidence import SideEvidence
-from fidelity.matrix.explain import Meeting, explanations
-from fidelity.matrix.findings import Finding, Harness, harness_findings, provenance
-from fidelity.matrix.harness import accept_state, cases_table, read_harness, read_prediction
-from fidelity.matrix.outcome import (
+from fidelity.matrix.cases.table import Matrix, with_replay
+from fidelity.matrix.run import harness_tree, ledger, repo_state, rundir, setups, subset
+from fidelity.matrix.run.harness import accept_state, cases_table, read_harness, read_prediction
+from fidelity.matrix.run.plan import PlanRecord, RunPlan, SidePlan
+from fidelity.matrix.run.repo_state import RepoState
+from fidelity.matrix.run.request import NO_HOOKS, RunHooks, RunRequest
+from fidelity.matrix.run.runner import RunContext, run_sides
+from fidelity.matrix.verdict import ontime
+from fidelity.matrix.verdict.accept import Allowance
+from fidelity.matrix.verdict.compare import compare
+from fidelity.matrix.verdict.evidence import SideEvidence
+from fidelity.matrix.verdict.explain import Meeting, explanations
+from fidelity.matrix.verdict.findings import Finding, Harness, harness_findings, provenance
+from fidelity.matrix.verdict.outcome import (
     Outcome,
     Selection,
     decide,
     partial_run_findings,
     prediction_findings,
 )
-from fidelity.matrix.plan import PlanRecord, RunPlan, SidePlan
-from fidelity.matrix.predict import Prediction
-from fidelity.matrix.repo_state import RepoState
-from fidelity.matrix.request import NO_HOOKS, RunHooks, RunRequest
-from fidelity.matrix.runner import RunContext, run_sides
-from fidelity.matrix.table import Matrix, with_replay
+from fidelity.matrix.verdict.predict import Prediction
 from fidelity.progress import Progress
 
 

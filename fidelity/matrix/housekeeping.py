@@ -48,7 +48,8 @@ from typing import Any
 
 from fidelity import workdir, worktree
 from fidelity.git import worktrees
-from fidelity.matrix import ledger, removal, setups
+from fidelity.matrix import removal
+from fidelity.matrix.run import ledger, setups
 
 DAY = 86400.0
 

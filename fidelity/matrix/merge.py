@@ -17,21 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from fidelity.errors import UsageError
-from fidelity.matrix import predict, recheck, rundir
-from fidelity.matrix.accept import Allowance
-from fidelity.matrix.compare import compare
-from fidelity.matrix.evidence import CaseEvidence, SideEvidence, side_to_json
-from fidelity.matrix.explain import explanations
-from fidelity.matrix.files import copy_file
-from fidelity.matrix.findings import Code, Finding, Harness, provenance
-from fidelity.matrix.outcome import (
+from fidelity.matrix.cases.files import copy_file
+from fidelity.matrix.run import recheck, rundir
+from fidelity.matrix.run.rundir import RunRecord
+from fidelity.matrix.verdict import predict
+from fidelity.matrix.verdict.accept import Allowance
+from fidelity.matrix.verdict.compare import compare
+from fidelity.matrix.verdict.evidence import CaseEvidence, SideEvidence, side_to_json
+from fidelity.matrix.verdict.explain import explanations
+from fidelity.matrix.verdict.findings import Code, Finding, Harness, provenance
+from fidelity.matrix.verdict.outcome import (
     Outcome,
     Selection,
     decide,
     partial_run_findings,
     prediction_findings,
 )
-from fidelity.matrix.rundir import RunRecord
 
 ROLES = ("baseline", "candidate")
 

@@ -12,12 +12,13 @@ from typing import Any
 
 from fidelity.errors import UsageError
 from fidelity.git import objects
-from fidelity.matrix import predict, recheck, rundir
-from fidelity.matrix.accept import Allowance
-from fidelity.matrix.compare import Comparison, compare
-from fidelity.matrix.explain import explanations
-from fidelity.matrix.findings import Code, Finding, provenance
-from fidelity.matrix.outcome import (
+from fidelity.matrix.run import recheck, rundir
+from fidelity.matrix.verdict import predict
+from fidelity.matrix.verdict.accept import Allowance
+from fidelity.matrix.verdict.compare import Comparison, compare
+from fidelity.matrix.verdict.explain import explanations
+from fidelity.matrix.verdict.findings import Code, Finding, provenance
+from fidelity.matrix.verdict.outcome import (
     Outcome,
     Selection,
     decide,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fidelity import workdir
-from fidelity.matrix import ledger
+from fidelity.matrix.run import ledger
 
 
 def listing(root: Path) -> list[Path]:

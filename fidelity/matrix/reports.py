@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from fidelity.markdown import CUT_NOTE, STEP_SUMMARY_LIMIT, code, fit, inline
-from fidelity.matrix import predict, rundir, words
-from fidelity.matrix.compare import FAILURES, CaseResult, Verdict
-from fidelity.matrix.evidence import ReplayVerdict
-from fidelity.matrix.findings import Code
-from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.run import rundir
+from fidelity.matrix.verdict import predict, words
+from fidelity.matrix.verdict.compare import FAILURES, CaseResult, Verdict
+from fidelity.matrix.verdict.evidence import ReplayVerdict
+from fidelity.matrix.verdict.findings import Code
+from fidelity.matrix.verdict.outcome import Outcome
 from fidelity.report_junit import JUnitCase
 
 UNTRUSTED = frozenset({Verdict.NOT_COMPARED, Verdict.MISSING_EVIDENCE, Verdict.DEFINITION_DIFFERS})

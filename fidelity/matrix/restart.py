@@ -26,11 +26,12 @@ from typing import Any
 
 from fidelity.errors import UsageError
 from fidelity.git import objects
-from fidelity.matrix import gate, ledger, rejudge, rundir, untrusted
-from fidelity.matrix.harness import cases_table, read_harness
-from fidelity.matrix.outcome import Outcome
-from fidelity.matrix.plan import InvalidPlan, PlanRecord
-from fidelity.matrix.request import NO_HOOKS, RunHooks, RunRequest
+from fidelity.matrix import gate, rejudge
+from fidelity.matrix.run import ledger, rundir, untrusted
+from fidelity.matrix.run.harness import cases_table, read_harness
+from fidelity.matrix.run.plan import InvalidPlan, PlanRecord
+from fidelity.matrix.run.request import NO_HOOKS, RunHooks, RunRequest
+from fidelity.matrix.verdict.outcome import Outcome
 from fidelity.schema import json_path
 
 FRESH, RESUME, COMPLETE = "fresh", "resume", "complete"

@@ -89,7 +89,7 @@ def plan_cases(ctx: Context) -> Plan:
 
 
 def check_cases(ctx: Context) -> GateResult:
-    from fidelity.matrix import table
+    from fidelity.matrix.cases import table
 
     matrix = CASE_TABLE.parse(ctx, table.parse)
     if isinstance(matrix, GateResult):
@@ -212,7 +212,8 @@ def plan_predictions(ctx: Context) -> Plan:
 
 
 def check_predictions(ctx: Context) -> GateResult:
-    from fidelity.matrix import predict, table
+    from fidelity.matrix.cases import table
+    from fidelity.matrix.verdict import predict
 
     path = CASE_TABLE.path(ctx)
     data = ctx.tree.read(path)

@@ -12,17 +12,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity.matrix import untrusted
-from fidelity.matrix.request import RunRequest
+from fidelity.matrix.run import untrusted
+from fidelity.matrix.run.request import RunRequest
 
 if TYPE_CHECKING:  # types only: the run directory's readers import this without the runner
-    from fidelity.matrix.accept import Allowance
-    from fidelity.matrix.evidence import CaseEvidence
-    from fidelity.matrix.findings import Harness
-    from fidelity.matrix.outcome import Selection
-    from fidelity.matrix.predict import Prediction
-    from fidelity.matrix.repo_state import RepoState
-    from fidelity.matrix.table import Matrix
+    from fidelity.matrix.cases.table import Matrix
+    from fidelity.matrix.run.repo_state import RepoState
+    from fidelity.matrix.verdict.accept import Allowance
+    from fidelity.matrix.verdict.evidence import CaseEvidence
+    from fidelity.matrix.verdict.findings import Harness
+    from fidelity.matrix.verdict.outcome import Selection
+    from fidelity.matrix.verdict.predict import Prediction
     from fidelity.progress import Progress
 
 PLAN_SCHEMA = "fidelity.plan/1"

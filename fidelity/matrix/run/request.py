@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fidelity.errors import UsageError
-from fidelity.matrix import shards
+from fidelity.matrix.run import shards
 
 if TYPE_CHECKING:
-    from fidelity.matrix.findings import Finding
+    from fidelity.matrix.verdict.findings import Finding
     from fidelity.progress import Progress
 
 

@@ -23,14 +23,15 @@ from pathlib import Path
 from fidelity import proc
 from fidelity.errors import TableError
 from fidelity.git import objects, worktrees
-from fidelity.matrix import files, importguard, importpath, ledger, replay, setups, sidechanges
-from fidelity.matrix import table as casetable
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
-from fidelity.matrix.explain import Arrival, Meeting
-from fidelity.matrix.files import copy_tree, sha256_file, walk
-from fidelity.matrix.outputs import collect
-from fidelity.matrix.plan import SidePlan
-from fidelity.matrix.table import Case, Command, Matrix
+from fidelity.matrix.cases import files
+from fidelity.matrix.cases import table as casetable
+from fidelity.matrix.cases.files import copy_tree, sha256_file, walk
+from fidelity.matrix.cases.outputs import collect
+from fidelity.matrix.cases.table import Case, Command, Matrix
+from fidelity.matrix.run import importguard, importpath, ledger, replay, setups, sidechanges
+from fidelity.matrix.run.plan import SidePlan
+from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
+from fidelity.matrix.verdict.explain import Arrival, Meeting
 from fidelity.placeholders import fill as substitute
 from fidelity.placeholders import fill_shell
 from fidelity.progress import Progress

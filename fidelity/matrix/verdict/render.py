@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from fidelity.matrix import words
-from fidelity.matrix.compare import FAILURES, Comparison, Verdict
-from fidelity.matrix.findings import Finding
-from fidelity.matrix.outcome import Outcome
+from fidelity.matrix.verdict import words
+from fidelity.matrix.verdict.compare import FAILURES, Comparison, Verdict
+from fidelity.matrix.verdict.findings import Finding
+from fidelity.matrix.verdict.outcome import Outcome
 from fidelity.text import one_line
 
 STYLE = {

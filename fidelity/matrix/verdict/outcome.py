@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fidelity.matrix import accept, predict
-from fidelity.matrix.accept import Allowance, Settled
-from fidelity.matrix.compare import Comparison, Verdict
-from fidelity.matrix.evidence import SideEvidence
-from fidelity.matrix.findings import Code, Finding, Harness, exit_code
-from fidelity.matrix.predict import Prediction, PredictionVerdict
+from fidelity.matrix.verdict import accept, predict
+from fidelity.matrix.verdict.accept import Allowance, Settled
+from fidelity.matrix.verdict.compare import Comparison, Verdict
+from fidelity.matrix.verdict.evidence import SideEvidence
+from fidelity.matrix.verdict.findings import Code, Finding, Harness, exit_code
+from fidelity.matrix.verdict.predict import Prediction, PredictionVerdict
 
 WORKTREE = "WORKTREE"  # the harness revision's name when the table is read from the checkout
 

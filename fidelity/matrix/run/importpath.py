@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from fidelity.matrix.table import Case, Matrix
+from fidelity.matrix.cases.table import Case, Matrix
 from fidelity.placeholders import names
 
 

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from fidelity.errors import UntrustedError, UsageError
-from fidelity.matrix import untrusted
-from fidelity.matrix.evidence import (
+from fidelity.matrix.run import untrusted
+from fidelity.matrix.run.plan import InvalidPlan, PlanRecord
+from fidelity.matrix.run.recheck import drift
+from fidelity.matrix.verdict.evidence import (
     CaseEvidence,
     CaseStatus,
     SideEvidence,
@@ -34,8 +36,6 @@ from fidelity.matrix.evidence import (
     side_from_json,
     side_to_json,
 )
-from fidelity.matrix.plan import InvalidPlan, PlanRecord
-from fidelity.matrix.recheck import drift
 from fidelity.schema import json_path
 
 PLAN = "plan.json"

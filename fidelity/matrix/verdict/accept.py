@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fidelity.matrix.findings import Code, Finding
+from fidelity.matrix.verdict.findings import Code, Finding
 
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # an `until` written as a date (else a commit)
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from fidelity.kinds import registry
 from fidelity.kinds.diffs import OutputDiff, clip_pair
-from fidelity.matrix.compare import FAILURES, CaseResult, Comparison, Summary
-from fidelity.matrix.findings import Code, Finding
-from fidelity.matrix.outcome import WORKTREE, Outcome, Selection
-from fidelity.matrix.predict import Held
+from fidelity.matrix.verdict.compare import FAILURES, CaseResult, Comparison, Summary
+from fidelity.matrix.verdict.findings import Code, Finding
+from fidelity.matrix.verdict.outcome import WORKTREE, Outcome, Selection
+from fidelity.matrix.verdict.predict import Held
 from fidelity.text import counted
 
 SHOWN = 3

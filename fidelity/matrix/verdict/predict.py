@@ -16,10 +16,10 @@ from typing import Any
 
 from fidelity import schema
 from fidelity.errors import UsageError
-from fidelity.matrix import accept
-from fidelity.matrix.accept import Allowance, Settled
-from fidelity.matrix.compare import FAILURES, CaseResult, Comparison, Verdict
-from fidelity.matrix.evidence import ReplayVerdict
+from fidelity.matrix.verdict import accept
+from fidelity.matrix.verdict.accept import Allowance, Settled
+from fidelity.matrix.verdict.compare import FAILURES, CaseResult, Comparison, Verdict
+from fidelity.matrix.verdict.evidence import ReplayVerdict
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fidelity import proc
-from fidelity.matrix.evidence import ImportResolution
+from fidelity.matrix.verdict.evidence import ImportResolution
 
 _PROBE = """
 import importlib, importlib.util, json, sys

@@ -12,9 +12,10 @@ from typing import Any
 
 from fidelity import placeholders, schema
 from fidelity.errors import UsageError
-from fidelity.matrix import accept, specs
-from fidelity.matrix.accept import Allowance
-from fidelity.matrix.outputs import Output
+from fidelity.matrix.cases import specs
+from fidelity.matrix.cases.outputs import Output
+from fidelity.matrix.verdict import accept
+from fidelity.matrix.verdict.accept import Allowance
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_SETUP_TIMEOUT_S = 1800.0

@@ -10,9 +10,9 @@ import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from fidelity.matrix.compare import CaseResult, Comparison, Verdict
-from fidelity.matrix.evidence import SideEvidence
-from fidelity.matrix.widening import Specs, case_widenings
+from fidelity.matrix.verdict.compare import CaseResult, Comparison, Verdict
+from fidelity.matrix.verdict.evidence import SideEvidence
+from fidelity.matrix.verdict.widening import Specs, case_widenings
 from fidelity.proc import ProcStatus
 from fidelity.text import counted
 

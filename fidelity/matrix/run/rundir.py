@@ -14,17 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from fidelity import __version__, workdir
 from fidelity.errors import UntrustedError, UsageError
-from fidelity.matrix import predict, untrusted
-from fidelity.matrix.compare import Comparison
-from fidelity.matrix.evidence import SideEvidence, side_from_json, side_to_json
-from fidelity.matrix.findings import Finding, Harness
-from fidelity.matrix.table import Case, Matrix
-from fidelity.matrix.widening import Specs
+from fidelity.matrix.cases.table import Case, Matrix
+from fidelity.matrix.run import untrusted
+from fidelity.matrix.verdict import predict
+from fidelity.matrix.verdict.compare import Comparison
+from fidelity.matrix.verdict.evidence import SideEvidence, side_from_json, side_to_json
+from fidelity.matrix.verdict.findings import Finding, Harness
+from fidelity.matrix.verdict.widening import Specs
 
 if TYPE_CHECKING:
-    from fidelity.matrix.accept import Settled
-    from fidelity.matrix.plan import RunPlan
-    from fidelity.matrix.predict import PredictionVerdict
+    from fidelity.matrix.run.plan import RunPlan
+    from fidelity.matrix.verdict.accept import Settled
+    from fidelity.matrix.verdict.predict import PredictionVerdict
 
 SCHEMA_ID = "fidelity.run/1"
 MANIFEST = "run.json"

@@ -16,7 +16,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from fidelity.kinds import registry
-from fidelity.matrix.outputs import Output, spec_problem
+from fidelity.matrix.cases.outputs import Output, spec_problem
 
 Spec = Mapping[str, Any]
 Locate = Callable[[Mapping[str, Any], Sequence[str | int], str], str]

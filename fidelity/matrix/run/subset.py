@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fidelity.matrix import predict, shards
-from fidelity.matrix.outcome import Selection
-from fidelity.matrix.request import RunRequest
-from fidelity.matrix.table import Matrix
+from fidelity.matrix.cases.table import Matrix
+from fidelity.matrix.run import shards
+from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict import predict
+from fidelity.matrix.verdict.outcome import Selection
 
 
 def choose(matrix: Matrix, request: RunRequest) -> tuple[Matrix, Selection | None]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from fidelity.kinds import registry
 from fidelity.kinds.diffs import OutputDiff, rank
-from fidelity.matrix.evidence import CaseEvidence
+from fidelity.matrix.verdict.evidence import CaseEvidence
 
 SHOWN = 3
 WHOLE = "*"  # a file judged whole: no comparator names its columns or paths

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fidelity.git import stage, worktrees
-from fidelity.matrix import repo_state
+from fidelity.matrix.run import repo_state
 
 
 def tree_state(wt: Path) -> dict[str, str]:

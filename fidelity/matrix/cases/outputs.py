@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from fidelity.matrix.files import Tree, matches, sha256_file, walk
+from fidelity.matrix.cases.files import Tree, matches, sha256_file, walk
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,8 +39,8 @@ from pathlib import Path
 
 from fidelity import workdir, worktree
 from fidelity.git import worktrees
-from fidelity.matrix import repo_state
-from fidelity.matrix.table import Matrix
+from fidelity.matrix.cases.table import Matrix
+from fidelity.matrix.run import repo_state
 
 
 @dataclass(slots=True)

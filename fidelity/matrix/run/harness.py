@@ -16,13 +16,14 @@ from pathlib import Path
 from fidelity import config, schema
 from fidelity.errors import UsageError
 from fidelity.git import log, objects, worktrees
-from fidelity.matrix import harness_tree, predict
-from fidelity.matrix import table as casetable
-from fidelity.matrix.accept import DATE, Allowance
-from fidelity.matrix.findings import Harness
-from fidelity.matrix.outcome import WORKTREE
-from fidelity.matrix.predict import Prediction
-from fidelity.matrix.table import WRITE_ONE, Matrix
+from fidelity.matrix.cases import table as casetable
+from fidelity.matrix.cases.table import WRITE_ONE, Matrix
+from fidelity.matrix.run import harness_tree
+from fidelity.matrix.verdict import predict
+from fidelity.matrix.verdict.accept import DATE, Allowance
+from fidelity.matrix.verdict.findings import Harness
+from fidelity.matrix.verdict.outcome import WORKTREE
+from fidelity.matrix.verdict.predict import Prediction
 
 
 def table_path(repo: Path, cases: str | Path) -> str:

@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from fidelity.matrix.evidence import CaseEvidence, ReplayRun, SideEvidence
-from fidelity.matrix.files import Tree, matches, sha256_file, walk
-from fidelity.matrix.findings import Code, Finding
-from fidelity.matrix.outputs import Output
+from fidelity.matrix.cases.files import Tree, matches, sha256_file, walk
+from fidelity.matrix.cases.outputs import Output
+from fidelity.matrix.verdict.evidence import CaseEvidence, ReplayRun, SideEvidence
+from fidelity.matrix.verdict.findings import Code, Finding
 
 SHOWN = 5
 

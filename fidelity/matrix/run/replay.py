@@ -19,11 +19,17 @@ from pathlib import Path
 
 from fidelity.kinds.registry import explain
 from fidelity.kinds.sources import Neutral
-from fidelity.matrix import spread
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus, Replay, ReplayRun, ReplayVerdict
-from fidelity.matrix.explain import spec_for
-from fidelity.matrix.files import walk
-from fidelity.matrix.table import Case
+from fidelity.matrix.cases.files import walk
+from fidelity.matrix.cases.table import Case
+from fidelity.matrix.verdict import spread
+from fidelity.matrix.verdict.evidence import (
+    CaseEvidence,
+    CaseStatus,
+    Replay,
+    ReplayRun,
+    ReplayVerdict,
+)
+from fidelity.matrix.verdict.explain import spec_for
 from fidelity.text import counted
 
 # (the run's case folder, a cache folder to start from or None) -> its evidence

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from fidelity.kinds.diffs import OutputDiff
-from fidelity.matrix import spread
-from fidelity.matrix.evidence import CaseEvidence, ReplayVerdict, SideEvidence
+from fidelity.matrix.verdict import spread
+from fidelity.matrix.verdict.evidence import CaseEvidence, ReplayVerdict, SideEvidence
 
 Explanations = Mapping[str, Sequence[OutputDiff]]  # case id -> explained changed outputs
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from fidelity.kinds.diffs import OutputDiff
 from fidelity.kinds.registry import explain
 from fidelity.kinds.sources import Neutral
-from fidelity.matrix.compare import file_delta
-from fidelity.matrix.evidence import CaseEvidence, CaseStatus, SideEvidence
-from fidelity.matrix.widening import Spec, Specs
+from fidelity.matrix.verdict.compare import file_delta
+from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SideEvidence
+from fidelity.matrix.verdict.widening import Spec, Specs
 
 
 def spec_for(path: str, specs: Specs) -> Spec | None:
