@@ -42,6 +42,12 @@ TABLE = header() + "".join(
             caught("test_mul", "test_both"),
             'raises = ["ArithmeticError"]',
         ),
+        control(  # issue 38: `Exception` was left out of the classes a plugin recorded
+            "mul-crashes-exception",
+            fr("return a * b", "return a.no_such_attribute"),
+            caught("test_mul", "test_both"),
+            'raises = ["Exception"]',
+        ),
         control(
             "mul-divides-undeclared",
             fr("return a * b", "return a.no_such_attribute"),
@@ -74,6 +80,7 @@ def test_each_kind_of_failure_has_its_verdict(kinds: Report) -> None:
         "add-minus": (Verdict.CAUGHT, "assertion 2"),
         "add-crash": (Verdict.CAUGHT_BY_ERROR, "error: ModuleNotFoundError 2"),
         "mul-divides": (Verdict.CAUGHT, "declared: ZeroDivisionError 2"),
+        "mul-crashes-exception": (Verdict.CAUGHT, "declared: AttributeError 2"),
         "mul-divides-undeclared": (Verdict.CAUGHT_BY_ERROR, "error: AttributeError 2"),
         "neg-raises": (Verdict.CAUGHT, "exception: ValueError 2"),
         "neg-identity": (Verdict.CAUGHT, "assertion 2"),
@@ -178,6 +185,15 @@ def test_declared_exceptions_match_along_the_mro() -> None:
     assert failkinds.declared(Failure(Kind.ASSERTION, ("AssertionError",)), ["AssertionError"]) == (
         Failure(Kind.ASSERTION, ("AssertionError",))
     )
+    crash = failkinds.from_property("error TypeError Exception BaseException")
+    assert failkinds.declared(crash, ["Exception"]).kind is Kind.DECLARED
+    assert failkinds.declared(crash, ["BaseException"]).kind is Kind.DECLARED
+    # another runner's report names only the most derived class
+    bare = Failure(Kind.ERROR, ("TypeError",))
+    assert failkinds.declared(bare, ["Exception"]).kind is Kind.DECLARED
+    interrupted = Failure(Kind.EXCEPTION, ("KeyboardInterrupt",))
+    assert failkinds.declared(interrupted, ["Exception"]) == interrupted
+    assert failkinds.declared(interrupted, ["BaseException"]).kind is Kind.DECLARED
     assert failkinds.from_property("nonsense") == failkinds.UNKNOWN
     assert not failkinds.only_errors([])
 

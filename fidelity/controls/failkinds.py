@@ -86,12 +86,21 @@ def from_junit(type_attr: str, message: str) -> Failure:
     return _named(found.group(1))
 
 
+_OUTSIDE_EXCEPTION = frozenset({"BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit"})
+
+
 def declared(failure: Failure, raises: Sequence[str]) -> Failure:
-    """A failure by an exception the control says is the behaviour under test."""
+    """A failure by an exception the control says is the behaviour under test: one whose
+    class, or any class along its MRO, is named (`Exception` names every exception). Without
+    the plugin only the most derived class is known, so `Exception` and `BaseException` are
+    matched by what they must hold."""
     wanted = {r.rpartition(".")[2] for r in raises}
-    if failure.kind is not Kind.ASSERTION and wanted & set(failure.types):
-        return Failure(Kind.DECLARED, failure.types)
-    return failure
+    if failure.kind is Kind.ASSERTION or not failure.types:
+        return failure
+    types = set(failure.types)
+    if "BaseException" in wanted or ("Exception" in wanted and not types & _OUTSIDE_EXCEPTION):
+        types |= {"Exception", "BaseException"}
+    return Failure(Kind.DECLARED, failure.types) if wanted & types else failure
 
 
 def only_errors(failures: Iterable[Failure]) -> bool:
