@@ -105,7 +105,17 @@ def test_validate_checks_anchors_and_ids_without_running_a_test(lib: Repo, tmp_p
     )
     bad = TABLE.replace("TAX = 25", "TAX = 30").replace('find = "TAX = 20"', 'find = "TAX = 19"')
     bad = bad.replace('"tests/test_rates.py::test_dollar"', '"tests/test_rates.py::test_yen"')
-    lib.commit({"cases/controls.toml": bad})
+    # issue 38: a misspelt class in `raises` never matches; it used to pass validate
+    names = '["ValueError", "PriceError", "shop.errors.PriceError", "VaulEError", "shop.Nope"]'
+    bad = bad.replace('id = "tax-rate"\n', f'id = "tax-rate"\nraises = {names}\n')
+    lib.commit(
+        {
+            "cases/controls.toml": bad,
+            "shop/errors.py": "class PriceError(ValueError):\n    pass\n",
+            "tests/test_errors.py": "from shop.errors import PriceError\n\n\n"
+            "def test_kind():\n    assert issubclass(PriceError, ValueError)\n",
+        }
+    )
     code, text = run_cli(["controls", "validate", "--repo", str(lib.path), "--json", str(out)])
     flat = " ".join(text.split())
     assert code == 2
@@ -114,5 +124,8 @@ def test_validate_checks_anchors_and_ids_without_running_a_test(lib: Repo, tmp_p
         "control 'dollar-rate': caught_by names no collected test: tests/test_rates.py::test_yen"
         in flat
     )
+    unknown = [n for n in ("VaulEError", "shop.Nope", "PriceError", "ValueError") if n in flat]
+    assert unknown == ["VaulEError", "shop.Nope"], flat
+    assert "control 'tax-rate': raises names 'VaulEError', which is no built-in exception" in flat
     assert json.loads(out.read_text())["exit_code"] == 2
     assert not mark.exists(), "no test ran"

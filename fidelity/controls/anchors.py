@@ -4,7 +4,7 @@ and any of them makes the command a usage error (exit 2), never a verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from fidelity.controls.edit import replace_once
@@ -68,6 +68,21 @@ def id_problems(
             if not hits:
                 found.append(f"{where(table, c)}: caught_by names no collected test: {expected}")
     return found
+
+
+def raises_problems(
+    table: ControlTable, controls: Sequence[Control], unknown: Collection[str]
+) -> list[str]:
+    """Every `raises` name that is no exception class the collected tests can see, located:
+    a misspelt name would never match, and the control would read `caught-by-error`."""
+    return [
+        f"{where(table, c)}: raises names {name!r}, which is no built-in exception and no "
+        "exception class of that name in a module the tests import; fix the spelling, or give "
+        "its dotted path (package.module.Class)"
+        for c in controls
+        for name in c.raises
+        if name in unknown
+    ]
 
 
 def refuse(problems: Sequence[str], what: str) -> None:

@@ -190,12 +190,16 @@ def validate(
         with Lanes(Tree(repo, sha, table, tree), 1) as lanes:
             for i, command in enumerate(commands, 1):
                 mine = [c for c in table.controls if c.command == command]
-                found, why = collect(lanes, table, command, logs / f"_collect-{i}.log")
+                raises = logs / f"_collect-{i}-raises.json"
+                names = sorted({n for c in mine for n in c.raises})
+                raises.write_text(json.dumps({"names": names}), encoding="utf-8")
+                found, why = collect(lanes, table, command, logs / f"_collect-{i}.log", raises)
                 if found is None:
                     unchecked = unchecked or why
                     continue
                 collected_all += found
                 problems += anchors.id_problems(table, mine, found)
+                problems += anchors.raises_problems(table, mine, _unknown(raises))
     return Validation(
         table.source,
         rev,
@@ -206,10 +210,23 @@ def validate(
     )
 
 
+def _unknown(raises: Path) -> set[str]:
+    """The `raises` names collection could not resolve (none when the plugin did not say)."""
+    try:
+        return {str(n) for n in json.loads(raises.read_text(encoding="utf-8"))["unknown"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
 def collect(
-    lanes: Lanes, table: ControlTable, command: tuple[str, ...], log: Path
+    lanes: Lanes,
+    table: ControlTable,
+    command: tuple[str, ...],
+    log: Path,
+    raises: Path | None = None,
 ) -> tuple[list[str] | None, str]:
-    """The node ids `pytest --collect-only` lists in the lanes' tree, or None and why not."""
+    """The node ids `pytest --collect-only` lists in the lanes' tree, or None and why not;
+    with `raises`, the plugin also resolves the exception names that file holds."""
     from fidelity.controls.runner import is_pytest
 
     if not is_pytest(command):
@@ -220,7 +237,7 @@ def collect(
         probe,
         log,
         table.timeout_s or gate.UNMODIFIED_TIMEOUT_S,
-        env={"FIDELITY_COLLECTED": str(out)},
+        env={"FIDELITY_COLLECTED": str(out)} | ({"FIDELITY_RAISES": str(raises)} if raises else {}),
     )
     run = lanes.map([lambda lane: lane.run(job)])[0]
     try:

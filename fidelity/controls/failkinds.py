@@ -86,7 +86,10 @@ def from_junit(type_attr: str, message: str) -> Failure:
     return _named(found.group(1))
 
 
-_OUTSIDE_EXCEPTION = frozenset({"BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit"})
+# classes a failure may carry that `Exception` does not cover
+_OUTSIDE_EXCEPTION = frozenset(
+    {"BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit"}
+)
 
 
 def declared(failure: Failure, raises: Sequence[str]) -> Failure:

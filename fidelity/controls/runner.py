@@ -37,6 +37,7 @@ RUN_ENV = (
     "FIDELITY_EXPECT",
     "FIDELITY_COLLECTED",
     "FIDELITY_SELECT",
+    "FIDELITY_RAISES",
     "FIDELITY_WARM_PRELOAD",
 )
 GUARD_MARK = "fidelity import guard"

@@ -14,6 +14,9 @@ by an environment variable naming a file:
   outside the tree (what a warm interpreter may import ahead). `sys.settrace` sees only the calling
   thread and threads started after it; processes a test starts are not traced, so such a
   test is marked and always selected.
+- ``FIDELITY_RAISES`` (read, then written): ``{"names": [...]}``, the classes a control
+  table's `raises` names; after collection the file gets ``"unknown"``, those that are no
+  exception class the tests can see (`controls validate` refuses them).
 - ``FIDELITY_SELECT`` (read): ``{"files": [...], "ids": [...]}``: test files outside the list
   are not collected, and collected tests outside the list are deselected.
 
@@ -42,6 +45,7 @@ COLLECTED_ENV = "FIDELITY_COLLECTED"
 EXPECT_ENV = "FIDELITY_EXPECT"
 TRACE_ENV = "FIDELITY_TRACE"
 SELECT_ENV = "FIDELITY_SELECT"
+RAISES_ENV = "FIDELITY_RAISES"
 ROOT_ENV = "FIDELITY_GUARD_ROOT"
 UNKNOWN_EXIT = 4
 FAILURE_PROPERTY = "fidelity_failure"
@@ -279,9 +283,48 @@ def pytest_collection_modifyitems(
         items[:] = keep
 
 
+def _is_exception(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseException)
+
+
+def _dotted(name: str) -> object:
+    """What `pkg.mod.Class` (or `pkg.Outer.Inner`) names: the longest prefix that imports,
+    then attributes; None when nothing does."""
+    import importlib
+
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            value: object = importlib.import_module(".".join(parts[:cut]))
+        except Exception:  # any failure to import: try a shorter prefix
+            continue
+        for attr in parts[cut:]:
+            value = getattr(value, attr, None)
+        return value
+    return None
+
+
+def exception_known(name: str) -> bool:
+    """Whether `raises` can match name: a built-in exception, a dotted path that imports to
+    an exception class, or a bare name some module imported by collection defines as one."""
+    import builtins
+
+    if "." in name:
+        return _is_exception(_dotted(name))
+    if _is_exception(getattr(builtins, name, None)):
+        return True
+    modules = [m for m in list(sys.modules.values()) if m is not None]
+    return any(_is_exception(getattr(m, "__dict__", {}).get(name)) for m in modules)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     ids = [item.nodeid for item in session.items]
     _write(COLLECTED_ENV, ids)
+    raises = _read(RAISES_ENV)
+    if raises is not None:
+        names = [str(n) for n in raises.get("names", [])]
+        unknown = [n for n in names if not exception_known(n)]
+        _write(RAISES_ENV, {"names": names, "unknown": unknown})
     expected = _read(EXPECT_ENV)
     if expected:
         found = fidelity_testids.expand(expected, ids)
