@@ -67,23 +67,28 @@ def detail(r: ControlResult, known: Collection[str] = ()) -> str:
     )
 
 
+RECORD_FIELDS = ("id", "verdict", "tests run", "failing tests", "detail", "how")
+
+
 def records(result: Report) -> list[str]:
-    """One line per control for CI logs (`-q`): id, verdict, tests run, failing tests; a
-    caught-differently control adds one line per test that did not fail or failed
-    unexpectedly, and one naming the fix. The last field says how the tests failed."""
+    """One line per control for CI logs (`-q`), always the six `RECORD_FIELDS` separated by
+    tabs, a field empty where it does not apply, so field N means one thing on every line.
+    A caught-differently control's detail names the tests that did not fail, those that
+    failed unexpectedly, and the command that rewrites the entry."""
     total = len(result.baseline.tests)
     lines = []
     for r in result.results:
-        why = "" if r.verdict is Verdict.CAUGHT_DIFFERENTLY else r.detail or r.selection
+        why = r.detail or r.selection
+        if r.verdict is Verdict.CAUGHT_DIFFERENTLY:
+            missing, extra = difference(r, result.baseline.tests)
+            why = (
+                f"did not fail: {', '.join(missing) or '-'}; failed unexpectedly: "
+                f"{', '.join(extra) or '-'}; fix: {suggest(r)}"
+            )
         failing = ", ".join(r.failing) or "-"
         how = f"by {r.how}" if r.how and r.failing else ""
         fields = (r.id, str(r.verdict), ran(r, total), failing, why, how)
-        lines.append("\t".join(x for x in fields if x))
-        if r.verdict is Verdict.CAUGHT_DIFFERENTLY:
-            missing, extra = difference(r, result.baseline.tests)
-            lines += [f"{r.id}\tdid not fail\t{t}" for t in missing]
-            lines += [f"{r.id}\tfailed unexpectedly\t{t}" for t in extra]
-            lines.append(f"{r.id}\tfix\t{suggest(r)}")
+        lines.append("\t".join(" ".join(f.split()) for f in fields))
     return lines
 
 
