@@ -241,3 +241,65 @@ def test_split_hunks_gives_one_patch_per_hunk() -> None:
     hunks = split_hunks(diff)
     assert [(h.file, h.first_line) for h in hunks] == [("x.py", 1), ("x.py", 9), ("y.py", 1)]
     assert hunks[1].patch == "--- a/x.py\n+++ b/x.py\n@@ -9,2 +9,2 @@\n d\n-e\n+f\n"
+
+
+SPREAD = (
+    "def neg(a):\n    return a\n\n\ndef double(a):\n    return a + a\n\n\n"
+    "def triple(a):\n    return 3 * a\n\n\ndef quad(a):\n    return 4 * a\n"
+)
+SPREAD_FIXED = (
+    SPREAD.replace("def neg(a):\n    return a\n", "def neg(a):\n    return _negate(a)\n")
+    + "\n\ndef _negate(a):\n    return -a\n"
+)
+
+
+def test_a_hunk_that_only_crashes_alone_is_reverted_with_the_hunk_that_uses_it(
+    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38: the fix adds a helper (hunk 2) and calls it (hunk 1). Reverted alone, the
+    helper's hunk leaves a call to a name that is gone, so the tests can only crash and the
+    entry could never hold; it is proposed reverted together with the hunk that calls it."""
+    repo = make_repo("grouped")
+    base = repo.commit(
+        {"calc.py": SPREAD, "tests/test_calc.py": TESTS, "cases/controls.toml": HEADER}
+    )
+    fix = repo.commit({"calc.py": SPREAD_FIXED, "tests/test_calc.py": NEW_TEST})
+    before = snapshot(repo.path)
+    code, out = run_cli(["controls", "from-fix", f"{base}..{fix}", "--repo", str(repo.path)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 0, err + out
+    assert snapshot(repo.path) == before
+    assert "PROPOSED: 2 control(s)" in err and "held (2 caught)" in err, err
+    single, grouped = parse((HEADER + out).encode(), "proposed").controls
+    assert single.id.endswith("-calc-1") and grouped.id.endswith("-calc-1-2")
+    assert [e.file for e in grouped.edits] == ["calc.py"], "one patch for the file"
+    assert grouped.edits[0].patch.count("\n@@ -") == 2, "holding both hunks"
+    assert grouped.caught_by == ("tests/test_calc.py::test_neg",)
+    flat = " ".join(line.removeprefix("# ") for line in out.splitlines())
+    assert "hunks 1, 2 reverted together: hunk 2 alone was caught-by-error" in flat, flat
+    repo.commit({"cases/controls.toml": HEADER + out})
+    code, text = run_cli(["controls", "run", "--repo", str(repo.path), "-q"])
+    assert code == 0, text
+
+
+def test_hunks_are_linked_by_the_names_they_bind_and_use() -> None:
+    from fidelity.controls import hunkdeps
+    from fidelity.controls.fixtests import Hunk
+
+    def hunk(fix: str, base: str = "") -> Hunk:
+        body = "".join(f"-{x}\n" for x in fix.splitlines())
+        body += "".join(f"+{x}\n" for x in base.splitlines())
+        return Hunk("m.py", f"--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n{body}", 1)
+
+    helper = hunk("def _negate(a):\n    return -a")
+    call = hunk("    return _negate(a)", "    return a")
+    other = hunk("    return 3 * a", "    return a * 3")
+    renamed = hunk("def new_name():", "def old_name():")
+    caller = hunk("    new_name()", "    old_name()")
+    imported = hunk("from m.util import clamp as clip")
+    user = hunk("    x = clip(y)")
+    assert hunkdeps.linked(helper, call) and not hunkdeps.linked(helper, other)
+    assert hunkdeps.linked(renamed, caller) and hunkdeps.linked(imported, user)
+    assert hunkdeps.groups([call, other, helper], [2]) == [(0, 2)]
+    assert hunkdeps.groups([call, other, helper], [1]) == [], "a group of one is no group"
+    assert not hunkdeps.linked(hunk("    result = 1"), hunk("    result = 2")), "locals"

@@ -19,6 +19,7 @@
 - `negative`: `fidelity controls negative`: a fix's tests must fail on the code they fix
 - `authoring`: `suggest` and `validate`: controls that write themselves
 - `fixtests`: the pure half of `from-fix`: hunks, the fix's tests, the expectation a run supports
+- `hunkdeps`: which hunks of a fix stand or fall together, by the names they bind and use
 - `fromfix`: `fidelity controls from-fix`: each hunk of a fix reverted, run, proposed, run again
 - `failset`: the failing-set gate: the set of failing tests against a recorded baseline
 - `render`: controls reports through an injected Console, and as JSON, Markdown, JUnit

@@ -1,5 +1,6 @@
 """`fidelity controls from-fix BASE..FIX`: one control per source hunk of a fix, expecting
-the fix's tests that fail without it, each proposal run once before it is printed.
+the fix's tests that fail without it, each proposal run once before it is printed; a hunk
+that cannot be reverted alone is reverted with the hunks it is linked to (`hunkdeps`).
 
 BASE's tests are collected (`pytest --collect-only`) in a worktree of BASE; FIX runs
 unmodified in a lane of its own, listing its tests as it goes. Each source hunk is then
@@ -14,11 +15,11 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity.controls import authoring, gate
+from fidelity.controls import authoring, gate, hunkdeps
 from fidelity.controls.fixtests import (
     Expectation,
     Hunk,
@@ -31,7 +32,7 @@ from fidelity.controls.fixtests import (
 from fidelity.controls.fixtests import added_lines as added
 from fidelity.controls.lane import Lanes, Tree
 from fidelity.controls.table import Control, ControlTable, Edit
-from fidelity.controls.verdict import ControlResult, RunStatus, TreeRun, judge
+from fidelity.controls.verdict import ControlResult, RunStatus, TreeRun, Verdict, judge
 from fidelity.errors import UsageError
 from fidelity.git import objects, patches
 
@@ -102,7 +103,8 @@ class FixProposal:
             counts[verdict] = counts.get(verdict, 0) + 1
         said = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
         return (
-            f"PROPOSED: {len(self.proposed)} control(s), one per source hunk of the fix, each "
+            f"PROPOSED: {len(self.proposed)} control(s), one per source hunk of the fix or group "
+            "of hunks reverted together, each "
             f"run once at {fix} as written and held ({said}); paste the entries above "
             "(exit 0)"
         )
@@ -118,7 +120,8 @@ class FixProposal:
     def _header(self) -> list[str]:
         said = (
             f"proposed by `fidelity controls from-fix {self.spec}` ({self.base[:10]}.."
-            f"{self.fix[:10]}): one control per source hunk, the hunk reverted at FIX. The "
+            f"{self.fix[:10]}): one control per source hunk, the hunk reverted at FIX (a hunk that "
+            "cannot be reverted alone, with the hunks it is linked to). The "
             f"fix's tests ({len(self.tests)}): the ids collected at FIX that BASE lacks, and "
             "the cases of test functions whose lines the fix changed. Each entry expects what "
             "failed with its hunk reverted, and was run once as written before it was printed."
@@ -197,7 +200,9 @@ def from_fix(repo: Path, table: ControlTable, spec: str) -> FixProposal:
     found = FixProposal(base, fix, spec, None, notes=notes, table=table)
     touched = touched_tests(repo, base, fix, changed)
     with Lanes(Tree(repo, fix, table, gate.tree_names(repo, fix)), 1) as lanes:
-        return _propose(lanes, found, controls, base_ids=base_ids, touched=touched, logs=logs)
+        return _propose(
+            lanes, found, controls, base_ids=base_ids, touched=touched, logs=logs, hunks=hunks
+        )
 
 
 def _control(fix: str, fix_rev: str, i: int, hunk: Hunk, table: ControlTable) -> Control:
@@ -218,31 +223,98 @@ def _propose(
     base_ids: Sequence[str] | None,
     touched: Sequence[str],
     logs: Path,
+    hunks: Sequence[Hunk],
 ) -> FixProposal:
-    """FIX unmodified, each hunk reverted, then each proposal run once as written."""
-    table, sha = lanes.tree.table, lanes.tree.sha
-    probes = [replace(c, id=f"{c.id}-reverted", survives=True, residue="(probe)") for c in controls]
-    runs = gate.unmodified(lanes, table, probes, logs)
+    """FIX unmodified, each hunk reverted, then each proposal run once as written; hunks that
+    cannot be reverted alone, then, with the hunks they are linked to."""
+    table = lanes.tree.table
+    runs = gate.unmodified(lanes, table, controls, logs)  # no control expects a test yet
     unmodified = runs[table.command]
     found = replace(found, baseline=unmodified.run)
     if unmodified.run.status is not RunStatus.PASSED:
         return found
     fix_ids = unmodified.collected or tuple(sorted(unmodified.run.tests))
-    mine = fix_tests(fix_ids, base_ids, touched)
-    originals = gate.originals(lanes.tree.repo, sha, controls)
-    proposed = []
-    for c, plan in zip(controls, gate.plans(probes, runs, originals, logs, False), strict=True):
-        how = plan.job.selection.why if plan.job.selection else "all tests"
-        reverted = authoring.run_once_or_twice(lanes, plan.job)
-        proposed.append(replace(_expecting(c, reverted, mine), how=how))
-    usable = [p.control for p in proposed if p.reverted.status in _USABLE]
-    known = tuple(unmodified.run.tests)
-    checks = {
-        plan.control.id: judge(plan.control, authoring.run_once_or_twice(lanes, plan.job), known)
-        for plan in gate.plans(usable, runs, originals, logs, False)
-    }
-    done = tuple(replace(p, check=checks.get(p.control.id)) for p in proposed)
-    return replace(found, proposed=done, tests=mine)
+    trial = _Trial(lanes, runs, logs, fix_tests(fix_ids, base_ids, touched))
+    alone = trial.tried(controls)
+    done, notes = _regrouped(trial, alone, hunks, found.fix)
+    return replace(found, proposed=tuple(done), tests=trial.mine, notes=(*found.notes, *notes))
+
+
+@dataclass(frozen=True, slots=True)
+class _Trial:
+    """What every proposal of one fix is tried against: FIX's lanes and unmodified runs."""
+
+    lanes: Lanes
+    runs: Mapping[tuple[str, ...], gate.Unmodified]
+    logs: Path
+    mine: tuple[str, ...]  # the fix's tests
+
+    def tried(self, controls: Sequence[Control]) -> list[Proposed]:
+        """Each control's edit reverted and run for its expectation, then run as written."""
+        probes = [
+            replace(c, id=f"{c.id}-reverted", survives=True, residue="(probe)") for c in controls
+        ]
+        originals = gate.originals(self.lanes.tree.repo, self.lanes.tree.sha, controls)
+        proposed = []
+        plans = gate.plans(probes, self.runs, originals, self.logs, False)
+        for c, plan in zip(controls, plans, strict=True):
+            how = plan.job.selection.why if plan.job.selection else "all tests"
+            reverted = authoring.run_once_or_twice(self.lanes, plan.job)
+            proposed.append(replace(_expecting(c, reverted, self.mine), how=how))
+        usable = [p.control for p in proposed if p.reverted.status in _USABLE]
+        known = tuple(self.runs[self.lanes.tree.table.command].run.tests)
+        checks = {
+            plan.control.id: judge(
+                plan.control, authoring.run_once_or_twice(self.lanes, plan.job), known
+            )
+            for plan in gate.plans(usable, self.runs, originals, self.logs, False)
+        }
+        return [replace(p, check=checks.get(p.control.id)) for p in proposed]
+
+
+def _cannot_stand_alone(p: Proposed) -> bool:
+    """Reverted alone, the hunk gave no verdict, or the tests could only crash on it."""
+    return p.check is None or p.check.verdict is Verdict.CAUGHT_BY_ERROR
+
+
+def _regrouped(
+    trial: _Trial, alone: Sequence[Proposed], hunks: Sequence[Hunk], fix: str
+) -> tuple[list[Proposed], list[str]]:
+    """Each hunk that cannot be reverted alone, tried with the hunks it is linked to by name
+    (`hunkdeps`); a group that holds replaces its members' single entries."""
+    failing = [i for i, p in enumerate(alone) if _cannot_stand_alone(p)]
+    groups = hunkdeps.groups(hunks, failing) if failing else []
+    if not groups:
+        return list(alone), []
+    tried = trial.tried([_group_control(alone, hunks, g, fix) for g in groups])
+    replaced: set[int] = set()
+    kept, notes = [], []
+    for group, p in zip(groups, tried, strict=True):
+        members = [i for i in group if i in failing and i not in replaced]
+        listed = ", ".join(str(i + 1) for i in group)
+        if not p.held or not members:
+            notes.append(f"hunks {listed} reverted together did not hold either: {_outcome(p)}")
+            continue
+        replaced |= set(members)
+        why = "; ".join(f"hunk {i + 1} alone was {_outcome(alone[i])}" for i in members)
+        kept.append(replace(p, said=(f"hunks {listed} reverted together: {why}", *p.said)))
+    return [p for i, p in enumerate(alone) if i not in replaced] + kept, notes
+
+
+def _group_control(
+    alone: Sequence[Proposed], hunks: Sequence[Hunk], group: Sequence[int], fix: str
+) -> Control:
+    first = alone[group[0]].control
+    numbers = [str(i + 1) for i in group]
+    files = sorted({hunks[i].file for i in group})
+    patched = hunkdeps.together([hunks[i] for i in group])
+    return replace(
+        first,
+        id=f"{fix[:7]}-{_slug(Path(hunks[group[0]].file).stem)}-{'-'.join(numbers)}",
+        why=f"reverts hunks {', '.join(numbers)} of {fix[:10]} together ({', '.join(files)}): "
+        "reverted alone, one of them leaves code that can only crash",
+        edits=tuple(Edit(f, patch=text) for f, text in patched.items()),
+    )
 
 
 def _expecting(control: Control, reverted: TreeRun, mine: Sequence[str]) -> Proposed:
