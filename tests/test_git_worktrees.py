@@ -85,16 +85,19 @@ def test_leftovers_and_reset_of_one_of_our_worktrees(repo: Repo, tmp_path: Path)
     dest = tmp_path / "wt"
     worktrees.worktree_add_locked(repo.path, dest, "HEAD", "test")
     worktrees.refresh_index(dest)
-    assert worktrees.leftovers(dest) == [] and not worktrees.reset_worktree(dest)
+    assert worktrees.leftovers(dest) == [] and not worktrees.reset_worktree(dest, [])
     (dest / "a.txt").write_text("run wrote\n")
     (dest / "out.log").write_text("ignored\n")
     (dest / "__pycache__").mkdir()
     (dest / "__pycache__" / "m.pyc").write_bytes(b"")
     assert worktrees.leftovers(dest) == [" M a.txt", "!! out.log"]
     assert worktrees.ignored_paths(dest) == ["out.log"], "__pycache__ is untracked, not ignored"
-    assert worktrees.reset_worktree(dest), "a tracked file had changed"
+    assert worktrees.reset_worktree(dest, worktrees.leftovers(dest)), "a tracked file changed"
     assert worktrees.leftovers(dest) == [] and (dest / "__pycache__" / "m.pyc").exists()
     assert (dest / "a.txt").read_text() == "a\n"
+    (dest / "new.txt").write_text("untracked\n")
+    assert not worktrees.reset_worktree(dest, worktrees.leftovers(dest)), "only untracked"
+    assert worktrees.leftovers(dest) == [], "and it is gone"
 
 
 def test_ignored_paths_outside_a_repository_is_none(tmp_path: Path) -> None:

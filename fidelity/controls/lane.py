@@ -153,7 +153,7 @@ class Lane:
             _forget_bytecode(path)
         left = worktrees.leftovers(root)
         if left:
-            tracked = worktrees.reset_worktree(root)
+            tracked = worktrees.reset_worktree(root, left)
             if tracked:  # a test rewrote a tracked file: its bytecode cannot be trusted
                 for cache in root.rglob("__pycache__"):
                     shutil.rmtree(cache, ignore_errors=True)

@@ -250,10 +250,13 @@ def leftovers(worktree: Path) -> list[str]:
     return found
 
 
-def reset_worktree(worktree: Path) -> bool:
-    """Put one of our own worktrees back to its commit: tracked files reset, every untracked
-    and ignored file removed except `__pycache__`. True when a tracked file had changed."""
-    changed = bool(git(worktree, "status", "--porcelain", "-z", "--untracked-files=no").strip())
-    git(worktree, "reset", "-q", "--hard")
-    git(worktree, "clean", "-f", "-f", "-d", "-x", "-q", "-e", "__pycache__")
+def reset_worktree(worktree: Path, left: Sequence[str]) -> bool:
+    """Put one of our own worktrees back to its commit, given its `leftovers`: tracked files
+    reset only when one changed, untracked and ignored files (`__pycache__` aside) removed
+    only when there are any. True when a tracked file had changed."""
+    changed = any(not entry.startswith(("??", "!!")) for entry in left)
+    if changed:
+        git(worktree, "reset", "-q", "--hard")
+    if changed or any(entry.startswith(("??", "!!")) for entry in left):
+        git(worktree, "clean", "-f", "-f", "-d", "-x", "-q", "-e", "__pycache__")
     return changed

@@ -1,0 +1,81 @@
+"""The git processes `controls run` starts per control: a status that proves the lane's
+worktree clean, and a reset or clean only when a run left something behind (issue 38:
+every control paid for `status` twice, `reset` and `clean`, even on a clean tree). Counted
+through a `git` first on PATH that logs each call (as in test_run_footprint)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import Repo
+from test_controls import caught, control, fr, header, project
+
+from fidelity.controls import gate as controls
+
+TABLE = header() + "".join(
+    [
+        control("add-minus", fr("return a + b", "return a - b"), caught("test_add", "test_both")),
+        control("mul-plus", fr("return a * b", "return a + b"), caught("test_mul", "test_both")),
+        control("neg-identity", fr("return -a", "return a"), caught("test_neg")),
+    ]
+)
+WRITES = "\n\ndef test_writes_a_file():\n    open('left-behind.txt', 'w').write('x')\n"
+
+
+@pytest.fixture
+def git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    real, bin_dir, log = shutil.which("git"), tmp_path / "bin", tmp_path / "git-calls.log"
+    assert real is not None
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
+    return log
+
+
+def cleanups(log: Path) -> list[str]:
+    """The lane's status, reset and clean calls, each from its git subcommand on."""
+    calls = [c.partition("--no-replace-objects ")[2] for c in log.read_text().splitlines()]
+    return [
+        c
+        for c in calls
+        if c.startswith(("status", "reset", "clean"))
+        and "--ignored" in c
+        or c.startswith(("reset", "clean"))
+    ]
+
+
+def test_a_clean_run_costs_one_status_per_control(
+    make_repo: Callable[[str], Repo], git_log: Path
+) -> None:
+    repo = make_repo("footprint")
+    project(repo, TABLE)
+    git_log.write_text("")
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, report
+    seen = cleanups(git_log)
+    assert not [c for c in seen if c.startswith(("reset", "clean"))], seen
+    # one status after the unmodified run, each control, and the no-op control
+    assert len(seen) == 5, seen
+
+
+def test_a_run_that_leaves_a_file_is_cleaned(
+    make_repo: Callable[[str], Repo], git_log: Path
+) -> None:
+    from test_controls import TESTS
+
+    repo = make_repo("footprint-writes")
+    project(repo, TABLE, TESTS + WRITES)
+    git_log.write_text("")
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, report
+    seen = cleanups(git_log)
+    # the unmodified tree and the no-op run every test, so test_writes_a_file; each control
+    # runs only the tests that ran its edit, which write nothing
+    assert len([c for c in seen if c.startswith("clean")]) == 2, seen
+    assert not [c for c in seen if c.startswith("reset")], "no tracked file changed"
+    assert len(seen) == 7, "a status per run, a clean after the two that wrote: no 2nd status"
