@@ -79,3 +79,33 @@ def test_a_run_that_leaves_a_file_is_cleaned(
     assert len([c for c in seen if c.startswith("clean")]) == 2, seen
     assert not [c for c in seen if c.startswith("reset")], "no tracked file changed"
     assert len(seen) == 7, "a status per run, a clean after the two that wrote: no 2nd status"
+
+
+UNCONFIGURE = (
+    "import os\n\n\ndef pytest_unconfigure(config):\n"
+    "    with open(os.environ['MARKS'], 'a') as f:\n"
+    "        f.write(os.environ.get('FIDELITY_SELECT', 'unmodified') + '\\n')\n"
+)
+
+
+def test_a_warm_control_reports_briefly_and_skips_the_session_end(
+    make_repo: Callable[[str], Repo], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: pytest spent about a seventh of a control's run formatting long tracebacks
+    and a tenth in its forced garbage collection at session end. A warm control's log names
+    each failure in one line, and its forked child leaves once the reports are written (a
+    conftest's unconfigure hook no longer runs there); the verdicts are the same."""
+    marks = tmp_path / "marks"
+    monkeypatch.setenv("MARKS", str(marks))
+    repo = make_repo("footprint-brief")
+    project(repo, TABLE)
+    repo.commit({"tests/conftest.py": UNCONFIGURE})
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, report
+    assert [r.how for r in report.results] == ["assertion 2", "assertion 2", "assertion 1"]
+    (runs,) = (repo.path / ".fidelity" / "controls").iterdir()
+    log = (runs / "add-minus.log").read_text()
+    assert "test_calc.py:5: assert -1 == 5" in log and "def test_add" not in log, log
+    assert "2 failed" in log, "the summary is still written"
+    ran = marks.read_text().splitlines()
+    assert ran and all(line == "unmodified" for line in ran), ran

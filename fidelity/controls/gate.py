@@ -281,6 +281,7 @@ def plans(
             selection,
             warm=warm,
             preload=preload,
+            brief=True,
         )
         found.append(Plan(c, job, how))
     return found

@@ -62,6 +62,10 @@ class Job:
     env: Mapping[str, str] = field(default_factory=dict)  # extra variables (trace, expect)
     warm: bool = False  # fork a warm pytest when the command allows it
     preload: tuple[str, ...] = ()
+    # failures in one line each (`--tb=line`) unless the command names a style: a control's
+    # verdict reads how each test failed from the plugin, and pytest spent about a seventh
+    # of a control's run parsing source for long tracebacks nobody reads
+    brief: bool = False
 
 
 def edited_files(control: Control) -> list[str]:
@@ -188,6 +192,8 @@ class Lane:
         junit.unlink(missing_ok=True)
         argv = runner.argv_for(command, junit, root)
         pytest = runner.is_pytest(command)
+        if job.brief and pytest and not any(a.startswith("--tb") for a in command):
+            argv.append("--tb=line")
         extra = dict(job.env)
         if job.selection is not None and job.selection.ids is not None:
             chosen = root.parent / "select.json"

@@ -81,7 +81,31 @@ def _child(request: dict[str, Any]) -> int:
     importlib.invalidate_caches()
     args = [str(a) for a in request["args"]]
     sys.argv = ["pytest", *args]
-    return int(pytest.main(args))
+    return int(pytest.main(args, plugins=[_leave_early()]))
+
+
+def _leave_early() -> object:
+    """A plugin that leaves the forked child as soon as pytest has written its reports: the
+    session-end work after them (a forced garbage collection over everything the warm
+    process imported, then each plugin's cleanup) decides nothing a control reads, and cost
+    about a tenth of a control's run."""
+    import pytest
+
+    class LeaveEarly:
+        def __init__(self) -> None:
+            self.session: pytest.Session | None = None
+
+        def pytest_sessionstart(self, session: pytest.Session) -> None:
+            self.session = session
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_unconfigure(self, config: pytest.Config) -> None:
+            if self.session is not None:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(int(self.session.exitstatus))
+
+    return LeaveEarly()
 
 
 def _answer(data: dict[str, int]) -> None:
