@@ -71,3 +71,30 @@ def test_selected_runs_fail_as_the_full_runs_do_on_the_demo(tmp_path: Path) -> N
     repo = tmp_path / "demo"
     materialise(repo)
     same_failing_sets(*both(repo))
+
+
+PROPERTY_TESTS = (
+    "from hypothesis import given, settings, strategies as st\n\n"
+    "from calc import add, mul\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "@settings(derandomize=True, database=None, max_examples=20)\n"
+    "@given(st.integers(), st.integers())\n"
+    "def test_mul_commutes(a, b):\n    assert mul(a, b) == mul(b, a)\n"
+)
+
+
+def test_hypothesis_reading_every_module_for_its_constants_selects_no_extra_test(
+    make_repo,
+) -> None:
+    """Issue 38: Hypothesis's pytest plugin reads the source of every local module at
+    collection to mine constants; that read counted as a data read outside any test, so an
+    edit of any imported module ran every test (fidelity's own controls ran 328 of 328)."""
+    from test_controls import caught, control, fr, header, project
+
+    repo: Repo = make_repo("hypothesis-constants")
+    table = header() + control("add-minus", fr("return a + b", "return a - b"), caught("test_add"))
+    project(repo, table, PROPERTY_TESTS)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    (r,) = report.results
+    assert report.exit_code() == 0, report
+    assert r.tests_run == 1 and "read outside any test" not in r.selection, r.selection

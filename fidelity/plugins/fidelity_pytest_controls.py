@@ -133,8 +133,8 @@ class Tracer:
         if not self.active:
             return
         if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-            if _importing(sys._getframe(1)):
-                return  # the import system reading source to compile it is not a data read
+            if _reading_source(sys._getframe(1)):
+                return  # source read to compile it, or for Hypothesis's constants: no data
             raw = os.fsdecode(args[0])
             rel = self._relative(raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw))
             if rel is not None:
@@ -178,17 +178,24 @@ class Tracer:
         }
 
 
-_IMPORT_FILES = ("<frozen importlib._bootstrap", f"{os.sep}_pytest{os.sep}assertion{os.sep}")
+# readers of the tree's source that are no data read: the import system and pytest's
+# rewriting importer compile it; Hypothesis's plugin mines every local module's constants at
+# collection (which made every edit of an imported module select every test)
+_SOURCE_READERS = (
+    f"{os.sep}_pytest{os.sep}assertion{os.sep}",
+    f"{os.sep}hypothesis{os.sep}internal{os.sep}constants_ast.py",
+)
 
 
-def _importing(frame: FrameType | None) -> bool:
-    """Whether the code that opened a file is the import system (or pytest's rewriting
-    importer) loading a module, found from the nearest frames."""
+def _reading_source(frame: FrameType | None) -> bool:
+    """Whether the code that opened a file reads source for its own use (`_SOURCE_READERS`,
+    the import system), found from the nearest frames."""
     for _ in range(4):
         if frame is None:
             return False
-        if frame.f_code.co_filename.startswith(_IMPORT_FILES[0]) or _IMPORT_FILES[1] in (
-            frame.f_code.co_filename
+        name = frame.f_code.co_filename
+        if name.startswith("<frozen importlib._bootstrap") or any(
+            reader in name for reader in _SOURCE_READERS
         ):
             return True
         frame = frame.f_back
