@@ -13,7 +13,13 @@ from fidelity.controls.warm import PRELOAD_ENV
 
 # the plugin reads these (fidelity_pytest_controls's docstring); not imported here, since
 # importing it under an outer traced run would make a second tracer
-PLUGIN_ENV = {"FIDELITY_COLLECTED", "FIDELITY_EXPECT", "FIDELITY_SELECT", "FIDELITY_TRACE"}
+PLUGIN_ENV = {
+    "FIDELITY_COLLECTED",
+    "FIDELITY_EXPECT",
+    "FIDELITY_RAISES",
+    "FIDELITY_SELECT",
+    "FIDELITY_TRACE",
+}
 
 
 def test_an_outer_run_s_plugin_settings_do_not_reach_the_test_command(
