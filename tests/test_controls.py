@@ -400,3 +400,32 @@ def test_ctrl_c_kills_the_control_and_leaves_the_checkout(
         time.sleep(0.05)
     assert not alive(test_pid), "the running test command was not killed"
     assert snapshot(repo.path) == before
+
+
+def test_only_a_control_with_its_own_command_runs_that_command_alone(
+    make_repo: Callable[[str], Repo], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 item 4: `--only ID` ran the table's whole command on the unmodified tree
+    first (160-220 s of fidelity's own suite) although ID names a narrower command. Now the
+    unmodified tree and the no-op control run under the commands the chosen controls use."""
+    marks = tmp_path / "marks"
+    monkeypatch.setenv("MARKS", str(marks))
+    narrow = json.dumps([PY, "-m", "pytest", "-q", "tests/test_calc.py"])
+    table = header() + control(
+        "add-minus",
+        fr("a + b", "a - b"),
+        caught("test_add", "test_both"),
+        f"command = {narrow}",
+    )
+    project(repo := make_repo("only-narrow"), table)
+    repo.commit(
+        {
+            "tests/test_whole.py": "import os\n\n\ndef test_whole_suite():\n"
+            "    open(os.environ['MARKS'], 'a').write('ran\\n')\n"
+        }
+    )
+    report = controls.run(repo.path, controls.load(repo.path), only=["add-minus"], jobs=1)
+    assert report.exit_code() == 0, report
+    assert not marks.exists(), "the table's command ran the whole suite"
+    assert report.noop is not None and report.noop.verdict is Verdict.RESIDUE_HELD
+    assert all(t.startswith("tests/test_calc.py::") for t in report.baseline.tests)

@@ -194,7 +194,7 @@ def _unmodified_one(
 def unmodified(
     lanes: Lanes, table: ControlTable, chosen: Sequence[Control], logs: Path
 ) -> dict[tuple[str, ...], Unmodified]:
-    commands = list(dict.fromkeys((table.command, *(c.command for c in chosen))))
+    commands = list(dict.fromkeys(c.command for c in chosen)) or [table.command]
     tasks: list[Callable[[Lane], Unmodified]] = []
     for i, command in enumerate(commands, 1):
         expected = list(
@@ -208,6 +208,14 @@ def unmodified(
         )
     found = lanes.map(tasks)
     return {u.command: u for u in found}
+
+
+def noop_for(table: ControlTable, runs: Mapping[tuple[str, ...], Unmodified]) -> Control:
+    """The no-op control, under the table's command when the chosen controls use it, else
+    under the first command they use: `--only ID` of a control with its own narrow command
+    runs only that command, not the table's whole suite as well."""
+    noop = table.noop()
+    return noop if noop.command in runs else replace(noop, command=next(iter(runs)))
 
 
 def _check_ids(
@@ -387,7 +395,7 @@ def _judge_all(
     if baseline.status is not RunStatus.PASSED:
         return Report("", sha, table.source, baseline, None, (), len(chosen))
     known = tuple(baseline.tests)
-    noop = table.noop()
+    noop = noop_for(table, runs)
     planned = plans([*chosen, noop], runs, originals(repo, sha, chosen), logs, full)
 
     def shown(r: ControlResult) -> None:
