@@ -91,3 +91,20 @@ def sim_repo(make_repo: Callable[[str], Repo]) -> Repo:
         "baseline",
     )
     return repo
+
+
+@pytest.fixture
+def git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `git` first on PATH that appends each call's arguments to the returned file and runs
+    the real one (fidelity's git runner keeps PATH and drops GIT_TRACE, so tracing cannot
+    count its calls)."""
+    import shutil
+
+    real, bin_dir, log = shutil.which("git"), tmp_path / "bin", tmp_path / "git-calls.log"
+    assert real is not None
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
+    return log

@@ -5,7 +5,6 @@ through a `git` first on PATH that logs each call (as in test_run_footprint)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,18 +22,6 @@ TABLE = header() + "".join(
     ]
 )
 WRITES = "\n\ndef test_writes_a_file():\n    open('left-behind.txt', 'w').write('x')\n"
-
-
-@pytest.fixture
-def git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    real, bin_dir, log = shutil.which("git"), tmp_path / "bin", tmp_path / "git-calls.log"
-    assert real is not None
-    bin_dir.mkdir()
-    wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
-    return log
 
 
 def cleanups(log: Path) -> list[str]:

@@ -9,10 +9,8 @@ count them). A call that comes back makes the count go over the budget, red.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 from support import PY, Repo
 
 from fidelity.matrix import gate
@@ -36,19 +34,6 @@ def table(cases: dict[str, str]) -> str:
             '"{out}"]\n'
         ]
     return "\n".join(lines)
-
-
-@pytest.fixture
-def git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `git` first on PATH that appends each call's arguments to the returned file."""
-    real, bin_dir, log = shutil.which("git"), tmp_path / "bin", tmp_path / "git-calls.log"
-    assert real is not None
-    bin_dir.mkdir()
-    wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
-    return log
 
 
 def test_a_run_starts_no_more_git_processes_than_its_budget(
