@@ -290,9 +290,9 @@ def _regrouped(
     replaced: set[int] = set()
     kept, notes = [], []
     for group, p in zip(groups, tried, strict=True):
-        members = [i for i in group if i in failing and i not in replaced]
+        members = [i for i in group if i in failing]  # groups are disjoint components
         listed = ", ".join(str(i + 1) for i in group)
-        if not p.held or not members:
+        if not p.held:
             notes.append(f"hunks {listed} reverted together did not hold either: {_outcome(p)}")
             continue
         replaced |= set(members)
