@@ -46,6 +46,10 @@ def test_full_runs_every_test_cold_and_selected_runs_fewer_warm(lib) -> None:
     every = len(full.baseline.tests)
     for r in full.results:
         assert (r.tests_run, r.mode, r.selection) == (every, "cold", "all tests: --full")
+    # issue 38: --full selects nothing, so its unmodified run is not traced (tracing every
+    # call was most of the fixed cost)
+    assert full.logs != selected.logs and list(Path(selected.logs).glob("*.trace.json"))
+    assert not list(Path(full.logs).glob("*.trace.json")), "--full traced the unmodified tree"
     by_id = {r.id: r for r in selected.results}
     narrowed = by_id["slug-underscores"]
     assert narrowed.mode == "warm" and 0 < narrowed.tests_run < every

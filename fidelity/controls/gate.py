@@ -173,15 +173,22 @@ def _read_json(path: Path) -> object:
 
 
 def _unmodified_one(
-    lane: Lane, table: ControlTable, command: tuple[str, ...], expected: list[str], log: Path
+    lane: Lane,
+    table: ControlTable,
+    command: tuple[str, ...],
+    expected: list[str],
+    log: Path,
+    *,
+    traced: bool = True,
 ) -> Unmodified:
     noop = replace(table.noop(), command=command)
-    files = {k: log.with_suffix(f".{k}.json") for k in ("trace", "expect", "collected")}
+    kinds = ("trace", "expect", "collected") if traced else ("expect", "collected")
+    files = {k: log.with_suffix(f".{k}.json") for k in kinds}
     files["expect"].write_text(json.dumps(expected))
     env = {f"FIDELITY_{k.upper()}": str(p) for k, p in files.items()}
     timeout = table.timeout_s or UNMODIFIED_TIMEOUT_S
     run = lane.run(Job(noop, log, timeout, env=env if is_pytest(command) else {}))
-    trace = _read_json(files["trace"])
+    trace = _read_json(files["trace"]) if traced else None
     collected = _read_json(files["collected"])
     return Unmodified(
         command,
@@ -192,8 +199,15 @@ def _unmodified_one(
 
 
 def unmodified(
-    lanes: Lanes, table: ControlTable, chosen: Sequence[Control], logs: Path
+    lanes: Lanes,
+    table: ControlTable,
+    chosen: Sequence[Control],
+    logs: Path,
+    *,
+    traced: bool = True,
 ) -> dict[tuple[str, ...], Unmodified]:
+    """The unmodified tree under each command the chosen controls use; traced only when a
+    control's selection will read the trace (not under `--full`, where every test runs)."""
     commands = list(dict.fromkeys(c.command for c in chosen)) or [table.command]
     tasks: list[Callable[[Lane], Unmodified]] = []
     for i, command in enumerate(commands, 1):
@@ -203,7 +217,12 @@ def unmodified(
         log = log_path(logs, f"(unmodified-{i})")
         tasks.append(
             functools.partial(
-                _unmodified_one, table=table, command=command, expected=expected, log=log
+                _unmodified_one,
+                table=table,
+                command=command,
+                expected=expected,
+                log=log,
+                traced=traced,
             )
         )
     found = lanes.map(tasks)
@@ -386,7 +405,7 @@ def _judge_all(
     repo, sha, table = lanes.tree.repo, lanes.tree.sha, lanes.tree.table
     if progress:
         progress.expect(2 + len(chosen))  # the unmodified tree, each control, the no-op one
-    runs = unmodified(lanes, table, chosen, logs)
+    runs = unmodified(lanes, table, chosen, logs, traced=not full)
     _check_ids(table, chosen, runs)
     baseline = combine([(" ".join(u.command), u.run) for u in runs.values()])
     if progress:
