@@ -66,6 +66,14 @@ def _register_controls(sub: Any) -> None:
         help="run every test for every control, each in a fresh interpreter (default: only "
         "the tests that ran the edited code, in a warm pytest where that is sound)",
     )
+    run.add_argument(
+        "--fresh",
+        action="store_true",
+        help="trace the unmodified tree again even when a kept run of the same tree, command "
+        "and installed packages passed (default: read that run's trace; the no-op control "
+        "still runs every test now); use it after changing what your tests read from the "
+        "environment",
+    )
     options.reports(run, junit="control")
     options.html(run, "report (controls x tests: which test caught which control, and how)")
     run.set_defaults(handler=_run)
@@ -278,6 +286,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             only=args.only,
             in_diff=args.in_diff,
             full=args.full,
+            fresh=args.fresh,
             progress=advance,
         )
     if args.json:

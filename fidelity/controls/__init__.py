@@ -15,6 +15,8 @@
 - `runner`: how a control's test command is run: argv, environment, why a run said nothing
 - `warm`: the client of a warm pytest, one per lane, forked per control
 - `lane`: one worktree per worker, reused control after control, and the pool of lanes
+- `unmodified`: the unmodified tree under each command: traced for selection, or its trace reused
+- `reuse`: a passing traced run kept by tree, command and environment, for a later run
 - `gate`: `fidelity controls run`: table checks, the unmodified tree, every control, no-op
 - `negative`: `fidelity controls negative`: a fix's tests must fail on the code they fix
 - `authoring`: `suggest` and `validate`: controls that write themselves

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity.controls import anchors, failkinds, gate
+from fidelity.controls import anchors, failkinds, gate, unmodified
 from fidelity.controls.lane import Job, Lane, Lanes, Tree
 from fidelity.controls.table import Control, ControlTable, Edit, Match
 from fidelity.controls.verdict import RunStatus, TreeRun
@@ -112,7 +112,7 @@ def suggest(
         tree = gate.tree_names(repo, sha)
         logs = gate.log_dir(repo, sha)
         with Lanes(Tree(repo, sha, table, tree), 1) as lanes:
-            runs = gate.unmodified(lanes, table, [probe], logs)
+            runs = unmodified.runs(lanes, table, [probe], logs)
             base = runs[probe.command]
             if base.run.status is not RunStatus.PASSED:
                 return Suggestion(control, base.run, None, "", "")
@@ -236,7 +236,7 @@ def collect(
     job = Job(
         probe,
         log,
-        table.timeout_s or gate.UNMODIFIED_TIMEOUT_S,
+        table.timeout_s or unmodified.UNMODIFIED_TIMEOUT_S,
         env={"FIDELITY_COLLECTED": str(out)} | ({"FIDELITY_RAISES": str(raises)} if raises else {}),
     )
     run = lanes.map([lambda lane: lane.run(job)])[0]

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity.controls import authoring, gate, hunkdeps
+from fidelity.controls import authoring, gate, hunkdeps, unmodified
 from fidelity.controls.fixtests import (
     Expectation,
     Hunk,
@@ -228,12 +228,12 @@ def _propose(
     """FIX unmodified, each hunk reverted, then each proposal run once as written; hunks that
     cannot be reverted alone, then, with the hunks they are linked to."""
     table = lanes.tree.table
-    runs = gate.unmodified(lanes, table, controls, logs)  # no control expects a test yet
-    unmodified = runs[table.command]
-    found = replace(found, baseline=unmodified.run)
-    if unmodified.run.status is not RunStatus.PASSED:
+    runs = unmodified.runs(lanes, table, controls, logs)  # no control expects a test yet
+    fixed = runs[table.command]
+    found = replace(found, baseline=fixed.run)
+    if fixed.run.status is not RunStatus.PASSED:
         return found
-    fix_ids = unmodified.collected or tuple(sorted(unmodified.run.tests))
+    fix_ids = fixed.collected or tuple(sorted(fixed.run.tests))
     trial = _Trial(lanes, runs, logs, fix_tests(fix_ids, base_ids, touched))
     alone = trial.tried(controls)
     done, notes = _regrouped(trial, alone, hunks, found.fix)
@@ -245,7 +245,7 @@ class _Trial:
     """What every proposal of one fix is tried against: FIX's lanes and unmodified runs."""
 
     lanes: Lanes
-    runs: Mapping[tuple[str, ...], gate.Unmodified]
+    runs: Mapping[tuple[str, ...], unmodified.Unmodified]
     logs: Path
     mine: tuple[str, ...]  # the fix's tests
 

@@ -18,18 +18,19 @@ import functools
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity import config, workdir
-from fidelity.controls import anchors, diffsel, render, treenames
+from fidelity.controls import anchors, diffsel, render, treenames, unmodified
 from fidelity.controls.lane import Job, Lane, Lanes, Tree
-from fidelity.controls.runner import check_command, is_pytest
-from fidelity.controls.selection import Selection, Trace, parse_trace
+from fidelity.controls.runner import check_command
+from fidelity.controls.selection import Selection
 from fidelity.controls.selection import select as select_tests
 from fidelity.controls.table import Control, ControlTable, parse
+from fidelity.controls.unmodified import Tracing, Unmodified
 from fidelity.controls.verdict import (
     ControlResult,
     Report,
@@ -45,7 +46,6 @@ from fidelity.git import objects, stage, worktrees
 from fidelity.progress import Progress
 
 UNCOMMITTED = "uncommitted"
-UNMODIFIED_TIMEOUT_S = 3600.0
 TIMEOUT_FACTOR = 5.0
 TIMEOUT_PAD_S = 30.0
 
@@ -153,88 +153,6 @@ def table_notes(
             "on HEAD as committed (pass --with-uncommitted to test the work tree)"
         )
     return tuple(notes)
-
-
-@dataclass(frozen=True, slots=True)
-class Unmodified:
-    """The unmodified tree under one command: its run, its trace, what it collected."""
-
-    command: tuple[str, ...]
-    run: TreeRun
-    trace: Trace | None
-    collected: tuple[str, ...] | None
-
-
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _unmodified_one(
-    lane: Lane,
-    table: ControlTable,
-    command: tuple[str, ...],
-    expected: list[str],
-    log: Path,
-    *,
-    traced: bool = True,
-) -> Unmodified:
-    noop = replace(table.noop(), command=command)
-    kinds = ("trace", "expect", "collected") if traced else ("expect", "collected")
-    files = {k: log.with_suffix(f".{k}.json") for k in kinds}
-    files["expect"].write_text(json.dumps(expected))
-    env = {f"FIDELITY_{k.upper()}": str(p) for k, p in files.items()}
-    timeout = table.timeout_s or UNMODIFIED_TIMEOUT_S
-    run = lane.run(Job(noop, log, timeout, env=env if is_pytest(command) else {}))
-    trace = _read_json(files["trace"]) if traced else None
-    collected = _read_json(files["collected"])
-    return Unmodified(
-        command,
-        run,
-        parse_trace(trace) if isinstance(trace, dict) else None,
-        tuple(collected) if isinstance(collected, list) else None,
-    )
-
-
-def unmodified(
-    lanes: Lanes,
-    table: ControlTable,
-    chosen: Sequence[Control],
-    logs: Path,
-    *,
-    traced: bool = True,
-) -> dict[tuple[str, ...], Unmodified]:
-    """The unmodified tree under each command the chosen controls use; traced only when a
-    control's selection will read the trace (not under `--full`, where every test runs)."""
-    commands = list(dict.fromkeys(c.command for c in chosen)) or [table.command]
-    tasks: list[Callable[[Lane], Unmodified]] = []
-    for i, command in enumerate(commands, 1):
-        expected = list(
-            dict.fromkeys(t for c in chosen if c.command == command for t in c.caught_by)
-        )
-        log = log_path(logs, f"(unmodified-{i})")
-        tasks.append(
-            functools.partial(
-                _unmodified_one,
-                table=table,
-                command=command,
-                expected=expected,
-                log=log,
-                traced=traced,
-            )
-        )
-    found = lanes.map(tasks)
-    return {u.command: u for u in found}
-
-
-def noop_for(table: ControlTable, runs: Mapping[tuple[str, ...], Unmodified]) -> Control:
-    """The no-op control, under the table's command when the chosen controls use it, else
-    under the first command they use: `--only ID` of a control with its own narrow command
-    runs only that command, not the table's whole suite as well."""
-    noop = table.noop()
-    return noop if noop.command in runs else replace(noop, command=next(iter(runs)))
 
 
 def _check_ids(
@@ -356,6 +274,7 @@ def run(
     only: Sequence[str] = (),
     in_diff: str | None = None,
     full: bool = False,
+    fresh: bool = False,
     progress: Progress | None = None,
 ) -> Report:
     """Judge the selected controls; the report's exit code is the gate's."""
@@ -374,8 +293,10 @@ def run(
         tree = tree_names(repo, sha)
         logs = log_dir(repo, sha)
         with Lanes(Tree(repo, sha, table, tree), jobs) as lanes:
-            report = _judge_all(lanes, chosen, logs, full=full, progress=progress)
-        report = replace(report, rev=shown, notes=notes, guard=tree, logs=str(logs))
+            report = _judge_all(lanes, chosen, logs, full=full, fresh=fresh, progress=progress)
+        report = replace(
+            report, rev=shown, notes=(*notes, *report.notes), guard=tree, logs=str(logs)
+        )
         (logs / "report.json").write_text(json.dumps(render.to_json(report), indent=2) + "\n")
         return report
 
@@ -400,21 +321,29 @@ def tree_names(repo: Path, sha: str) -> tuple[str, ...]:
 
 
 def _judge_all(
-    lanes: Lanes, chosen: Sequence[Control], logs: Path, *, full: bool, progress: Progress | None
+    lanes: Lanes,
+    chosen: Sequence[Control],
+    logs: Path,
+    *,
+    full: bool,
+    fresh: bool = False,
+    progress: Progress | None = None,
 ) -> Report:
     repo, sha, table = lanes.tree.repo, lanes.tree.sha, lanes.tree.table
     if progress:
         progress.expect(2 + len(chosen))  # the unmodified tree, each control, the no-op one
-    runs = unmodified(lanes, table, chosen, logs, traced=not full)
+    tracing = Tracing.NONE if full else Tracing.FRESH if fresh else Tracing.REUSE
+    runs = unmodified.runs(lanes, table, chosen, logs, tracing=tracing)
     _check_ids(table, chosen, runs)
+    reused = tuple(unmodified.reused_note(u) for u in runs.values() if u.reused)
     baseline = combine([(" ".join(u.command), u.run) for u in runs.values()])
     if progress:
         failed = baseline.status is not RunStatus.PASSED
         progress.step("unmodified", "tree", str(baseline.status), failed)
     if baseline.status is not RunStatus.PASSED:
-        return Report("", sha, table.source, baseline, None, (), len(chosen))
+        return Report("", sha, table.source, baseline, None, (), len(chosen), notes=reused)
     known = tuple(baseline.tests)
-    noop = noop_for(table, runs)
+    noop = unmodified.noop_for(table, runs)
     planned = plans([*chosen, noop], runs, originals(repo, sha, chosen), logs, full)
 
     def shown(r: ControlResult) -> None:
@@ -426,4 +355,13 @@ def _judge_all(
     for i, (plan, result) in enumerate(zip(planned, results, strict=True)):
         if result.verdict is Verdict.TIMEOUT:
             results[i] = _recheck(lanes, plan, result, known)
-    return Report("", sha, table.source, baseline, results[-1], tuple(results[:-1]), len(chosen))
+    return Report(
+        "",
+        sha,
+        table.source,
+        baseline,
+        results[-1],
+        tuple(results[:-1]),
+        len(chosen),
+        notes=reused,
+    )

@@ -68,6 +68,12 @@ def resolve(repo: Path, rev: str) -> str | None:
     )
 
 
+def tree_of(repo: Path, sha: str) -> str:
+    """The tree id of commit sha: two commits of the same files share it."""
+    out = git(repo, "rev-parse", "--verify", "--end-of-options", f"{sha}^{{tree}}")
+    return out.decode().strip()
+
+
 def tree_files(repo: Path, sha: str) -> list[str]:
     """Every file path in the tree of commit sha."""
     out = git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha)

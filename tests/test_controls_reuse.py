@@ -1,0 +1,95 @@
+"""The unmodified tree's trace, reused by a later `controls run` of the same tree (issue 38
+item 2): the traced run was most of a run's fixed cost, paid again by every `--only`. Real
+repositories and real pytest runs; the checkout is never touched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from support import Repo, run_cli, snapshot
+from test_controls import caught, control, fr, header, project
+
+from fidelity.controls import gate as controls
+from fidelity.controls import reuse
+from fidelity.controls.table import parse
+from fidelity.controls.verdict import Report, Verdict
+
+TABLE = header() + "".join(
+    [
+        control("add-minus", fr("return a + b", "return a - b"), caught("test_add", "test_both")),
+        control("neg-identity", fr("return -a", "return a"), caught("test_neg")),
+    ]
+)
+
+
+def traces(report: Report) -> list[Path]:
+    return sorted(Path(report.logs).glob("*.trace.json"))
+
+
+def verdicts(report: Report) -> list[tuple[str, Verdict, tuple[str, ...], int]]:
+    return [(r.id, r.verdict, r.failing, r.tests_run) for r in report.results]
+
+
+def test_a_second_run_of_the_same_tree_reads_the_first_trace(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("reuse")
+    project(repo, TABLE)
+    before = snapshot(repo.path)
+    first = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    second = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert first.exit_code() == second.exit_code() == 0
+    assert traces(first) and not traces(second), "the second run traced the tree again"
+    assert verdicts(second) == verdicts(first)
+    note = " ".join(" ".join(second.notes).split())
+    assert f"passed in run {Path(first.logs).name}" in note, second.notes
+    assert second.noop is not None and second.noop.verdict is Verdict.RESIDUE_HELD
+    assert second.noop.tests_run == len(first.baseline.tests), "the no-op ran every test now"
+    assert snapshot(repo.path) == before
+
+
+def test_a_changed_tree_fresh_or_a_damaged_trace_traces_again(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("reuse-again")
+    project(repo, TABLE)
+    first = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert traces(first)
+    fresh = controls.run(repo.path, controls.load(repo.path), jobs=1, fresh=True)
+    assert traces(fresh) and not fresh.notes, "--fresh traced it again"
+    repo.commit({"README.md": "another tree\n"})
+    changed = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert traces(changed) and not changed.notes, "a new tree is traced"
+    for t in traces(changed) + traces(fresh):
+        t.unlink()
+    damaged = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert traces(damaged) and not damaged.notes, "a kept run without its trace is no use"
+    assert verdicts(damaged) == verdicts(first)
+
+
+def test_the_cli_says_it_reused_and_fresh_traces_again(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("reuse-cli")
+    project(repo, TABLE)
+    argv = ["controls", "run", "--repo", str(repo.path), "--jobs", "1"]
+    assert run_cli(argv)[0] == 0
+    code, text = run_cli(argv)
+    assert code == 0 and "was not traced again" in " ".join(text.split()), text
+    code, text = run_cli([*argv, "--fresh"])
+    assert code == 0 and "was not traced again" not in " ".join(text.split())
+
+
+def test_the_key_names_everything_that_decides_the_run() -> None:
+    table = parse(TABLE.encode(), "t")
+    base = reuse.key("tree", table, ("python", "-m", "pytest"), ("calc",), "env")
+    assert base == reuse.key("tree", table, ("python", "-m", "pytest"), ("calc",), "env")
+    others = [
+        reuse.key("other-tree", table, ("python", "-m", "pytest"), ("calc",), "env"),
+        reuse.key("tree", table, ("python", "-m", "pytest", "-x"), ("calc",), "env"),
+        reuse.key("tree", table, ("python", "-m", "pytest"), ("calc", "more"), "env"),
+        reuse.key("tree", table, ("python", "-m", "pytest"), ("calc",), "other-env"),
+    ]
+    assert base not in others and len(set(others)) == len(others)
+    assert len(reuse.environment()) == 64
