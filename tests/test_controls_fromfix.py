@@ -273,7 +273,8 @@ def test_a_hunk_that_only_crashes_alone_is_reverted_with_the_hunk_that_uses_it(
     single, grouped = parse((HEADER + out).encode(), "proposed").controls
     assert single.id.endswith("-calc-1") and grouped.id.endswith("-calc-1-2")
     assert [e.file for e in grouped.edits] == ["calc.py"], "one patch for the file"
-    assert grouped.edits[0].patch.count("\n@@ -") == 2, "holding both hunks"
+    patch = grouped.edits[0].patch or ""
+    assert patch.count("\n@@ -") == 2, "holding both hunks"
     assert grouped.caught_by == ("tests/test_calc.py::test_neg",)
     flat = " ".join(line.removeprefix("# ") for line in out.splitlines())
     assert "hunks 1, 2 reverted together: hunk 2 alone was caught-by-error" in flat, flat
