@@ -10,7 +10,9 @@ CPU (user + system) of the whole command and every process it waited for:
 - default: the tests that ran the edited function, in a warm forked pytest;
 - `--full`: every test in a fresh interpreter per control (what fidelity did before);
 - one control alone, to split the fixed cost (table checks, the traced unmodified run,
-  worktree, warm start) from the cost per control.
+  worktree, warm start) from the cost per control;
+- all ten again on the same tree, reading the trace the runs before it kept (what an author
+  pays for a second run); the three arms above pass `--fresh`, so each traces the tree.
 
 mutmut runs every mutant of the two modules most controls edit (`dicttoolz.py`,
 `itertoolz.py`) with one child (`--max-children 1`, like `--jobs 1`). Its figure per mutant
@@ -18,8 +20,9 @@ is its total CPU over its mutant count: its fixed cost (stats run, mutant genera
 spread over hundreds of mutants, fidelity's over ten controls, so the marginal figure is the
 like-for-like one.
 
-The arms are interleaved: each round runs fidelity (all ten, one alone, `--full`) and mutmut
-(its `mutants/` folder removed first, so that it works afresh) back to back, and each figure
+The arms are interleaved: each round runs fidelity (all ten, one alone, `--full`, all ten
+again) and mutmut (its `mutants/` folder removed first, so that it works afresh) back to
+back, and each figure
 is the median over the rounds (default 3), with the load average before every arm reported.
 Usage: python scripts/bench_controls_mutmut.py [--rounds N] [--keep DIR]
 """
@@ -195,7 +198,12 @@ def configure_mutmut(repo: Path) -> None:
     setup.write_text(setup.read_text() + config)
 
 
-ARMS = {"selected": [], "one": ["--only", EDITS[0][0]], "full": ["--full"]}
+ARMS = {
+    "selected": ["--fresh"],
+    "one": ["--only", EDITS[0][0], "--fresh"],
+    "full": ["--full"],
+    "again": [],
+}
 
 
 def fidelity(repo: Path, extra: list[str]) -> tuple[float, float]:
@@ -243,6 +251,7 @@ def main() -> int:
     per_selected = med["selected"] / n
     marginal = (med["selected"] - med["one"]) / (n - 1)
     per_full = med["full"] / n
+    per_again = med["again"] / n
     per_mutant = med["mutmut"] / mutants
     lines = [
         f"toolz 1.2.0 (sdist sha256 {digest[:16]}, committed as {commit[:10]}), {n} controls, "
@@ -254,6 +263,8 @@ def main() -> int:
         f"{per_selected:.3f} per control, {marginal:.3f} marginal",
         f"fidelity --full (every test, cold): {med['full']:.2f} CPU-s, {per_full:.3f} per control",
         f"fidelity one control alone: {med['one']:.2f} CPU-s (fixed cost + one control)",
+        f"fidelity again, the kept trace read: {med['again']:.2f} CPU-s, {per_again:.3f} "
+        f"per control, {per_again / per_mutant:.2f}x mutmut's per mutant all-in",
         f"mutmut 3.8.1: {med['mutmut']:.2f} CPU-s for {mutants} mutants, "
         f"{per_mutant:.3f} per mutant",
         f"ratio per control / per mutant: {per_selected / per_mutant:.2f} all-in (goal 2), "
