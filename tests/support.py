@@ -262,6 +262,22 @@ def fidelity_cli(
     )
 
 
+def preflight_cli(
+    repo: Repo, *args: str, env: Mapping[str, str] | None = None, timeout: float = 180
+) -> tuple[int, str]:
+    """`python -m fidelity -q preflight ARGS` in the repository, with its git identity, as a
+    hook or CI step runs it: the exit code and stdout + stderr."""
+    done = subprocess.run(
+        [PY, "-m", "fidelity", "-q", "preflight", *args],
+        cwd=repo.path,
+        env={**repo.env(), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
 CONTROLS_LIB = Path(__file__).parent / "data" / "controls_lib"
 
 

@@ -8,11 +8,10 @@ remote to push to."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support import Repo, run_cli, run_git
+from support import Repo, preflight_cli, run_cli, run_git
 
 PYPROJECT = """\
 [[tool.fidelity.records]]
@@ -53,18 +52,6 @@ def git(repo: Repo, *args: str, stdin: str | None = None) -> subprocess.Complete
         text=True,
         timeout=180,
     )
-
-
-def preflight(repo: Repo, *args: str) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "fidelity", "-q", "preflight", *args],
-        cwd=repo.path,
-        env=repo.env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    return done.returncode, done.stdout + done.stderr
 
 
 @pytest.fixture
@@ -133,7 +120,7 @@ def test_a_merge_past_the_hook_is_stopped_at_push_and_in_ci(forked: Repo, how: l
     done = git(repo, "push", "origin", "main")
     assert_caught(done, "s", "the merge lost it")
     assert remote(repo, "main") == pushed, "nothing pushed"
-    code, out = preflight(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
     assert code == 1 and "row 's'" in out, out
 
 
@@ -165,7 +152,7 @@ def test_a_rebase_that_drops_a_row_is_stopped_at_push_and_in_ci(forked: Repo) ->
     assert_caught(done, "m", "Removes-Row: m")
     assert remote(repo, "side") == pushed, "nothing pushed"
     for start in ("main", "origin/main"):
-        code, out = preflight(repo, "--from-ref", start, "--to-ref", "side")
+        code, out = preflight_cli(repo, "--from-ref", start, "--to-ref", "side")
         assert code == 1 and "row 'm'" in out and "side adds s" in out, (start, out)
 
 
@@ -187,7 +174,7 @@ def test_a_rebase_that_keeps_every_row_is_pushed(forked: Repo) -> None:
     assert git(repo, "rebase", "--continue").returncode == 0
     done = git(repo, "push", "--force", "origin", "side")
     assert done.returncode == 0, done.stdout + done.stderr
-    code, out = preflight(repo, "--from-ref", "origin/main", "--to-ref", "side")
+    code, out = preflight_cli(repo, "--from-ref", "origin/main", "--to-ref", "side")
     assert code == 0, out
 
 
@@ -210,7 +197,7 @@ def test_a_commit_that_removes_a_row_removes_it_deliberately_when_it_says_so(
     repo.git("add", "-A")
     done = git(repo, "commit", "-q", "-F", "-", stdin=message)
     assert done.returncode == 0, done.stdout + done.stderr  # no merge: the commit hooks pass
-    got, out = preflight(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
+    got, out = preflight_cli(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
     assert got == code, out
     done = git(repo, "push", "origin", "main")
     assert (done.returncode == 0) == (code == 0), done.stdout + done.stderr
@@ -276,11 +263,11 @@ def test_git_revert_of_the_commit_that_added_a_row_removes_it_deliberately(forke
     added = repo.commit({"records/r.md": inserted("m | 8", "n | 7").replace("c | 3", "c | 6")})
     repo.git("push", "-q", "origin", "main")
     repo.git("revert", "--no-edit", added)  # takes n out and puts c back: not only deletes
-    code, out = preflight(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
     assert code == 0, out
     repo.git("reset", "-q", "--hard", "origin/main")
     repo.commit({"records/r.md": inserted("m | 8")}, "This reverts commit " + "0" * 40 + ".")
-    code, out = preflight(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", "origin/main", "--to-ref", "HEAD")
     assert code == 1 and "row 'n'" in out, "a commit that did not add n"
 
 

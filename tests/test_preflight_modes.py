@@ -4,25 +4,10 @@ repositories and the real CLI."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from support import Repo
+from support import Repo, preflight_cli
 
 PYPROJECT = '[tool.fidelity.docs]\npaths = ["README.md"]\n'
 GOOD, BAD = "# Demo\n\nSee [a](a.txt).\n", "# Demo\n\nSee [a](gone.txt).\n"
-
-
-def preflight(repo: Repo, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "fidelity", "-q", "preflight", *args],
-        cwd=repo.path,
-        env={**repo.env(), **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return done.returncode, done.stdout + done.stderr
 
 
 def test_a_retargeted_symbolic_link_runs_the_docs_gate(make_repo) -> None:
@@ -35,11 +20,11 @@ def test_a_retargeted_symbolic_link_runs_the_docs_gate(make_repo) -> None:
     (repo.path / "l.txt").unlink()
     (repo.path / "l.txt").symlink_to("gone.txt")
     repo.git("add", "l.txt")
-    code, out = preflight(repo, "--staged")
+    code, out = preflight_cli(repo, "--staged")
     assert code == 1 and "FD401" in out, out
-    assert "l.txt is a symbolic link that changed" in preflight(repo, "--staged", "--list")[1]
+    assert "l.txt is a symbolic link that changed" in preflight_cli(repo, "--staged", "--list")[1]
     repo.git("commit", "-qm", "retarget")
-    code, out = preflight(repo, "--from-ref", "HEAD~1", "--to-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", "HEAD~1", "--to-ref", "HEAD")
     assert code == 1 and "FD401" in out, out
 
 
@@ -50,8 +35,8 @@ def test_a_first_push_judges_the_pushed_commit_not_the_work_tree(make_repo) -> N
     repo.commit({"pyproject.toml": PYPROJECT, "README.md": BAD, "a.txt": "a\n"}, "broken")
     repo.write({"README.md": GOOD})  # fixed on disk, not committed
     files = ["--pre-commit", "--", "README.md", "a.txt", "pyproject.toml"]
-    assert preflight(repo, *files)[0] == 0, "as --all-files: the work tree is fine"
-    code, out = preflight(repo, *files, env={"PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"})
+    assert preflight_cli(repo, *files)[0] == 0, "as --all-files: the work tree is fine"
+    code, out = preflight_cli(repo, *files, env={"PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main"})
     assert code == 1 and "FD401" in out, out
 
 
@@ -62,12 +47,12 @@ def test_preflight_keeps_check_docs_cache_and_a_hand_edited_one_changes_nothing(
 
     repo: Repo = make_repo("cached")
     repo.commit({"pyproject.toml": PYPROJECT, "README.md": BAD, "a.txt": "a\n"}, "broken")
-    code, out = preflight(repo, "--all")
+    code, out = preflight_cli(repo, "--all")
     assert code == 1 and "FD401" in out, out
     (cache,) = (repo.path / ".fidelity" / "cache" / "check-docs").iterdir()
     raw = cache.read_bytes()
     edited = re.sub(rb'"findings":\[\[.*?\]\]', b'"findings":[]', raw)
     assert edited != raw, "the page's finding was cached"
     cache.write_bytes(edited)
-    code, out = preflight(repo, "--all")
+    code, out = preflight_cli(repo, "--all")
     assert code == 1 and "FD401" in out, out

@@ -6,10 +6,9 @@ Real repositories, real `git merge`; the audit's rules as data."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
-from support import Repo, run_git
+from support import Repo, preflight_cli, run_git
 
 from fidelity.recordmerge.audit import Step, Version, audit, duplicates
 
@@ -27,18 +26,6 @@ HEAD = "# Records\n\n## Rows\n\n| row | value | commit |\n|---|---|---|\n"
 
 def table(*rows: str) -> str:
     return HEAD + "".join(f"| {r} |\n" for r in rows)
-
-
-def preflight(repo: Repo, *args: str) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "fidelity", "-q", "preflight", *args],
-        cwd=repo.path,
-        env=repo.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return done.returncode, done.stdout + done.stderr
 
 
 @pytest.fixture
@@ -74,12 +61,12 @@ def test_keep_ours_loses_a_row_and_every_road_catches_it(forked: tuple[Repo, str
     repo, _ = forked
     before = repo.git("rev-parse", "HEAD")
     merge_with(repo, table("a | 1 | x", "b | 2 | x", "m | 4 | x"))  # "keep ours"
-    code, out = preflight(repo, "--staged")
+    code, out = preflight_cli(repo, "--staged")
     assert code == 1, out
     assert "row 's' under 'Rows': MERGE_HEAD" in out and "added this row, the merge lost it" in out
     repo.git("commit", "-q", "--no-edit")
     for args in (["--all"], ["--from-ref", before, "--to-ref", "HEAD"]):
-        code, out = preflight(repo, *args)
+        code, out = preflight_cli(repo, *args)
         assert code == 1, (args, out)
         assert "row 's'" in out and "the merge lost it" in out, args
 
@@ -88,12 +75,12 @@ def test_a_merge_that_keeps_every_row_holds(forked: tuple[Repo, str]) -> None:
     repo, _ = forked
     before = repo.git("rev-parse", "HEAD")
     merge_with(repo, table("a | 1 | x", "b | 2 | x", "m | 4 | x", "s | 3 | x"))
-    code, out = preflight(repo, "--staged")
+    code, out = preflight_cli(repo, "--staged")
     assert code == 0, out
     assert "every row kept" in out
     repo.git("commit", "-q", "--no-edit")
     for args in (["--all"], ["--from-ref", before, "--to-ref", "HEAD"]):
-        code, out = preflight(repo, *args)
+        code, out = preflight_cli(repo, *args)
         assert code == 0, (args, out)
 
 
@@ -111,7 +98,7 @@ def test_a_resolution_that_rewrites_rows_is_caught(
 ) -> None:
     repo, _ = forked
     merge_with(repo, table(*resolution))
-    code, out = preflight(repo, "--staged")
+    code, out = preflight_cli(repo, "--staged")
     assert code == 1 and why in out, out
 
 
@@ -121,15 +108,15 @@ def test_a_merge_outside_the_range_is_not_judged(forked: tuple[Repo, str]) -> No
     repo.git("commit", "-q", "--no-edit")
     merged = repo.git("rev-parse", "HEAD")
     repo.commit({"notes.txt": "later\n"}, "later")
-    code, out = preflight(repo, "--from-ref", merged, "--to-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", merged, "--to-ref", "HEAD")
     assert code == 0, out  # the range brings no merge, and touches no record
 
 
 def test_an_unknown_range_end_is_a_usage_error_never_a_pass(forked: tuple[Repo, str]) -> None:
     repo, _ = forked
-    code, out = preflight(repo, "--from-ref", "nope", "--to-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", "nope", "--to-ref", "HEAD")
     assert code == 2 and "fetch-depth: 0" in out
-    code, out = preflight(repo, "--from-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", "HEAD")
     assert code == 2 and "go together" in out
 
 
@@ -137,7 +124,7 @@ def test_the_judged_commit_is_read_from_git_not_the_checkout(forked: tuple[Repo,
     """A range judges its last commit even when the checkout holds something else."""
     repo, base = forked
     repo.write({"records/r.md": table("a | 1 | x", "a | 1 | x")})  # duplicated, not committed
-    code, out = preflight(repo, "--from-ref", base, "--to-ref", "HEAD")
+    code, out = preflight_cli(repo, "--from-ref", base, "--to-ref", "HEAD")
     assert code == 0, out
     assert run_git(repo.path, "status", "--porcelain") == "M records/r.md", "checkout untouched"
 
@@ -222,7 +209,7 @@ def test_a_criss_cross_merge_is_judged_against_every_base(make_repo) -> None:
         merge_in(repo, p2)
         repo.write({"records/r.md": rows_table(k1="new", **FILLER, k2="y")})  # undo "newer"
         repo.git("add", "-A")
-        code, out = preflight(repo, "--staged")
+        code, out = preflight_cli(repo, "--staged")
         assert code == 1 and "undid the change" in out, (order, out)
 
 
@@ -240,10 +227,10 @@ def test_an_octopus_merge_goes_pairwise(make_repo) -> None:
     assert merge_in(repo, "x", "y").returncode == 0
     good = rows_table(a="1", x1="xx", **FILLER, k="newer")
     assert (repo.path / "records/r.md").read_text() == good, "git's octopus result"
-    assert preflight(repo, "--staged")[0] == 0
+    assert preflight_cli(repo, "--staged")[0] == 0
     repo.write({"records/r.md": rows_table(a="1", x1="xx", **FILLER, k="old")})
     repo.git("add", "-A")
-    code, out = preflight(repo, "--staged")
+    code, out = preflight_cli(repo, "--staged")
     assert code == 1 and "row 'k'" in out, out
 
 
@@ -257,10 +244,10 @@ def test_a_record_renamed_on_one_side_keeps_the_other_sides_rows(make_repo) -> N
     repo.commit({"records/r.md": rows_table(a="1", b="2", c="3", d="4")}, "add d")
     assert merge_in(repo, "move").returncode == 0
     assert "| d | 4 |" in (repo.path / "records/log.md").read_text(), "git carried d over"
-    assert preflight(repo, "--staged")[0] == 0
+    assert preflight_cli(repo, "--staged")[0] == 0
     repo.write({"records/log.md": rows_table(a="1", b="2", c="3")})
     repo.git("add", "-A")
-    code, out = preflight(repo, "--staged")
+    code, out = preflight_cli(repo, "--staged")
     assert code == 1 and "row 'd'" in out and "the merge lost it" in out, out
 
 
@@ -281,10 +268,10 @@ def test_a_squash_or_cherry_pick_being_committed_is_judged(make_repo, how: str) 
     if how == "cherry-pick":  # --no-commit leaves no CHERRY_PICK_HEAD: a conflict would
         sha = repo.git("rev-parse", "side")
         (repo.path / ".git" / "CHERRY_PICK_HEAD").write_text(sha + "\n")
-    assert preflight(repo, "--staged")[0] == 0, "both rows kept"
+    assert preflight_cli(repo, "--staged")[0] == 0, "both rows kept"
     repo.write({"records/r.md": rows_table(a="1", s1="s", **FILLER, b="2")})  # m1 dropped
     repo.git("add", "-A")
-    code, out = preflight(repo, "--staged")
+    code, out = preflight_cli(repo, "--staged")
     assert code == 1 and "row 'm1'" in out and "HEAD added this row, the merge lost it" in out, out
 
 
