@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from fidelity.controls.fixtests import Hunk
 
@@ -56,27 +57,41 @@ def used(lines: Iterable[str]) -> set[str]:
     return {w for line in lines for w in _WORD.findall(line)}
 
 
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """What one hunk binds and mentions, on FIX's side and on BASE's, read once."""
+
+    bound: tuple[set[str], set[str]]
+    mentioned: tuple[set[str], set[str]]
+
+    @classmethod
+    def of(cls, hunk: Hunk) -> _Names:
+        fix, base = sides(hunk)
+        return cls((defined(fix), defined(base)), (used(fix), used(base)))
+
+    def linked(self, other: _Names) -> bool:
+        return any(
+            self.bound[side] & other.mentioned[side] or other.bound[side] & self.mentioned[side]
+            for side in (0, 1)
+        )
+
+
 def linked(a: Hunk, b: Hunk) -> bool:
     """Whether one hunk binds a name the other mentions, on FIX's side or on BASE's."""
-    (fa, ba), (fb, bb) = sides(a), sides(b)
-    return bool(
-        defined(fa) & used(fb)
-        or defined(fb) & used(fa)
-        or defined(ba) & used(bb)
-        or defined(bb) & used(ba)
-    )
+    return _Names.of(a).linked(_Names.of(b))
 
 
 def groups(hunks: Sequence[Hunk], alone: Iterable[int]) -> list[tuple[int, ...]]:
     """For each hunk (by index) that cannot be reverted alone, the hunks linked to it,
     directly or through others, itself included; groups of one left out, each group once."""
+    names = [_Names.of(h) for h in hunks]
     found: list[tuple[int, ...]] = []
     for start in alone:
         seen, todo = {start}, [start]
         while todo:
             i = todo.pop()
-            for j in range(len(hunks)):
-                if j not in seen and linked(hunks[i], hunks[j]):
+            for j, other in enumerate(names):
+                if j not in seen and names[i].linked(other):
                     seen.add(j)
                     todo.append(j)
         group = tuple(sorted(seen))
