@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from support import Repo, run_cli, snapshot
-from test_controls import caught, control, fr, header, project
+from test_controls import TESTS, caught, control, fr, header, project
 
 from fidelity.controls import gate as controls
 from fidelity.controls import reuse
@@ -93,3 +94,21 @@ def test_the_key_names_everything_that_decides_the_run() -> None:
     ]
     assert base not in others and len(set(others)) == len(others)
     assert len(reuse.environment()) == 64
+
+
+def test_a_tree_that_stopped_passing_is_still_untrusted_when_its_trace_is_read(
+    make_repo: Callable[[str], Repo], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the reuse rests on: passing is not read back. The tests fail now for a reason the
+    key cannot see (a variable they read); the trace is reused, the no-op control runs every
+    test and fails, and the run is exit 3 as a fresh one would be."""
+    repo = make_repo("reuse-stopped")
+    watch = "\n\ndef test_env():\n    import os\n\n    assert os.environ.get('BREAK_NOW') != '1'\n"
+    project(repo, TABLE, TESTS + watch)
+    first = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert first.exit_code() == 0, first
+    monkeypatch.setenv("BREAK_NOW", "1")
+    second = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert not traces(second) and second.notes, "the trace was read"
+    assert second.noop is not None and second.noop.failing == ("tests/test_calc.py::test_env",)
+    assert second.exit_code() == 3, second

@@ -139,6 +139,6 @@ def reused_note(u: Unmodified) -> str:
     return (
         f"the unmodified tree was not traced again under {' '.join(u.command)!r}: the same "
         f"tree, command and environment passed in run {u.reused} ({len(u.run.tests)} tests, "
-        f"{u.run.duration_s:.1f} s), whose trace selects the tests; the no-op control ran "
-        "every test now (--fresh traces it again)"
+        f"{u.run.duration_s:.1f} s), whose trace selects the tests; the no-op control runs "
+        "all of them again now (--fresh traces the tree again)"
     )
