@@ -112,3 +112,17 @@ def test_a_tree_that_stopped_passing_is_still_untrusted_when_its_trace_is_read(
     assert not traces(second) and second.notes, "the trace was read"
     assert second.noop is not None and second.noop.failing == ("tests/test_calc.py::test_env",)
     assert second.exit_code() == 3, second
+
+
+def test_an_installed_package_changing_changes_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    (site / "shop-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(site))
+    before = reuse.environment()
+    assert reuse.environment() == before
+    (site / "shop-1.0.dist-info").rename(site / "shop-1.1.dist-info")
+    upgraded = reuse.environment()
+    (site / "extra.pth").write_text("")
+    assert len({before, upgraded, reuse.environment()}) == 3

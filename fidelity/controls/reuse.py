@@ -40,11 +40,16 @@ class Kept:
 
 
 def environment() -> str:
-    """The interpreter and every distribution it can import, as one digest."""
-    from importlib import metadata
-
+    """The interpreter and every distribution it can import, as one digest: the names of
+    the `*.dist-info`, `*.egg-info` and `.pth` entries on its path, which carry each
+    version (reading every distribution's metadata instead cost 0.1 s per run)."""
+    suffixes = (".dist-info", ".egg-info", ".pth")
     dists = sorted(
-        f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata
+        entry.name
+        for folder in sys.path
+        if folder and Path(folder).is_dir()
+        for entry in Path(folder).iterdir()
+        if entry.suffix in suffixes
     )
     plugins = Path(__file__).resolve().parents[1] / "plugins"
     own = [hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(plugins.glob("*.py"))]
