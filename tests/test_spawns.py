@@ -17,9 +17,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PROCESS_OWNER = "fidelity/proc.py"
 GIT_OWNER = "fidelity/git/"
-# the plugins run inside the user's pytest, not in fidelity: the warm server forks one child
+# the plugins run inside the user's pytest, not in fidelity: the warm and swap servers fork a child
 # per control there (fidelity/controls/warm.py talks to it through proc)
-ALLOWED = {("fidelity/plugins/fidelity_warm.py", "os.fork")}
+ALLOWED = {
+    ("fidelity/plugins/fidelity_warm.py", "os.fork"),
+    ("fidelity/plugins/fidelity_swap.py", "os.fork"),
+}
 _OS_SPAWNS = ("system", "popen", "exec", "spawn", "posix_spawn", "fork")
 
 

@@ -67,6 +67,14 @@ def _register_controls(sub: Any) -> None:
         "the tests that ran the edited code, in a warm pytest where that is sound)",
     )
     run.add_argument(
+        "--no-swap",
+        dest="swap",
+        action="store_false",
+        help="import the edited tree afresh for every control (default: where a control's "
+        "edit lands only in function bodies that ran inside tests alone, swap the new code "
+        "into a fork of a pytest that imported and collected the unmodified tree once)",
+    )
+    run.add_argument(
         "--fresh",
         action="store_true",
         help="trace the unmodified tree again even when a kept run of the same tree, command "
@@ -287,6 +295,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
             in_diff=args.in_diff,
             full=args.full,
             fresh=args.fresh,
+            swap=args.swap,
             progress=advance,
         )
     if args.json:

@@ -205,6 +205,8 @@ def plans(
     originals: Mapping[str, str | None],
     logs: Path,
     full: bool,
+    *,
+    swap: bool = True,
 ) -> list[Plan]:
     found = []
     for c in chosen:
@@ -215,7 +217,7 @@ def plans(
             if full
             else select_tests(c, u.trace, originals)
             if c.edits
-            else Selection(None, "all tests: the no-op control")
+            else Selection(None, "all tests: the no-op control", swappable=True)
         )
         warm = not full and pytest_args(c.command) is not None
         preload = u.trace.modules if u.trace is not None else ()
@@ -227,6 +229,7 @@ def plans(
             warm=warm,
             preload=preload,
             brief=True,
+            swap=warm and swap and selection.swappable and u.trace is not None,
         )
         found.append(Plan(c, job, how))
     return found
@@ -275,6 +278,7 @@ def run(
     in_diff: str | None = None,
     full: bool = False,
     fresh: bool = False,
+    swap: bool = True,
     progress: Progress | None = None,
 ) -> Report:
     """Judge the selected controls; the report's exit code is the gate's."""
@@ -293,7 +297,9 @@ def run(
         tree = tree_names(repo, sha)
         logs = log_dir(repo, sha)
         with Lanes(Tree(repo, sha, table, tree), jobs) as lanes:
-            report = _judge_all(lanes, chosen, logs, full=full, fresh=fresh, progress=progress)
+            report = _judge_all(
+                lanes, chosen, logs, full=full, fresh=fresh, swap=swap, progress=progress
+            )
         report = replace(
             report, rev=shown, notes=(*notes, *report.notes), guard=tree, logs=str(logs)
         )
@@ -327,6 +333,7 @@ def _judge_all(
     *,
     full: bool,
     fresh: bool = False,
+    swap: bool = True,
     progress: Progress | None = None,
 ) -> Report:
     repo, sha, table = lanes.tree.repo, lanes.tree.sha, lanes.tree.table
@@ -344,7 +351,7 @@ def _judge_all(
         return Report("", sha, table.source, baseline, None, (), len(chosen), notes=reused)
     known = tuple(baseline.tests)
     noop = unmodified.noop_for(table, runs)
-    planned = plans([*chosen, noop], runs, originals(repo, sha, chosen), logs, full)
+    planned = plans([*chosen, noop], runs, originals(repo, sha, chosen), logs, full, swap=swap)
 
     def shown(r: ControlResult) -> None:
         if progress:

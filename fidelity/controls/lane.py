@@ -66,6 +66,9 @@ class Job:
     # verdict reads how each test failed from the plugin, and pytest spent about a seventh
     # of a control's run parsing source for long tracebacks nobody reads
     brief: bool = False
+    # the edit lands only in function bodies that ran inside tests alone (`Selection`): a
+    # collected server may swap it into a fork instead of importing the tree afresh
+    swap: bool = False
 
 
 def edited_files(control: Control) -> list[str]:
@@ -100,6 +103,8 @@ class Lane:
         self._root: Path | None = None
         self._server: warm.Server | None = None
         self._warm_failed = False
+        self._collected: warm.Server | None = None
+        self._collect_failed = False
 
     @property
     def root(self) -> Path:
@@ -111,15 +116,18 @@ class Lane:
         return self._root
 
     def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            self._server = None
+        for server in (self._server, self._collected):
+            if server is not None:
+                server.close()
+        self._server = self._collected = None
         self._stack.close()
 
     def run(self, job: Job) -> TreeRun:
         """The job's control in this lane's tree; overhead is wall time minus the test run."""
         start = time.monotonic()
         root = self.root
+        if job.swap and job.warm:
+            self._collect(job, root)  # while the tree is still the unmodified one
         names = edited_files(job.control)
         originals = {n: (root / n).read_bytes() if (root / n).is_file() else None for n in names}
         try:
@@ -186,31 +194,38 @@ class Lane:
                 return f"setup command {' '.join(argv)!r} failed ({result.status}): {tail}"
         return ""
 
-    def _test(self, job: Job, root: Path) -> TreeRun:
+    def _argv(self, job: Job, root: Path) -> tuple[list[str], Path]:
+        """The job's test command as run, and the JUnit file it writes."""
         command = job.control.command
         junit = root.parent / "junit.xml"
-        junit.unlink(missing_ok=True)
         argv = runner.argv_for(command, junit, root)
-        pytest = runner.is_pytest(command)
-        if job.brief and pytest and not any(a.startswith("--tb") for a in command):
+        if (
+            job.brief
+            and runner.is_pytest(command)
+            and not any(a.startswith("--tb") for a in command)
+        ):
             argv.append("--tb=line")
+        return argv, junit
+
+    def _test(self, job: Job, root: Path) -> TreeRun:
+        argv, junit = self._argv(job, root)
+        junit.unlink(missing_ok=True)
+        pytest = runner.is_pytest(job.control.command)
         extra = dict(job.env)
-        if job.selection is not None and job.selection.ids is not None:
+        env = runner.env_for(self.table, root, self.tree.names, pytest)
+        args = warm.pytest_args(argv) if job.warm and pytest else None
+        result, mode = self._swapped(job, args, extra), "swap"
+        if result is None and job.selection is not None and job.selection.ids is not None:
             chosen = root.parent / "select.json"
             files = sorted({i.split("::")[0] for i in job.selection.ids})
             chosen.write_text(json.dumps({"files": files, "ids": list(job.selection.ids)}))
             extra[SELECT_ENV] = str(chosen)
-        env = runner.env_for(self.table, root, self.tree.names, pytest)
-        args = warm.pytest_args(argv) if job.warm and pytest else None
-        mode = "cold"
-        result = None
-        if args is not None:
+        if result is None and args is not None:
             server = self._warm_server(argv[0], root, env, job)
             if server is not None:
-                result = server.run(args, extra, job.log, job.timeout_s)
-                mode = "warm"
+                result, mode = server.run(args, extra, job.log, job.timeout_s), "warm"
                 if result.lost:
-                    self._server, result, mode = None, None, "cold"
+                    self._server, result = None, None
         if result is None:
             cold = proc.run(
                 argv,
@@ -222,7 +237,51 @@ class Lane:
                 cancel=self.tree.cancel,
             )
             result = warm.WarmResult(cold.status, cold.returncode, cold.duration_s, cold.error)
+            mode = "cold"
         return self._read(result, argv, junit, job, mode)
+
+    def _swapped(
+        self, job: Job, args: Sequence[str] | None, extra: Mapping[str, str]
+    ) -> warm.WarmResult | None:
+        """The run in a fork of the collected server, or None where it cannot be one."""
+        server = self._collected
+        if not job.swap or args is None or server is None or not server.alive:
+            return None
+        if tuple(args) != server.args:
+            return None
+        ids = job.selection.ids if job.selection is not None else None
+        result = server.swap(edited_files(job.control), ids, extra, job.log, job.timeout_s)
+        if result.refused:
+            _note(job.log.with_suffix(".swap.txt"), result.refused)
+            return None
+        if result.lost:
+            self._collected = None
+            return None
+        if result.status is proc.ProcStatus.TIMEOUT:
+            self._collected = None
+        return result
+
+    def _collect(self, job: Job, root: Path) -> None:
+        """Start the lane's collected server for the job's command, if it has none alive."""
+        argv, _ = self._argv(job, root)
+        args = warm.pytest_args(argv) if runner.is_pytest(job.control.command) else None
+        if args is None or self._collect_failed:
+            return
+        if self._collected is not None and self._collected.alive:
+            if self._collected.args == tuple(args):
+                return
+            self._collected.close()
+        env = runner.env_for(self.table, root, self.tree.names, True)
+        self._collected = warm.Server.collect(
+            argv[0],
+            root,
+            env,
+            args,
+            job.log.parent / "_collected.log",
+            timeout_s=job.timeout_s,
+            cancel=self.tree.cancel,
+        )
+        self._collect_failed = self._collected is None
 
     def _read(
         self, result: warm.WarmResult, argv: Sequence[str], junit: Path, job: Job, mode: str
@@ -251,6 +310,11 @@ class Lane:
         )
         self._warm_failed = self._server is None
         return self._server
+
+
+def _note(path: Path, text: str) -> None:
+    """Why a control ran in a fresh import and not a swap, beside its log."""
+    path.write_text(f"not swapped: {text}\n", encoding="utf-8")
 
 
 def _read_junit(junit: Path) -> junit_read.Suite | None:

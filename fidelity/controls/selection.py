@@ -67,6 +67,9 @@ class Selection:
     ids: tuple[str, ...] | None
     why: str
     reasons: Mapping[str, str] = field(default_factory=dict)  # test id -> why it was chosen
+    # every edit lands in a function body that ran inside tests alone (or there is no
+    # edit): a process that imported the unmodified tree may swap the new code in
+    swappable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +226,7 @@ def select(control: Control, trace: Trace | None, originals: Mapping[str, str | 
         return Selection(None, "all tests: no trace of the unmodified tree")
     found = places(control.edits, originals)
     if not found:
-        return Selection(None, "all tests: the control edits nothing")
+        return Selection(None, "all tests: the control edits nothing", swappable=True)
     reasons: dict[str, str] = {}
     for p in found:
         why = _broad(p, trace)
@@ -237,11 +240,12 @@ def select(control: Control, trace: Trace | None, originals: Mapping[str, str | 
         for nodeid in hits:
             reasons.setdefault(nodeid, f"expected by caught_by ({expected})")
     ids = tuple(n for n in trace.tests if n in reasons)
+    swappable = all(p.key is not None for p in found)
     if len(ids) == len(trace.tests):
-        return Selection(None, "all tests: every test ran the edited code", reasons)
+        return Selection(None, "all tests: every test ran the edited code", reasons, swappable)
     where = ", ".join(sorted({_where(p) for p in found}))
     return Selection(
-        ids, f"{len(ids)} of {len(trace.tests)} tests: those that ran {where}", reasons
+        ids, f"{len(ids)} of {len(trace.tests)} tests: those that ran {where}", reasons, swappable
     )
 
 

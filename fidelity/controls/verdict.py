@@ -41,7 +41,9 @@ class TreeRun:
     duration_s: float = 0.0  # the test command itself
     exit_code: int | None = None
     overhead_s: float = 0.0  # worktree, edits and cleanup around it
-    mode: str = ""  # "warm" (forked pytest), "cold" (a fresh process) or "" (not run)
+    # "swap" (a fork of a collected pytest, the edit swapped in), "warm" (a forked pytest
+    # that imports the tree afresh), "cold" (a fresh process) or "" (not run)
+    mode: str = ""
     kinds: Mapping[str, Failure] = field(default_factory=dict)  # how each failing test failed
 
 
@@ -130,7 +132,7 @@ class ControlResult:
     overhead_s: float = 0.0
     tests_run: int = 0  # how many tests this control's run ran
     selection: str = ""  # which tests ran, and why
-    mode: str = ""  # warm, cold, or "" when nothing had to run
+    mode: str = ""  # swap, warm, cold, or "" when nothing had to run
     timeout_s: float = 0.0
     log: str = ""
     how: str = ""  # how the tests failed (the expected ones, if caught): `assertion 2, error: X 1`

@@ -81,10 +81,10 @@ def _child(request: dict[str, Any]) -> int:
     importlib.invalidate_caches()
     args = [str(a) for a in request["args"]]
     sys.argv = ["pytest", *args]
-    return int(pytest.main(args, plugins=[_leave_early()]))
+    return int(pytest.main(args, plugins=[leave_early()]))
 
 
-def _leave_early() -> object:
+def leave_early() -> object:
     """A plugin that leaves the forked child as soon as pytest has written its reports: the
     session-end work after them (a forced garbage collection over everything the warm
     process imported, then each plugin's cleanup) decides nothing a control reads, and cost

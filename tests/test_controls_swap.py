@@ -1,0 +1,261 @@
+"""Controls run in a fork of a pytest that imported and collected the unmodified tree once,
+the edit swapped into the live functions (issue 38 item 1): the same verdict as a fresh
+import, on every edit shape, or a refusal that falls back to one. Real repositories, real
+pytest runs; the differential on fidelity's own table is a long test."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import PY, Repo, snapshot
+
+from fidelity.controls import gate as controls
+from fidelity.controls.verdict import Report
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CALC = '''\
+"""calc"""
+import functools
+
+REGISTRY = []
+SCALE = 1
+
+
+def register(f):
+    REGISTRY.append(f.__name__)
+    return f
+
+
+def logged(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(*args)
+    return wrapper
+
+
+@register
+def add(a, b):
+    return a + b
+
+
+@logged
+def mul(a, b):
+    return a * b
+
+
+def scaled(a):
+    return a * SCALE
+
+
+def twice(a, step=2):
+    return a * step
+
+
+class Acc:
+    start = 0
+
+    def total(self, xs):
+        return sum(xs, self.start)
+
+
+def shout(s):
+    """Shout s.
+
+    >>> shout("a")
+    'A'
+    """
+    return s.upper()
+'''
+
+TESTS = """\
+from calc import REGISTRY, Acc, add, mul, scaled, shout, twice
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+
+
+def test_registry():
+    assert REGISTRY == ["add"]
+
+
+def test_scaled():
+    assert scaled(3) == 3
+
+
+def test_twice():
+    assert twice(3) == 6
+
+
+def test_acc():
+    assert Acc().total([1, 2]) == 3
+
+
+def test_shout():
+    assert shout("x") == "X"
+"""
+
+T = "tests/test_calc.py::"
+
+
+def _control(cid: str, find: str, replace: str, caught: list[str]) -> str:
+    edit = json.dumps({"file": "calc/__init__.py", "find": find, "replace": replace})
+    edit = edit.replace('": ', '" = ').replace("{", "{ ").replace("}", " }")
+    return (
+        f'\n[[control]]\nid = "{cid}"\nwhy = "w"\nedit = [{edit}]\n'
+        f"caught_by = {json.dumps([T + c for c in caught])}\n"
+    )
+
+
+# (id, find, replace, tests that catch it, swapped in or imported afresh)
+SHAPES = [
+    ("body", "return a + b", "return a - b", ["test_add"], "swap"),
+    ("wrapped-body", "return a * b", "return a + b", ["test_mul"], "swap"),
+    ("closure-in-decorator", "return f(*args)", "return f(*args) + 1", ["test_mul"], "swap"),
+    ("method-body", "sum(xs, self.start)", "sum(xs[1:], self.start)", ["test_acc"], "swap"),
+    # moves later lines of a file whose register() ran at import: imported afresh
+    ("moves-lines", "return a * SCALE", "x = a\n    return x * SCALE * 2", ["test_scaled"], "warm"),
+    ("runs-at-import", "REGISTRY.append(f.__name__)", "pass", ["test_registry"], "warm"),
+    ("module-constant", "SCALE = 1", "SCALE = 2", ["test_scaled"], "warm"),
+    ("default-argument", "step=2", "step=3", ["test_twice"], "warm"),
+    ("class-attribute", "start = 0", "start = 1", ["test_acc"], "warm"),
+]
+TABLE = (
+    f"[controls]\ncommand = {json.dumps([PY, '-m', 'pytest', '-q'])}\n"
+    'import_check = ["calc"]\n' + "".join(_control(c, f, r, t) for c, f, r, t, _ in SHAPES)
+)
+
+
+def _project(repo: Repo, calc: str = CALC, tests: str = TESTS, table: str = TABLE) -> None:
+    repo.commit(
+        {
+            "calc/__init__.py": calc,
+            "tests/test_calc.py": tests,
+            "cases/controls.toml": table,
+            ".gitignore": "__pycache__/\n",
+        }
+    )
+
+
+def _verdicts(report: Report) -> dict[str, tuple[str, tuple[str, ...]]]:
+    return {r.id: (str(r.verdict), r.failing) for r in report.results}
+
+
+def _modes(report: Report) -> dict[str, str]:
+    return {r.id: r.mode for r in report.results}
+
+
+def test_swap_and_a_fresh_import_give_the_same_verdict_on_every_edit_shape(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("swap-shapes")
+    _project(repo)
+    before = snapshot(repo.path)
+    swapped = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    fresh = controls.run(repo.path, controls.load(repo.path), jobs=1, swap=False)
+    assert _verdicts(swapped) == _verdicts(fresh)
+    assert swapped.exit_code() == fresh.exit_code() == 0, _verdicts(swapped)
+    assert _modes(swapped) == {c: mode for c, _, _, _, mode in SHAPES}
+    assert set(_modes(fresh).values()) == {"warm"}
+    assert snapshot(repo.path) == before
+
+
+def test_a_refused_swap_says_why_beside_the_log(make_repo: Callable[[str], Repo]) -> None:
+    """The server's own refusal: the selection placed the edit in a function body, but the
+    live functions run assertion-rewritten code no compile of the file gives."""
+    repo = make_repo("swap-refused")
+    _project(
+        repo,
+        calc=CALC.replace("    return a * SCALE", "    assert a is not None\n    return a * SCALE"),
+    )
+    repo.commit({"conftest.py": 'import pytest\n\npytest.register_assert_rewrite("calc")\n'})
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1, only=["body"])
+    assert _verdicts(report)["body"][0] == "caught", _verdicts(report)
+    assert _modes(report)["body"] == "warm"
+    why = Path(report.logs, "body.swap.txt").read_text()
+    assert "assertion rewriting" in why, why
+
+
+def test_a_swapped_child_leaves_the_server_as_it_was(make_repo: Callable[[str], Repo]) -> None:
+    """A control whose test changes module state, then one that reads it: each child starts
+    from the server's unmodified state, as a fresh import would."""
+    repo = make_repo("swap-state")
+    tests = TESTS + textwrap.dedent(
+        """
+        def test_grow_registry():
+            REGISTRY.append("x")
+            assert add(1, 1) == 2
+        """
+    )
+    table = TABLE.replace(
+        json.dumps([T + "test_add"]), json.dumps([T + "test_add", T + "test_grow_registry"])
+    )
+    _project(repo, tests=tests, table=table)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, _verdicts(report)
+    assert report.noop is not None and str(report.noop.verdict) != "caught"
+
+
+@pytest.mark.long
+def test_swap_and_fresh_import_agree_on_fidelitys_own_controls() -> None:
+    """Every control in cases/controls.toml, judged twice: a differential over real edits of
+    a real tree (about ten minutes on 2 cores)."""
+    table = controls.load(ROOT)
+    jobs = os.cpu_count() or 1
+    swapped = controls.run(ROOT, table, jobs=jobs)
+    fresh = controls.run(ROOT, table, jobs=jobs, swap=False)
+    assert _verdicts(swapped) == _verdicts(fresh)
+    assert "swap" in _modes(swapped).values()
+
+
+def _live(source: str, name: str) -> tuple[dict[str, object], list[object]]:
+    """A module made from source, and its live functions (what the server would find)."""
+    space: dict[str, object] = {"__name__": name}
+    exec(compile(source, name, "exec", dont_inherit=True), space)
+    found = [v for v in space.values() if callable(v) and hasattr(v, "__code__")]
+    found += [m for v in space.values() if isinstance(v, type) for m in vars(v).values()]
+    return space, [
+        f for f in found if getattr(getattr(f, "__code__", None), "co_filename", "") == name
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("X = 1\ndef f():\n    return X\n", "X = True\ndef f():\n    return X\n", "at import"),
+        ("def f(a=1):\n    return a\n", "def f(a=2):\n    return a\n", "at import"),
+        ("class C:\n    k = 0\n", "class C:\n    k = 1\n", r"at import \(C\)"),
+        ('def f():\n    "a"\n    return 1\n', 'def f():\n    "b"\n    return 1\n', "docstring"),
+        ("def f():\n    return 1\n", "def f(:\n", "does not compile"),
+    ],
+)
+def test_codeswap_refuses_what_a_swap_cannot_make_true(old: str, new: str, why: str) -> None:
+    from fidelity.plugins import fidelity_codeswap as codeswap
+
+    _, live = _live(old, "m.py")
+    with pytest.raises(codeswap.Refused, match=why):
+        codeswap.swaps(old.encode(), new.encode(), "m.py", live)
+
+
+def test_codeswap_puts_new_bodies_on_live_functions_and_refuses_foreign_code() -> None:
+    from fidelity.plugins import fidelity_codeswap as codeswap
+
+    old = "class C:\n    def m(self):\n        return 1\n\n\ndef f():\n    return 2\n"
+    new = old.replace("return 1", "x = 1\n        return x + 1").replace("return 2", "return 3")
+    space, live = _live(old, "m.py")
+    for function, code in codeswap.swaps(old.encode(), new.encode(), "m.py", live):
+        function.__code__ = code
+    assert space["C"]().m() == 2 and space["f"]() == 3  # type: ignore[operator]
+    stranger = eval(compile("lambda: 4", "m.py", "eval"))
+    with pytest.raises(codeswap.Refused, match="assertion rewriting"):
+        codeswap.swaps(old.encode(), new.encode(), "m.py", [*live, stranger])
