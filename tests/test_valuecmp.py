@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import csv as csv_module
 import io
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -290,17 +292,22 @@ JSON_LEAVES = st.recursive(
 def test_json_equal_subtrees_skipped_give_what_the_leaf_walk_gives(
     base: object, cand: object, same: bool
 ) -> None:
-    """`==` settles equal subtrees, but never calls 1 and 1.0, True and 1, or NaN and NaN
-    equal where the leaf-by-leaf walk tells them apart; ignore entries are still matched."""
+    """`==` settles equal subtrees of the documents as `parsed` (numbers kept as their
+    bytes), but never calls 1 and 1.0, True and 1, or NaN and NaN equal where the leaf-by-
+    leaf walk of the documents as `json.loads` gives them tells them apart; ignore entries
+    are still matched. (Parsed by `json.loads` alone, `[1]` and `[1.0]` are `==`: red.)"""
     from fidelity.kinds import jsontree
     from fidelity.kinds.ignores import Ignores
 
     cand = {"x": base, "y": cand} if same else cand
     base = {"x": base, "y": base} if same else base
+    texts = json.dumps(base).encode(), json.dumps(cand).encode()
+    b_doc, c_doc = jsontree.parsed(texts[0]), jsontree.parsed(texts[1])
     for ignore in ((), ("$.x",), ("a",)):
         found = Ignores(ignore)
-        walked = [f"{w} {b!r} {c!r}" for w, b, c in jsontree._walk(base, cand, "$", found)]
-        assert (walked, set(found.unmatched())) == _leafwise(base, cand, ignore)
+        walked = [f"{w} {b!r} {c!r}" for w, b, c in jsontree._walk(b_doc, c_doc, "$", found)]
+        plain = json.loads(texts[0]), json.loads(texts[1])
+        assert (walked, set(found.unmatched())) == _leafwise(plain[0], plain[1], ignore)
 
 
 def test_json_numbers_of_another_type_or_nan_inside_equal_looking_lists_are_found() -> None:
@@ -309,3 +316,32 @@ def test_json_numbers_of_another_type_or_nan_inside_equal_looking_lists_are_foun
     result = explain("r.json", b, c, {"kind": "json"})
     assert (result.values_changed, result.values_within) == (1, 2), result  # true vs 1; 2.0, NaN
     assert sorted(d.where for d in result.largest) == ["$.a[1]", "$.b[0]", "$.c[0]"]
+
+
+def test_json_with_identical_bytes_is_settled_unread() -> None:
+    """Red before: identical bytes were parsed, so an unparseable file was 'not valid'."""
+    d = explain("r.json", b"{", b"{", {"kind": "json"})
+    assert d.within_tolerance and d.summary == "the bytes are identical"
+
+
+def test_json_equal_subtrees_are_settled_without_encoding_them_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Red before: each equal subtree was confirmed by encoding both sides again with
+    `json.dumps` (about 40% of the parse); the numbers are now kept as their bytes."""
+    records = [{"id": i, "x": i * 0.5, "ok": True, "tags": ["a", i]} for i in range(100)]
+    base = json.dumps({"records": records}).encode()
+    records[50]["x"] = "changed"
+    cand = json.dumps({"records": records}).encode()
+    encoded: list[object] = []
+    dumps = json.dumps
+
+    def counted(*args: object, **kwargs: object) -> str:
+        encoded.append(args)
+        return dumps(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "dumps", counted)
+    d = explain("r.json", base, cand, {"kind": "json"})
+    assert (d.values_changed, d.keys) == (1, ("$.records[50].x",))
+    assert d.largest[0].base == "25.0" and d.largest[0].cand == '"changed"'
+    assert encoded == []

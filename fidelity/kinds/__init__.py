@@ -10,7 +10,10 @@ relative to the baseline value: |cand - base| <= atol + rtol * |base|.
 - `rawbytes`: kind `bytes`: the bytes alone decide
 - `delimited`: kinds `csv` and `tsv`: one module, the separator its parameter
 - `jsontree`: kind `json`: two documents walked path by path
-- `textdiff`: kind `text`: a bounded unified diff
+- `numberrun`: numbers that differ, met in a row by a walk, judged in bulk
+- `textdiff`: kind `text`: a diff that reads like a review, bounded for any input
+- `linediff`: the line diff behind it: patience anchors, Myers between them, under a budget
+- `textreview`: an edit script as a reviewer reads it: reordered lines apart from changes
 - `npyarray`: kind `npy`: NumPy arrays element by element, in bounded memory
 - `diffs`: what a comparison finds: differences, tolerances, one output's explanation
 - `sources`: an output to compare, as a file in the run directory or as bytes

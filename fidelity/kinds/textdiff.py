@@ -1,22 +1,29 @@
-"""Kind `text`: a bounded unified diff. Text has no tolerance, so any difference is a move,
-except one made only of the sides' own paths.
+"""Kind `text`: a bounded diff that reads like a review. Text has no tolerance, so any
+difference is a move, except one made only of the sides' own paths.
 
-Up to `TEXT_DIFF_LIMIT_BYTES` a file is diffed in memory; beyond, compared line by line in
-step (bounded memory; an inserted line makes every later line differ, and the summary says
-so). A report shows the changed lines, removed and added ones paired in order.
+Up to `TEXT_DIFF_LIMIT_BYTES` a file is diffed in memory by `linediff` (line hashes, a
+patience diff with a budget: no input shape costs more than about n log n comparisons),
+and `textreview` says which lines were only reordered and which changed; the real changes
+come first, as unified-diff hunks. Beyond the limit, files are compared line by line in
+step (bounded memory, where the diff holds every line: an inserted line makes every later
+line differ, and the summary says so). A report shows the changed lines, removed and added
+ones paired in order.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
+import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain, islice
 
 from fidelity.kinds.base import Change, Plain, Spec
 from fidelity.kinds.diffs import OWN_PATHS, SHOWN_LINE_CHARS, Difference, OutputDiff
+from fidelity.kinds.linediff import Counter, budget_for, matching_blocks, opcodes
 from fidelity.kinds.sources import NO_PATHS, Neutral, Source, opened, read, size
+from fidelity.kinds.textreview import chunks, hunks, moved_pairs, moves
 
 TEXT_DIFF_LINES = 40
 TEXT_DIFF_LIMIT_BYTES = 8 * 2**20  # above this, text is compared line by line in step
@@ -28,16 +35,19 @@ def _clip(line: str) -> str:
     return line if len(line) <= SHOWN_LINE_CHARS else line[:SHOWN_LINE_CHARS] + " [...]"
 
 
-def _shown(lines: list[str], limit: int, total: int) -> tuple[str, ...]:
-    more = [f"... {total - limit} more diff lines"] if total > limit else []
-    return tuple(_clip(line) for line in lines[:limit]) + tuple(more)
+def _shown(lines: Iterable[str], limit: int) -> tuple[str, ...]:
+    """The first `limit` lines, clipped, then how many more there were."""
+    it = iter(lines)
+    first = tuple(_clip(line) for line in islice(it, limit))
+    more = sum(1 for _ in it)
+    return first + ((f"... {more} more diff lines",) if more else ())
 
 
 def compare_text(
     path: str, base: Source, cand: Source, spec: Spec, neutral: Neutral = NO_PATHS
 ) -> OutputDiff:
-    """A bounded unified diff; text has no tolerance, so any difference is a move, except
-    one made only of the sides' own paths."""
+    """A bounded diff that reads like a review; text has no tolerance, so any difference is
+    a move, except one made only of the sides' own paths."""
     limit = int(spec.get("top", TEXT_DIFF_LINES))
     if max(size(base), size(cand)) > TEXT_DIFF_LIMIT_BYTES:
         return _text_in_step(path, base, cand, limit)
@@ -48,14 +58,51 @@ def compare_text(
         differing = [(b, c) for b, c in zip(b_lines, c_lines, strict=True) if b != c]
         if differing and all(neutral.same(b, c) for b, c in differing):
             return OutputDiff(path, NAME, True, OWN_PATHS)
-    lines = list(difflib.unified_diff(b_lines, c_lines, "baseline", "candidate", lineterm="", n=1))
-    changed = sum(1 for line in lines[2:] if line[:1] in "+-")
-    shown = _shown(lines, limit, len(lines))
-    pairs = len(text_changes(lines))
-    summary = f"{changed} lines changed"
-    return OutputDiff(
-        path, NAME, False, summary, diff=shown, values_out=pairs, values_changed=pairs
+    return _reviewed(path, b_lines, c_lines, limit)
+
+
+def _reviewed(path: str, b_lines: list[str], c_lines: list[str], limit: int) -> OutputDiff:
+    """The real changes as hunks, then the reordered lines, in at most `limit` lines."""
+    counter = Counter(budget_for(len(b_lines) + len(c_lines)))
+    # each line is compared by its hash (a str caches its own) in every lookup, and
+    # character by character only where two hashes are equal
+    ops = list(opcodes(matching_blocks(b_lines, c_lines, counter), len(b_lines), len(c_lines)))
+    moved = moved_pairs(ops, b_lines, c_lines)
+    found = chunks(ops, moved, lambda i, j: likeness(b_lines[i], c_lines[j]))
+    shown = chain(
+        ("--- baseline", "+++ candidate"),
+        hunks(found, b_lines, c_lines, len(b_lines)),
+        moves(moved, b_lines),
     )
+    pairs = sum(c.pairs for c in found)
+    return OutputDiff(
+        path,
+        NAME,
+        False,
+        _summary(len(moved), pairs, counter),
+        diff=_shown(shown, limit),
+        values_out=pairs,
+        values_changed=pairs,
+    )
+
+
+def likeness(old: str, new: str, room: int = 200) -> int:
+    """How alike two lines are: the characters they share at their start and at their
+    end, each of the first and last `room` (so that two long lines cost no more)."""
+    head = len(os.path.commonprefix([old[:room], new[:room]]))
+    tail = len(os.path.commonprefix([old[-room:][::-1], new[-room:][::-1]]))
+    return head + tail
+
+
+def _summary(moved: int, changed: int, counter: Counter) -> str:
+    parts = [f"{moved} lines reordered (same lines, different order)"] if moved else []
+    parts += [f"{changed} lines changed"] if changed else []
+    if counter.unaligned:
+        parts.append(
+            f"{counter.unaligned} lines past the diff's budget of {counter.limit} line "
+            "comparisons compared as one block, not aligned"
+        )
+    return "; ".join(parts) or "no line differs: only the line breaks do"
 
 
 def _text_in_step(path: str, base: Source, cand: Source, limit: int) -> OutputDiff:
@@ -80,7 +127,8 @@ def _text_in_step(path: str, base: Source, cand: Source, limit: int) -> OutputDi
                         shown.append(f"{sign}{number}: {text.decode(errors='replace').rstrip()}")
     summary = f"{differing} lines differ, compared line by line in step (over "
     summary += f"{TEXT_DIFF_LIMIT_BYTES // 2**20} MiB: an inserted line shifts all later ones)"
-    shown_lines = _shown(shown, limit, total)
+    shown_lines = _shown(shown, limit)
+    shown_lines += (f"... {total - limit} more diff lines",) if total > limit else ()
     return OutputDiff(
         path,
         NAME,
