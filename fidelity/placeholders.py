@@ -68,6 +68,8 @@ def pieces(value: str) -> Iterator[Piece]:
 
 def names(value: str) -> list[str]:
     """The names of value's placeholders, in order, once per occurrence."""
+    if "{" not in value:  # most words of a table name none: no pieces to read
+        return []
     return [p.name for p in pieces(value) if p.kind is Kind.PLACE]
 
 
@@ -79,6 +81,8 @@ def with_python(places: Mapping[str, str]) -> dict[str, str]:
 def fill(value: str, places: Mapping[str, str]) -> str:
     """Each `{name}` replaced by its place; `{{name}}` is a literal `{name}`; `${name}` and a
     `{name}` with no place are kept as written."""
+    if "{" not in value:  # most of a case's words: nothing to fill (once per word and case)
+        return value
     filled = with_python(places)
     out = []
     for piece in pieces(value):

@@ -75,6 +75,11 @@ class Cancel:
     def is_set(self) -> bool:
         return self._event.is_set()
 
+    def stop(self) -> None:
+        """Set, then kill what runs: nothing starts after, nothing running goes on."""
+        self.set()
+        self.kill()
+
     def kill(self) -> None:
         """Kill every process group started with this token that is still running. Only the
         signal: the thread that started a process reaps it (reading its pipes from here
@@ -178,7 +183,7 @@ def _strays(marker: str | None) -> list[str]:
     needle = f"{MARKER_ENV}={marker}".encode() if marker is not None else None
     prefix = MARKER_ENV.encode() + b"="
     killed = []
-    for pid in procfs.children() - ours:
+    for pid in procfs.adopted() - ours:
         environ = procfs.read(f"/proc/{pid}/environ").split(b"\0")
         mine = needle in environ if needle else any(v.startswith(prefix) for v in environ)
         if mine:
@@ -315,6 +320,16 @@ def run(
         sinks.close()
 
 
+_DEVNULL: list[int] = []  # a child's stdin: subprocess opened /dev/null anew for each
+
+
+def _devnull() -> int:
+    """/dev/null for reading, opened once per process (called with _live_lock held)."""
+    if not _DEVNULL:
+        _DEVNULL.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+    return _DEVNULL[0]
+
+
 def _launch(
     argv: Sequence[str] | str,
     sinks: procwait.Sinks,
@@ -333,7 +348,7 @@ def _launch(
                 argv,
                 cwd=cwd,
                 env=env,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdin=subprocess.PIPE if stdin is not None else _devnull(),
                 stdout=sinks.stdout,
                 stderr=sinks.stderr,
                 shell=shell,
@@ -375,8 +390,7 @@ def _wait(
             return None, None
     waits = stdin is None and (timeout_s is not None or sinks.spool is not None)
     if waits and procwait.exit_or_kill(proc, timeout_s, expired, sinks.spool):
-        cpu[0] = procfs.cpu_seconds(proc.pid)  # a zombie until the wait below reaps it
-        proc.wait()  # it has exited, or its group was just killed: returns at once
+        cpu[0] = _reap(proc)  # it has exited, or its group was just killed: at once
         return None, None
     timer = procwait.timer(proc, timeout_s, expired)
     try:
@@ -384,6 +398,19 @@ def _wait(
     finally:
         if timer is not None:
             timer.cancel()
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> float | None:
+    """Reap a child that has exited; the CPU seconds of its tree (itself and the descendants
+    it waited for, user and system) from the wait4 that reaps it (its /proc stat read first
+    cost four system calls a case); None when another waiter reaped it first."""
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except ChildProcessError:
+        proc.wait()
+        return None
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
 
 
 def start(

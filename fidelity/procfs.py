@@ -1,5 +1,5 @@
 """What Linux's /proc says about processes: a process's command, a group's live members,
-this process's children, a process's state. Read only: nothing here starts or signals a
+the orphans this process adopted, a process's state. Read only: nothing here starts or signals a
 process (`proc` does); elsewhere than Linux every answer is empty.
 """
 
@@ -45,34 +45,15 @@ def group_members(pgid: int) -> list[int]:
     return found
 
 
-def children() -> set[int]:
-    """This process's children, from every one of its threads."""
-    found: set[int] = set()
-    with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task"):
-            found.update(int(p) for p in read(f"/proc/self/task/{task}/children").split())
-    return found
+def adopted() -> set[int]:
+    """This process's children on its main thread: every orphan it adopts as a subreaper is
+    there (the kernel hands an orphan to the first live thread of its reaper, the thread
+    group's leader), with the children the main thread started itself. One file, where
+    reading every thread's cost a file per thread after each case."""
+    return {int(p) for p in read(f"/proc/self/task/{os.getpid()}/children").split()}
 
 
 def state(pid: int) -> bytes:
     """A process's state letter (`Z` for a zombie), b"" when it is gone."""
     stat = read(f"/proc/{pid}/stat")
     return stat[stat.rfind(b")") + 2 :][:1]
-
-
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """CPU seconds a process used, its waited-for descendants included (user and system):
-    read while it is a zombie, it is the whole tree's cost, which wall time under load is
-    not. None when /proc does not say."""
-    stat = read(f"/proc/{pid}/stat")
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    if len(fields) < 15:
-        return None
-    try:
-        ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-    except ValueError:
-        return None
-    return ticks / _TICK

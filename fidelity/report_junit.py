@@ -5,7 +5,6 @@ Written with the standard library's ElementTree, so every name and message is es
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -34,6 +33,8 @@ def to_xml(
     errors = sum(1 for c in cases if c.error is not None)
     skipped = sum(1 for c in cases if c.skipped is not None)
     total_time = sum(c.time_s for c in cases)
+    import xml.etree.ElementTree as ET  # not at import: a run's reports name JUnitCase
+
     root = ET.Element("testsuites")
     node = ET.SubElement(
         root,

@@ -16,7 +16,6 @@ import functools
 import os
 import shutil
 import signal
-import socket
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -84,12 +83,12 @@ def _start_time(pid: int) -> str | None:
 
 def me() -> Owner:
     pid = os.getpid()
-    return Owner(pid, _start_time(pid) or "", socket.gethostname())
+    return Owner(pid, _start_time(pid) or "", os.uname().nodename)
 
 
 def owner_alive(owner: Owner) -> bool | None:
     """True or False for an owner on this host; None (unknown) for another host's."""
-    if owner.host != socket.gethostname():
+    if owner.host != os.uname().nodename:
         return None
     started = _start_time(owner.pid)
     if started is None:

@@ -7,7 +7,12 @@ established slowdown is a detection). The very same samples of every try are han
 pyperf's `compare_to` (a t-test on the values), so both judge identical data. pyperf is not
 a dependency of fidelity: pass --pyperf PYTHON, an interpreter that has it installed
 (e.g. a venv made for this benchmark); without it the pyperf column is skipped.
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters and numpy's version,
+os.cpu_count() and the cores the run may use.
 Usage: python scripts/bench_ab.py [--tries 20] [--loop 300000] [--pyperf /path/to/python]
+    [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 PYPERF = """
 import json, subprocess, sys, pyperf
@@ -76,10 +83,13 @@ def pyperf_claim(python: str, samples: dict[str, list[float]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--tries", type=int, default=20)
     parser.add_argument("--loop", type=int, default=300000)
     parser.add_argument("--pyperf", help="a Python interpreter with pyperf installed")
     args = parser.parse_args()
+    if benchenv.axis(args, numpy=True):
+        return  # it ran once per core count, under taskset
     scenarios = {
         "identical": (loop(args.loop), loop(args.loop)),
         "slowed 1.25x": (loop(args.loop), loop(int(args.loop * 1.25))),

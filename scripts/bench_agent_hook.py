@@ -12,7 +12,11 @@ Measured, interleaved round by round (so a load change hits every command alike)
   (the line is read, the commit found, the gates find nothing to judge): the cost must grow
   linearly with the message (the shlex reader this replaced took 60 CPU-s at 2 MiB).
 
-Usage: python scripts/bench_agent_hook.py [--rounds N]
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
+Usage: python scripts/bench_agent_hook.py [--rounds N] [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 FIDELITY = shutil.which("fidelity") or "fidelity"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -61,8 +67,11 @@ def repository(where: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     script = "\n".join(f"echo step {i} && ls -la > /dev/null" for i in range(200))
     with tempfile.TemporaryDirectory(prefix="bench-agent-") as tmp:
         repo = repository(Path(tmp))

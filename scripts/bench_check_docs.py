@@ -15,7 +15,11 @@ on one page of each size in ``--pages-mb``, with ``max_page_bytes`` raised so th
 parsed, and on the largest with the default ``max_page_bytes`` (not parsed: FD702).
 
 Deterministic text; prints one line per figure.
-Usage: python scripts/bench_check_docs.py [--files N] [--cache] [--memory]
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
+Usage: python scripts/bench_check_docs.py [--files N] [--cache] [--memory] [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 from checkers.check import Page, check_pages, check_text
 from checkers.config import from_section
@@ -218,6 +224,7 @@ def memory_figures(sizes_mb: list[float]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--files", type=int, default=600)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cache", action="store_true", help="only the cache figures")
@@ -225,6 +232,8 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true", help="only the memory figures")
     parser.add_argument("--pages-mb", type=float, nargs="+", default=[1.0, 4.0, 21.0])
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     if args.cache or args.memory:
         if args.cache:
             cache_figures(args.cache_files, min(args.repeats, 3))

@@ -17,7 +17,12 @@ once a round, the order reversed every other round.
 
 Figures: CPU of the whole process tree (user + system of the arm and every descendant it
 waited for, from wait4) and wall; the 1-minute load average before and after each round.
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters and numpy's version,
+os.cpu_count() and the cores the run may use.
 Usage: python scripts/bench_compare.py [--cases 200] [--rounds 5] [--fidelity NAME=PATH ...]
+    [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 ROWS = 1_950
 RTOL = 1e-9
@@ -183,10 +190,13 @@ def one_round(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--fidelity", action="append", default=[], metavar="NAME=PATH")
     args = parser.parse_args()
+    if benchenv.axis(args, numpy=True):
+        return  # it ran once per core count, under taskset
     installs = dict(a.split("=", 1) for a in args.fidelity) or {"fidelity": "fidelity"}
     missing = [exe for exe in installs.values() if shutil.which(exe) is None]
     if missing:

@@ -6,7 +6,11 @@ table holding the demo's six controls repeated to N (default 24), and runs them 
 time (worktree add, edits, JUnit read, worktree remove), as measured inside the runner;
 the end-to-end figure divides the whole run's wall time (unmodified tree and no-op included)
 by the number of controls. A plain `python -m pytest` in the checkout gives the floor.
-Usage: python scripts/bench_controls.py [--controls N]
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
+Usage: python scripts/bench_controls.py [--controls N] [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import time
 import tomllib
 from importlib import resources
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 from fidelity.controls import gate as controls
 from fidelity.controls.table import parse
@@ -69,8 +75,11 @@ def plain_pytest(repo: Path, repeats: int = 3) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    benchenv.add_arguments(parser)
     parser.add_argument("--controls", type=int, default=24)
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     tmp = Path(tempfile.mkdtemp(prefix="bench-controls-"))
     try:
         repo = demo_repo(tmp / "demo")

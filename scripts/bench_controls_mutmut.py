@@ -24,7 +24,11 @@ The arms are interleaved: each round runs fidelity (all ten, one alone, `--full`
 again) and mutmut (its `mutants/` folder removed first, so that it works afresh) back to
 back, and each figure
 is the median over the rounds (default 3), with the load average before every arm reported.
-Usage: python scripts/bench_controls_mutmut.py [--rounds N] [--keep DIR]
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
+Usage: python scripts/bench_controls_mutmut.py [--rounds N] [--keep DIR] [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 SDIST = "toolz==1.2.0"
 MUTMUT = "mutmut==3.8.1"
@@ -230,9 +236,12 @@ def rounds(repo: Path, python: Path, n: int) -> tuple[dict[str, list[float]], in
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-mutmut-"))
     work.mkdir(parents=True, exist_ok=True)
     try:

@@ -13,7 +13,12 @@ too, since the machine has 2 cores shared with other jobs:
 - stale: a record of M rows measured along the history (some on squash-merged branches),
   watching src/, against one `git rev-list --count --no-merges --full-history C..HEAD --
   src/` per row; the counts of the ancestor rows are checked equal to git's.
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
 Usage: python scripts/bench_history.py [--commits 20000] [--repeats 3] [--rows 200]
+    [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import benchenv  # scripts/: the header and the --cores axis
 import history_gen
 
 CONFIG = """\
@@ -149,12 +155,15 @@ def bench_stale(repo: Path, facts: history_gen.Facts, rows: int, repeats: int) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--commits", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--claims", type=int, default=5)
     parser.add_argument("--only", choices=["landed", "trailers", "stale"])
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         start = time.perf_counter()

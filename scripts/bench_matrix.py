@@ -12,7 +12,12 @@ the rounds (default 5) of CPU (user + system of the command and every process it
 for, from wait4) and of wall time, with the 1-minute load average before each arm and
 fidelity's peak RSS. Figures are ratios to the script measured in the same rounds.
 Also: `fidelity --version` against `python -c pass`, and the demo end to end.
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
 Usage: python scripts/bench_matrix.py [--sizes 10,200,1000] [--slow 20] [--rounds 5]
+    [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 SCRIPT = r"""set -eu
 repo=$1; out=$2; n=$3; pause=$4; jobs=$5
@@ -193,11 +200,14 @@ def demo(repeats: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--sizes", default="10,200,1000")
     parser.add_argument("--slow", type=int, default=20, help="cases of about 1 s (0: none)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--slow-rounds", type=int, default=1)
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     if shutil.which("fidelity") is None:
         sys.exit("install fidelity first (pip install .): this measures the installed CLI")
     tmp = Path(tempfile.mkdtemp(prefix="bench-matrix-"))

@@ -6,7 +6,12 @@ key column, a JSON document, a text log; the candidate's differ in a few values)
 re-runs that comparator on the stored files, and reads its peak RSS from wait4(). A compare
 of a tiny file of the same kind gives the floor (interpreter and that comparator's
 imports). Figures: peak RSS, and (peak - floor) per byte of the larger input.
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters and numpy's version,
+os.cpu_count() and the cores the run may use.
 Usage: python scripts/bench_memory.py [--csv-mib 128] [--json-mib 24] [--text-mib 256]
+    [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 MIB = 2**20
 
@@ -146,10 +153,13 @@ def main() -> None:
         KINDS[kind][1](Path(path), int(mib), moved == "1")
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--csv-mib", type=int, default=128)
     parser.add_argument("--json-mib", type=int, default=24)
     parser.add_argument("--text-mib", type=int, default=256)
     args = parser.parse_args()
+    if benchenv.axis(args, numpy=True):
+        return  # it ran once per core count, under taskset
     if shutil.which("fidelity") is None:
         sys.exit("install fidelity first (pip install .): this measures the installed CLI")
     tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))

@@ -10,7 +10,11 @@ Wall and CPU time (user + system, git children included) are both reported: the 
 is shared (2 cores, other jobs), so wall time swings with load while CPU time does not.
 `--profile` prints where one run's time goes (cProfile, cumulative; it imports fidelity from
 the clone, so run it on a committed tree).
-Usage: python scripts/bench_preflight.py [--commits N] [--repeats R] [--profile]
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
+Usage: python scripts/bench_preflight.py [--commits N] [--repeats R] [--profile] [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 ROOT = Path(__file__).resolve().parents[1]
 FIDELITY = shutil.which("fidelity") or "fidelity"  # the installed CLI
@@ -62,10 +68,13 @@ PLAIN = [["check-docs"], ["stale"], ["cases", "validate"]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--commits", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     with tempfile.TemporaryDirectory() as tmp:
         clone = Path(tmp, "clone")
         git(ROOT, "clone", "-q", str(ROOT), str(clone))

@@ -10,7 +10,11 @@ the warm run's copy of the cache) and the same `sh -c` case command run once aga
 one process per replayed case-side, as the replays' own runs are. The replay overhead is
 (replayed - plain - loop) per case-side; the ratio (replayed - plain) / loop is 1.0 when
 the replays cost exactly their own runs.
-Usage: python scripts/bench_replay.py [--cases 100] [--rounds 5]
+Core-count axis: `--cores 1,2,all` runs the whole script once under each (`taskset -c`,
+scripts/benchenv.py): a flag, since each run is minutes long; without it, one run as
+started. The first line printed names both interpreters, os.cpu_count() and the
+cores the run may use.
+Usage: python scripts/bench_replay.py [--cases 100] [--rounds 5] [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+
+import benchenv  # scripts/: the header and the --cores axis
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_matrix import Arm, git, interleaved
@@ -72,9 +78,12 @@ def build(where: Path, n: int) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    benchenv.add_arguments(parser)
     parser.add_argument("--cases", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     n = args.cases
     with tempfile.TemporaryDirectory() as where:
         tmp = Path(where)

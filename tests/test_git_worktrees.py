@@ -53,6 +53,39 @@ def test_head_state_and_sha(repo: Repo, make_repo) -> None:
     assert worktrees.head_sha(empty.path) == ""
 
 
+def test_one_status_says_what_head_state_status_entries_and_the_index_said(
+    repo: Repo, make_repo
+) -> None:
+    """`status` (porcelain v2) stands in for three processes: the same entries, HEAD's
+    state, and a staged part that moves exactly when the index's entries move."""
+
+    def same(path: Path) -> worktrees.Status:
+        now = worktrees.status(path)
+        assert now.head_state() == worktrees.head_state(path)
+        assert sorted(now.entries) == sorted(worktrees.status_entries(path))
+        return now
+
+    clean = same(repo.path)
+    assert clean.staged == b"" and clean.entries == ()
+    repo.write({"a.txt": "changed\n", "new.txt": "n\n", "name with space.txt": "s\n"})
+    edited = same(repo.path)
+    assert edited.staged == b""  # nothing staged: the index is HEAD's
+    repo.git("mv", "sub/b.txt", "sub/renamed.txt")
+    moved = same(repo.path)
+    repo.git("add", "a.txt")
+    added = same(repo.path)
+    repo.git("add", "-N", "new.txt")  # an intent to add is an index entry too
+    intent = same(repo.path)
+    assert len({edited.staged, moved.staged, added.staged, intent.staged}) == 4
+    repo.write({"a.txt": "changed again\n"})  # the work tree alone: the index is as it was
+    assert same(repo.path).staged == intent.staged
+    assert ("??", "name with space.txt") in intent.entries
+    assert all(code != "??" for code, _ in worktrees.status(repo.path, untracked=False).entries)
+    repo.git("checkout", "-q", "--detach")
+    same(repo.path)
+    same(make_repo("empty").path)
+
+
 def test_a_locked_worktree_added_listed_and_removed(repo: Repo, tmp_path: Path) -> None:
     sha = repo.git("rev-parse", "HEAD")
     dest = tmp_path / "wt"

@@ -84,3 +84,22 @@ def test_the_distribution_is_fidelity_gate_at_the_packages_version() -> None:
         f"pyproject.toml says {project['version']}, the installed metadata "
         f"{fidelity.__version__}: python -m pip install -e '.[test]'"
     )
+
+
+def test_the_version_is_read_from_the_one_dist_info_beside_the_package(tmp_path: Path) -> None:
+    """A wheel install's version comes from its METADATA without importlib.metadata; two
+    dist-infos (a broken upgrade), none, or one without a Version give None (the caller
+    then asks importlib.metadata)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    assert fidelity.installed_version(str(site)) is None
+    one = site / "fidelity_gate-1.2.3.dist-info"
+    one.mkdir()
+    assert fidelity.installed_version(str(site)) is None  # no METADATA
+    (one / "METADATA").write_text("Metadata-Version: 2.4\nName: fidelity-gate\n\nVersion: 9\n")
+    assert fidelity.installed_version(str(site)) is None  # past the headers: the body
+    (one / "METADATA").write_text("Metadata-Version: 2.4\nName: fidelity-gate\nVersion: 1.2.3\n")
+    assert fidelity.installed_version(str(site)) == "1.2.3"
+    (site / "fidelity_gate-1.2.2.dist-info").mkdir()
+    assert fidelity.installed_version(str(site)) is None
+    assert fidelity.installed_version(str(tmp_path / "absent")) is None

@@ -16,12 +16,16 @@ from support import PY, Repo
 from fidelity.matrix import gate
 from fidelity.matrix.run.request import RunRequest
 
-# `gate.run` of two cases: the toplevel, 6 to snapshot the checkout before and 6 after, 4
-# for the harness (HEAD, the committed table, dirty paths, its tree); per side 13: worktree
-# add, refresh and status before setup, 4 for the tree's state before the cases and 4
-# after, worktree remove and the listing that proves it gone. 43 in all (59 before
-# issue 24: each file read twice, both tables read again, HEAD's branch, prunes)
-GIT_BUDGET = 43
+# `gate.run` of two cases: the toplevel; 3 to snapshot the checkout before (its git
+# folder, one porcelain-v2 status for HEAD, its branch, the index and the files, the refs)
+# and 2 after (the git folder is the one read before); 3 for the harness (HEAD, the
+# committed table, its tree: the dirty paths are the snapshot's); per side 7: worktree add,
+# refresh and status before setup (with no setup, also the tree's state before the cases),
+# refresh and status after the cases, worktree remove and the listing that proves it gone.
+# 23 in all (43 before issue 39: HEAD, its branch and the index each read by its own
+# process, the tree's state read again before the cases, the dirty paths read twice; 59
+# before issue 24: each file read twice, both tables read again, HEAD's branch, prunes)
+GIT_BUDGET = 23
 
 
 def table(cases: dict[str, str]) -> str:
@@ -132,3 +136,89 @@ def test_a_failed_case_keeps_its_logs_even_empty(make_repo, tmp_path: Path) -> N
     case = run / "baseline" / "cases"
     assert (case / "f" / "stderr.log").read_text() == "" == (case / "f" / "stdout.log").read_text()
     assert (case / "t" / "stdout.log").read_text() == "1\n"
+
+
+# what a quiet run of text cases must not import: the heavy dependencies, and what they or
+# the standard library's conveniences would bring before the first case (issue 39: rich
+# ~40, importlib.metadata ~30, concurrent.futures' logging ~10, xml ~8 CPU-ms)
+NOT_IMPORTED = (
+    "rich",
+    "numpy",
+    "pandas",
+    "jsonschema",
+    "markdown_it",
+    "importlib.metadata",
+    "importlib.resources",
+    "email",
+    "concurrent.futures",
+    "logging",
+    "xml.etree.ElementTree",
+    "socket",
+    "zipfile",
+)
+PROBE = """
+import json, sys
+from fidelity.cli.main import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print()
+print(code, json.dumps(sorted(sys.modules)))
+"""
+
+
+def installed_copy(where: Path) -> Path:
+    """fidelity and checkers copied into a folder beside a dist-info, as pip installs them."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    site = where / "site"
+    for package in ("fidelity", "checkers"):
+        shutil.copytree(
+            root / package, site / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    info = site / "fidelity_gate-9.9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: fidelity-gate\nVersion: 9.9.9\n")
+    return site
+
+
+def run_imports(site: Path, repo: Path, out: Path) -> list[str]:
+    """The modules of NOT_IMPORTED a quiet run of repo's cases imported."""
+    import subprocess
+
+    done = subprocess.run(
+        [PY, "-c", PROBE, "-q", "run", "--baseline", "HEAD", "--out", str(out)],
+        cwd=repo,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    *printed, last = done.stdout.splitlines()
+    code, loaded = last.split(" ", 1)
+    assert code == "0", done.stdout + done.stderr
+    assert json.loads((out / "run.json").read_text())["tool"]["version"] == "9.9.9"
+    return [m for m in NOT_IMPORTED if m in json.loads(loaded)]
+
+
+def text_repo(make_repo) -> Repo:
+    repo: Repo = make_repo("r")
+    text = 'compare = { "out.txt" = { kind = "text" } }'
+    repo.commit({"cases/matrix.toml": table({"a": text, "b": text})})
+    return repo
+
+
+def test_a_quiet_run_of_text_cases_imports_none_of_the_heavy_modules(
+    make_repo, tmp_path: Path
+) -> None:
+    site = installed_copy(tmp_path)
+    assert run_imports(site, text_repo(make_repo).path, tmp_path / "run") == []
+
+
+def test_the_import_check_is_red_when_one_comes_back(make_repo, tmp_path: Path) -> None:
+    """A module-level `import logging` planted in the runner (as concurrent.futures was)."""
+    site = installed_copy(tmp_path)
+    runner = site / "fidelity" / "matrix" / "run" / "runner.py"
+    anchor = "from __future__ import annotations\n"
+    runner.write_text(runner.read_text().replace(anchor, anchor + "import logging  # noqa\n", 1))
+    assert run_imports(site, text_repo(make_repo).path, tmp_path / "run") == ["logging"]

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fidelity import blas
 from fidelity.cli import options
 from fidelity.errors import UsageError
 
@@ -81,6 +82,7 @@ def register(sub: Any) -> None:
 def _ab(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console as Terminal
 
+    blas.load_numpy()  # the statistics: numpy, with one BLAS thread
     from fidelity.ab import session
     from fidelity.cli.plain import PlainConsole
     from fidelity.cli.report import emit, print_lines
@@ -115,6 +117,7 @@ def _ab(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run(args: argparse.Namespace, console: Console, err: Console) -> AbReport:
+    blas.load_numpy()
     from fidelity.ab import session
     from fidelity.cli.plain import PlainConsole
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fidelity import blas
 from fidelity.cli import options
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def said(console: Console, path: Path | None) -> None:
 
 
 def _report(args: argparse.Namespace, console: Console) -> int:
+    blas.load_numpy()  # the page's figures: numpy, with one BLAS thread
     from fidelity.htmlreport import source
 
     options.check_writable(args.html)
@@ -54,6 +56,7 @@ def _report(args: argparse.Namespace, console: Console) -> int:
 def run_page(path: Path | None, outcome: Any) -> None:
     """Write the page of a matrix outcome at path (nothing when None)."""
     if path is not None:
+        blas.load_numpy()
         from fidelity.htmlreport import runpage
 
         options.write(path, runpage.page(outcome))

@@ -179,7 +179,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from fidelity.cli import stale_worktrees
     from fidelity.cli.progress import shown
     from fidelity.git import worktrees
-    from fidelity.matrix import gate, restart
+    from fidelity.matrix import gate
     from fidelity.matrix.run.request import RunHooks
 
     options.check_writable(args.json, args.markdown, args.junit, args.html)
@@ -192,6 +192,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         if args.resume is not None:
             outcome = gate.run_resumed(repo, args.resume, request, hooks)
         elif args.resume_if_exists:
+            from fidelity.matrix import restart
+
             outcome = restart.run(repo, request, hooks)
         else:
             outcome = gate.run(repo, request, hooks)
@@ -267,11 +269,18 @@ def _show(
     Actions (at the case table under root, default the working directory); the exit code.
     A report that cannot be written is an error (exit 2) once the verdict has been shown."""
     from fidelity.cli import annotate
-    from fidelity.matrix.verdict import render
+    from fidelity.cli.console import Lazy, plain_file
 
     failed = _write_reports(outcome, args)
     if not options.to_stdout(args.json):
-        render.outcome(console, outcome, args.all, plain=args.quiet)
+        if args.quiet and isinstance(console, Lazy):  # its lines, without making a console
+            from fidelity.matrix.verdict import plain
+
+            plain.write(plain_file(console), outcome, args.all)
+        else:
+            from fidelity.matrix.verdict import render
+
+            render.outcome(console, outcome, args.all, plain=args.quiet)
         if failed is None:
             html.said(console, args.html)
     notes = annotate.outcome(args.command, outcome, root or Path.cwd())
@@ -285,7 +294,8 @@ def _show(
 def _write_reports(outcome: Any, args: argparse.Namespace) -> options.ReportError | None:
     """--json, --markdown, --junit, --html in turn; the first that cannot be written stops
     them."""
-    from fidelity import report_junit
+    if not (args.json or args.markdown or args.junit or args.html):
+        return None  # none asked for: the reports' modules are not imported
     from fidelity.matrix import reports
 
     try:
@@ -293,6 +303,8 @@ def _write_reports(outcome: Any, args: argparse.Namespace) -> options.ReportErro
             options.write(args.json, json.dumps(reports.json_report(outcome), indent=2) + "\n")
         options.write_markdown(args.markdown, lambda limit: reports.markdown(outcome, limit))
         if args.junit:
+            from fidelity import report_junit  # xml.etree: only for a JUnit file
+
             xml = report_junit.to_xml("fidelity", reports.junit_cases(outcome))
             options.save(args.junit, xml)
         html.run_page(args.html, outcome)

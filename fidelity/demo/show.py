@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.rule import Rule
 
+from fidelity import blas
 from fidelity.controls import gate as controls
 from fidelity.controls import render as controls_render
 from fidelity.errors import UsageError
@@ -187,6 +188,7 @@ def page_path(where: Path | None) -> Path:
 
 def _page(outcome: Outcome, path: Path) -> Path:
     """The fix gate's HTML page: the moved cases with their plots."""
+    blas.load_numpy()  # one BLAS thread, before the page's modules import numpy
     from fidelity.htmlreport import runpage  # numpy and the page's modules: in the page's thread
 
     try:

@@ -101,6 +101,69 @@ def status_entries(worktree: Path | str, untracked: bool = True) -> list[tuple[s
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Status:
+    """One `git status --porcelain=v2 --branch`: HEAD, its branch, every changed path, and
+    what the index holds that HEAD does not. One git process where HEAD, its branch, the
+    changed paths and the index's staged entries took four."""
+
+    head: str  # HEAD's commit, "" before the first
+    branch: str  # `refs/heads/NAME`, "" when HEAD is detached
+    entries: tuple[tuple[str, str], ...]  # (two-letter code as v1 writes it, path)
+    staged: bytes  # each entry whose index differs from HEAD's (an intent to add too)
+
+    def head_state(self) -> str:
+        """As `head_state` says it: `<sha> refs/heads/main`, or its placeholders."""
+        return f"{self.head or '(no commit)'} {self.branch or '(detached)'}"
+
+
+def status(worktree: Path | str, untracked: bool = True) -> Status:
+    """HEAD, its branch and every changed path (untracked too unless told not), from one
+    `git status --porcelain=v2 --branch -z`."""
+    out = git(
+        worktree,
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "-z",
+        f"--untracked-files={'all' if untracked else 'no'}",
+        "--ignore-submodules=none",
+    )
+    fields = iter(out.split(b"\0"))
+    head, branch = "", ""
+    entries: list[tuple[str, str]] = []
+    staged: list[bytes] = []
+    for field in fields:
+        if field.startswith(b"# branch.oid "):
+            oid = field.removeprefix(b"# branch.oid ").decode()
+            head = "" if oid == "(initial)" else oid
+        elif field.startswith(b"# branch.head "):
+            name = field.removeprefix(b"# branch.head ").decode(errors="surrogateescape")
+            branch = "" if name == "(detached)" else f"refs/heads/{name}"
+        elif field[:2] in (b"1 ", b"2 ", b"u "):
+            _changed(field, entries, staged)
+            if field[:1] == b"2":
+                staged.append(next(fields, b""))  # the rename's source, its own field
+        elif field[:2] == b"? ":
+            entries.append(("??", field[2:].decode(errors="surrogateescape")))
+    return Status(head, branch, tuple(entries), b"\0".join(staged))
+
+
+_PATH_AT = {b"1": 8, b"2": 9, b"u": 10}  # fields before the path, by kind of entry
+
+
+def _changed(field: bytes, entries: list[tuple[str, str]], staged: list[bytes]) -> None:
+    """A tracked entry of porcelain v2 into entries (with v1's code) and, when its index
+    differs from HEAD's (or holds only an intent to add), its index side into staged."""
+    parts = field.split(b" ", _PATH_AT[field[:1]])
+    code = parts[1].decode()
+    entries.append((code.replace(".", " "), parts[-1].decode(errors="surrogateescape")))
+    if field[:1] == b"u":  # every stage's mode and object
+        staged.append(b" ".join([*parts[:6], *parts[7:]]))
+    elif code[0] != "." or code[1] == "A":  # the index's mode and object
+        staged.append(b" ".join([parts[0], parts[1][:1], parts[4], parts[7], *parts[8:]]))
+
+
 def head_state(repo: Path | str) -> str:
     """HEAD's commit and, when on a branch, the branch: `<sha> refs/heads/main`."""
     sha = git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False).decode().strip()

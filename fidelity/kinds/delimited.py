@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from fidelity import blas
 from fidelity.kinds.base import Change, Plain, Series, Spec, largest_changes
 from fidelity.kinds.diffs import OutputDiff
 from fidelity.kinds.sources import Neutral, Source
@@ -30,6 +31,7 @@ class Delimited(Plain):
     def explain(
         self, path: str, base: Source, cand: Source, spec: Spec, neutral: Neutral
     ) -> OutputDiff:
+        blas.load_numpy()  # one BLAS thread, before the module below imports numpy
         from fidelity.kinds.csvcmp import Dialect, compare_csv  # pandas: only when one differs
 
         return compare_csv(path, base, cand, spec, neutral, dialect=Dialect(self.name, self.sep))
@@ -44,6 +46,7 @@ class Delimited(Plain):
         return largest_changes(found, quote=True)  # a cell is bare text: "" and " x" show
 
     def plotted(self, found: OutputDiff) -> tuple[str, ...]:
+        blas.load_numpy()  # one BLAS thread, before the module below imports numpy
         from fidelity.kinds.csvseries import columns
 
         return columns(found)
@@ -51,6 +54,7 @@ class Delimited(Plain):
     def series(
         self, found: OutputDiff, files: tuple[Path, Path], spec: Spec, limit: int
     ) -> list[Series]:
+        blas.load_numpy()  # one BLAS thread, before the module below imports numpy
         from fidelity.kinds import csvseries
 
         return csvseries.series(found, files, spec, self.sep, limit)

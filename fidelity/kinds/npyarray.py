@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fidelity import blas
 from fidelity.kinds.base import Plain, Series, Spec
 from fidelity.kinds.diffs import (
     DEFAULT_TOP,
@@ -50,6 +51,7 @@ PART = "values"  # the one part of an array under a spread, and its figure's nam
 def load(source: Source) -> np.ndarray[Any, Any]:
     """The array, memory-mapped from a file; ValueError when it is no .npy file or would
     need unpickling."""
+    blas.load_numpy()  # every comparison of arrays starts here: one BLAS thread
     import numpy as np
 
     with opened(source) as f:
@@ -224,6 +226,7 @@ class Npy(Plain):
     ) -> list[Series]:
         """Both arrays' values; the candidate minus the baseline per element when the
         shapes match. Arrays that are not numbers give a figure with no values."""
+        blas.load_numpy()
         import numpy as np
 
         b, c = load(files[0]), load(files[1])

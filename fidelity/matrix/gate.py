@@ -93,13 +93,13 @@ class _Table:
     accepts: tuple[Allowance, ...]
 
 
-def _read_table(repo: Path, request: RunRequest) -> _Table:
+def _read_table(repo: Path, request: RunRequest, checkout: RepoState) -> _Table:
     baseline, candidate = request.baseline, request.candidate or "HEAD"
     if baseline is None:
         raise UsageError("name the reference revision: --baseline REV")
     rel = cases_table(repo, request.cases)
     harness_rev, expect = request.harness_rev, request.expect
-    harness, full = read_harness(repo, rel, harness_rev)
+    harness, full = read_harness(repo, rel, harness_rev, dirty=list(checkout.files))
     prediction = read_prediction(repo, expect, harness, harness_rev, full) if expect else None
     matrix, selection = subset.choose(with_replay(full, request.replay), request)
     known = {harness_rev or "HEAD": harness.sha}  # a revision named twice is resolved once
@@ -144,7 +144,7 @@ def start(repo: Path, request: RunRequest, progress: Progress | None = None) -> 
     .fidelity/runs) and its plan.json written before anything runs."""
     repo = worktrees.toplevel(repo)
     checkout = repo_state.snapshot(repo)
-    table = _read_table(repo, request)
+    table = _read_table(repo, request, checkout)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     label = f"{stamp}-{table.sides[0].sha[:7]}-{table.sides[1].sha[:7]}"
     run_dir = rundir.prepare(request.out, repo, label)
@@ -167,7 +167,7 @@ def resume(
     checkout = repo_state.snapshot(repo)
     began = ledger.read_plan(run_dir)
     request = began.request.resumed_by(given)
-    table = _read_table(repo, request)
+    table = _read_table(repo, request, checkout)
     run_dir = run_dir.absolute()
     _same_as_began(began, table.harness, table.sides)
     definitions = {c.id: c.definition_sha() for c in table.matrix.cases}
@@ -196,7 +196,8 @@ def _execute(plan: RunPlan, holds: setups.Holds) -> Outcome:
     comparison = compare(declared, base, cand, explained)
     repo, run_dir = plan.repo, plan.run_dir
     own = run_dir.relative_to(repo) if run_dir.is_relative_to(repo) else None
-    changes = tuple(repo_state.changes(plan.checkout, repo_state.snapshot(repo), own))
+    after = repo_state.snapshot(repo, plan.checkout)
+    changes = tuple(repo_state.changes(plan.checkout, after, own))
     kind = "declared" if plan.selection is None else "selected"
     findings = provenance(
         harness, base, cand, comparison, specs=specs, checkout_changes=changes, kind=kind

@@ -16,6 +16,7 @@ verdict, never the commands above it.
 - `setups`: a side's set-up worktree, kept and reused while its commit and setup match
 - `importguard`: where each checked module resolves, with the side's own interpreter
 - `replay`: a case run again on its own side (cold then warm, or cold again), judged
+- `workers`: work items run by a fixed number of threads, sized by `--jobs`, never the machine
 - `runner`: runs one side in its own worktree: setup, import guard, every case
 - `recheck`: a run directory's evidence files hashed again against run.json
 - `plan`: a run plan: what one `fidelity run` is, fixed before any case runs (plan.json)

@@ -69,11 +69,18 @@ def harness_file(
     return committed, True
 
 
-def read_harness(repo: Path, rel: str, harness_rev: str | None) -> tuple[Harness, Matrix]:
-    """Read the case table once: from the checkout (default) or from a committed revision."""
+def read_harness(
+    repo: Path, rel: str, harness_rev: str | None, dirty: Sequence[str] | None = None
+) -> tuple[Harness, Matrix]:
+    """Read the case table once: from the checkout (default) or from a committed revision.
+    `dirty`: the checkout's changed and untracked paths, when the caller has just read them
+    (else they are read here)."""
     sha = objects.rev_parse(repo, harness_rev or "HEAD")
     data, committed = harness_file(repo, rel, harness_rev, sha)
-    dirty_paths = tuple(worktrees.dirty_paths(repo)) if harness_rev is None else ()
+    if harness_rev is not None:
+        dirty_paths: tuple[str, ...] = ()
+    else:
+        dirty_paths = tuple(sorted(dirty) if dirty is not None else worktrees.dirty_paths(repo))
     rev = harness_rev or WORKTREE
     matrix = casetable.parse(data, f"{rel}@{harness_rev or 'checkout'}")
     reads = matrix.reads_harness()

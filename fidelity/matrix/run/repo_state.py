@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity import workdir
-from fidelity.git import gitdir, stage, worktrees
+from fidelity.git import gitdir, worktrees
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,7 @@ class RepoState:
     files: Mapping[str, str]  # changed or untracked path -> status, size, mtime
     refs: Mapping[str, str]
     admin: Mapping[str, str]  # config, hooks/*, info/* -> sha256
+    common: Path | None = None  # the repository's git folder: a second snapshot reuses it
 
 
 def digest(data: bytes) -> str:
@@ -57,19 +58,23 @@ def _admin_files(common: Path) -> dict[str, str]:
     return found
 
 
-def snapshot(repo: Path) -> RepoState:
+def snapshot(repo: Path, before: RepoState | None = None) -> RepoState:
     """The state of the user's checkout and repository, cheaply (no file is hashed).
     fidelity's own `.fidelity/` is left out: ignored by the `.gitignore` fidelity writes
     in it, but visible for a moment while another fidelity process in the repository
-    (a shard, a `gc`) makes it, which must not read as this run changing the checkout."""
+    (a shard, a `gc`) makes it, which must not read as this run changing the checkout.
+    Taken again after a run (`before`: the first), it reuses the first's git folder."""
     own = workdir.ROOT + "/"
-    entries = [(c, p) for c, p in worktrees.status_entries(repo) if not p.startswith(own)]
+    common = before.common if before is not None and before.common else gitdir.common_dir(repo)
+    now = worktrees.status(repo)  # HEAD, its branch, the index and the files: one process
+    entries = [(c, p) for c, p in now.entries if not p.startswith(own)]
     return RepoState(
-        head=worktrees.head_state(repo),
-        index=digest(stage.index_listing(repo)),
+        head=now.head_state(),
+        index=digest(now.staged),  # what differs from HEAD: with HEAD, the whole index
         files={path: f"{code}:{stat_of(repo, path)}" for code, path in entries},
         refs=gitdir.refs(repo),
-        admin=_admin_files(gitdir.common_dir(repo)),
+        admin=_admin_files(common),
+        common=common,
     )
 
 

@@ -99,7 +99,7 @@ def manifest(
         "prediction_verdict": asdict(judged) if judged else None,
         **(settled_json(settled) if settled else {}),
     }
-    return plain(data)
+    return data  # made JSON-native once, by `write` (it was twice: 2 of 1,000 cases' 0.14 s)
 
 
 def settled_json(settled: Settled) -> dict[str, Any]:

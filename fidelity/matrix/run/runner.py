@@ -16,7 +16,6 @@ import shutil
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,7 +27,15 @@ from fidelity.matrix.cases import table as casetable
 from fidelity.matrix.cases.files import copy_tree, sha256_file, walk
 from fidelity.matrix.cases.outputs import collect
 from fidelity.matrix.cases.table import Case, Command, Matrix
-from fidelity.matrix.run import importguard, importpath, ledger, replay, setups, sidechanges
+from fidelity.matrix.run import (
+    importguard,
+    importpath,
+    ledger,
+    replay,
+    setups,
+    sidechanges,
+    workers,
+)
 from fidelity.matrix.run.plan import SidePlan
 from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.verdict.explain import Arrival, Meeting
@@ -310,16 +317,9 @@ def run_cases(
         return evidence
 
     todo = [c for c in ctx.matrix.cases if c.id not in how.done]
-    with ThreadPoolExecutor(max_workers=max(1, how.jobs)) as pool:
-        futures = [pool.submit(one, case) for case in todo]
-        try:
-            results = {f.result().case_id: f.result() for f in futures}
-        except BaseException:
-            ctx.cancel.set()  # no other case starts; running ones are killed by whoever stops
-            for f in futures:
-                f.cancel()
-            ctx.cancel.kill()
-            raise
+    # on a failure or an interruption no other case starts, and running ones are killed
+    found = workers.each(todo, one, how.jobs, ctx.cancel.stop)
+    results = {evidence.case_id: evidence for evidence in found}
     return {c.id: how.done.get(c.id) or results[c.id] for c in ctx.matrix.cases}
 
 
@@ -354,7 +354,8 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
     ) as place:
         wt = place.path
         places = side_places(matrix, wt, ctx.harness)
-        dirty, setup = _set_up(matrix, place, places, side_dir, how.budget)
+        found, setup = _set_up(matrix, place, places, side_dir, how.budget)
+        dirty = sorted(path for _, path in found.entries) if found else []
         evidence = SideEvidence(
             role=plan.role,
             rev=plan.rev,
@@ -379,7 +380,9 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
             imports = importguard.resolve(python, matrix.import_check, wt, env)
             evidence = replace(evidence, imports=imports)
             ledger.save_side(side_dir, evidence)
-            before = sidechanges.tree_state(wt)
+            # with nothing set up, the status read before setup is the one before the cases
+            read = found if not (matrix.setup or matrix.venv) else None
+            before = sidechanges.tree_state(wt, read)
             cases = run_cases(ctx, places, side_dir, plan.role, how)
             after = sidechanges.tree_state(wt)
             evidence = replace(evidence, changed=tuple(sidechanges.side_changes(before, after)))
@@ -392,19 +395,21 @@ def _set_up(
     places: Mapping[str, str],
     side_dir: Path,
     budget: Budget,
-) -> tuple[list[str], tuple[SetupStep, ...]]:
-    """The side's dirty paths before setup, and its setup steps (or the note of a reuse)."""
+) -> tuple[worktrees.Status | None, tuple[SetupStep, ...]]:
+    """The side's status before setup (its dirty paths; None for a reused worktree), and
+    its setup steps (or the note of a reuse)."""
     wt = place.path
     if place.reused:
-        return [], (SetupStep(f"(reused {wt}: same commit and setup)", proc.ProcStatus.OK, 0, 0.0),)
+        reused = SetupStep(f"(reused {wt}: same commit and setup)", proc.ProcStatus.OK, 0, 0.0)
+        return None, (reused,)
     worktrees.refresh_index(wt)
-    dirty = worktrees.dirty_paths(wt)
+    found = worktrees.status(wt)
     with budget or contextlib.nullcontext():
         setup = run_setup(matrix, places, side_dir)
     if place.why_not:
         again = "set up again" if place.keep else "set up in a fresh worktree, not kept"
         setup = (SetupStep(f"({again}: {place.why_not})", proc.ProcStatus.OK, 0, 0.0), *setup)
-    return dirty, setup
+    return found, setup
 
 
 def run_sides(
@@ -417,14 +422,9 @@ def run_sides(
     budget = threading.BoundedSemaphore(ctx.jobs)
     per_side = max(1, -(-ctx.jobs // 2))
     done = done or {}
-    with ThreadPoolExecutor(max_workers=len(plans)) as pool:
-        futures = [
-            pool.submit(run_side, ctx, plan, SideRun(per_side, budget, done.get(plan.role, {})))
-            for plan in plans
-        ]
-        try:
-            return [f.result() for f in futures]
-        except BaseException:
-            ctx.cancel.set()
-            ctx.cancel.kill()  # each side then removes its own worktree
-            raise
+
+    def side(plan: SidePlan) -> SideEvidence:
+        return run_side(ctx, plan, SideRun(per_side, budget, done.get(plan.role, {})))
+
+    # on a failure or Ctrl-C: cases stop, and each side then removes its own worktree
+    return workers.each(plans, side, len(plans), ctx.cancel.stop)

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fidelity.git import stage, worktrees
+from fidelity.git import worktrees
 from fidelity.matrix.run import repo_state
 
 
-def tree_state(wt: Path) -> dict[str, str]:
+def tree_state(wt: Path, now: worktrees.Status | None = None) -> dict[str, str]:
     """HEAD, the staged entries and every changed tracked file (status, size, mtime) of a
-    side's worktree; untracked files are a case's own business (logs, caches)."""
-    worktrees.refresh_index(wt)
+    side's worktree; untracked files are a case's own business (logs, caches). `now`: the
+    worktree's status read (its index refreshed) since anything last ran in it, else read
+    here."""
+    if now is None:
+        worktrees.refresh_index(wt)
+        now = worktrees.status(wt, untracked=False)  # HEAD, the index and the files at once
     state = {
-        "HEAD": (worktrees.head_sha(wt) or "(no commit)")[:12],
-        "index": repo_state.digest(stage.index_listing(wt)),
+        "HEAD": (now.head or "(no commit)")[:12],
+        "index": repo_state.digest(now.staged),  # what differs from HEAD (compared too)
     }
-    for code, path in worktrees.status_entries(wt, untracked=False):
-        state[f"file {path}"] = f"{code.strip()} {repo_state.stat_of(wt, path)}"
+    for code, path in now.entries:
+        if code != "??":
+            state[f"file {path}"] = f"{code.strip()} {repo_state.stat_of(wt, path)}"
     return state
 
 

@@ -15,5 +15,6 @@ verdict asks and never names. Read from the bottom up.
 - `outcome`: a matrix verdict as a value, and the one rule that makes it an exit code
 - `explain`: moved outputs explained from the files kept in the run directory
 - `words`: the words of a verdict, shared by the terminal and the Markdown report
+- `plain`: the verdict's lines as `-q` prints them, written without rich
 - `render`: terminal rendering of a matrix outcome through an injected rich Console
 """

@@ -17,8 +17,8 @@ from rich.text import Text
 
 from fidelity.matrix.verdict import words
 from fidelity.matrix.verdict.compare import FAILURES, Comparison, Verdict
-from fidelity.matrix.verdict.findings import Finding
 from fidelity.matrix.verdict.outcome import Outcome
+from fidelity.matrix.verdict.plain import case_lines, head, tail
 from fidelity.text import one_line
 
 STYLE = {
@@ -30,19 +30,10 @@ STYLE = {
     Verdict.MISSING_EVIDENCE: "red",
     Verdict.DEFINITION_DIFFERS: "red",
 }
-VERDICT_STYLE = {0: "bold green", 1: "bold yellow", 3: "bold red"}
 
 
 def _line(console: Console, text: str, style: str = "") -> None:
     console.print(Text(one_line(text), style), soft_wrap=True)
-
-
-def findings(console: Console, found: tuple[Finding, ...]) -> None:
-    if not found:
-        return
-    _line(console, f"Provenance findings ({len(found)}): the verdict cannot be trusted", "bold red")
-    for f in found:
-        _line(console, f"  ! {words.finding_line(f)}")
 
 
 def case_table(comparison: Comparison, show_identical: bool, run_dir: Path | None = None) -> Table:
@@ -63,37 +54,17 @@ def case_table(comparison: Comparison, show_identical: bool, run_dir: Path | Non
     return table
 
 
-def case_lines(comparison: Comparison, show_identical: bool, run_dir: Path | None) -> list[str]:
-    """The case table as one unwrapped line per case, for CI logs and grep."""
-    return [
-        f"{r.case_id}: {r.verdict}: {words.case_detail(r, run_dir)}"
-        for r in comparison.cases
-        if show_identical or r.verdict is not Verdict.IDENTICAL
-    ]
-
-
 def outcome(
     console: Console, result: Outcome, show_identical: bool = False, plain: bool = False
 ) -> None:
-    """The verdict; `plain` (-q) prints one unwrapped line per case instead of a table."""
-    _line(console, words.headline(result))
-    findings(console, result.findings)
-    for text in words.allowed_lines(result):
-        _line(console, text)
+    """The verdict; `plain` (-q) prints one unwrapped line per case instead of a table (the
+    lines of `verdict.plain`, which a quiet run writes without rich)."""
+    for text, style in head(result):
+        _line(console, text, style)
     if plain:
         for text in case_lines(result.comparison, show_identical, result.run_dir):
             _line(console, text)
     elif show_identical or any(r.verdict is not Verdict.IDENTICAL for r in result.comparison.cases):
         console.print(case_table(result.comparison, show_identical, result.run_dir))
-    for text in words.selection_line(result) + words.summary_lines(
-        result.comparison, result.selection
-    ):
-        _line(console, text)
-    for text in words.replay_lines(result):
-        _line(console, text)
-    for text in words.prediction_lines(result) + words.setup_lines(result):
-        _line(console, text)
-    for text in words.same_commit(result):  # right above the verdict, never read apart
-        _line(console, text, "bold yellow")
-    _line(console, words.verdict(result), VERDICT_STYLE.get(result.exit_code, "bold"))
-    _line(console, f"run directory: {result.run_dir}")
+    for text, style in tail(result):
+        _line(console, text, style)
