@@ -83,7 +83,7 @@ def test_a_moved_block_is_one_line_of_the_diff() -> None:
     cand = base[:100] + base[5_000:6_000] + base[100:5_000] + base[6_000:]
     cand[3] = "edited"
     d = explain("log.txt", _text(base), _text(cand), TEXT)
-    assert d.summary == "1000 lines reordered (same lines, different order); 1 lines changed"
+    assert d.summary == "1000 lines reordered (same lines, different order); 1 line changed"
     assert d.diff[2:] == (
         "@@ -3,3 +3,3 @@",
         " row 2: value 14",
@@ -99,7 +99,7 @@ def test_one_changed_line_in_100_000_is_one_change() -> None:
     base = _rows(100_000)
     cand = [*base[:50_000], "edited", *base[50_001:]]
     d = explain("log.txt", _text(base), _text(cand), TEXT)
-    assert d.summary == "1 lines changed" and d.values_out == 1
+    assert d.summary == "1 line changed" and d.values_out == 1
     assert changes(d) == 'line 50001: "row 50000: value 0" -> "edited"'
     assert d.diff == (
         "--- baseline",

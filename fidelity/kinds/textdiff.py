@@ -95,8 +95,8 @@ def likeness(old: str, new: str, room: int = 200) -> int:
 
 
 def _summary(moved: int, changed: int, counter: Counter) -> str:
-    parts = [f"{moved} lines reordered (same lines, different order)"] if moved else []
-    parts += [f"{changed} lines changed"] if changed else []
+    parts = [f"{_lines(moved)} reordered (same lines, different order)"] if moved else []
+    parts += [f"{_lines(changed)} changed"] if changed else []
     if counter.unaligned:
         parts.append(
             f"{counter.unaligned} lines past the diff's budget of {counter.limit} line "
@@ -223,3 +223,7 @@ class Text(Plain):
 
 
 KIND = Text()
+
+
+def _lines(n: int) -> str:
+    return "1 line" if n == 1 else f"{n} lines"
