@@ -9,6 +9,7 @@
 - `cache`: per-page results kept between runs (time only, never a verdict)
 - `markdown`: the one markdown-it-py parser: CommonMark plus GFM tables
 - `parsed`: what a parse returns, importable without markdown-it
+- `labels`: where a link label's `[` closes, scanned once per inline parse
 - `nesting`: how deep the parser follows a page, and what it notes where it stops
 - `depth`: FD706: the parts of a page nested deeper than the parser follows
 - `frontmatter`: YAML or TOML front matter at the top of a page, blanked before parsing

@@ -69,33 +69,57 @@ def fingerprinted(page: str, findings: Sequence[Finding]) -> list[Finding]:
 
 
 def judge(
-    page: str, findings: Sequence[Finding], entries: Mapping[str, Entry], ratchet_file: str
+    page: str,
+    findings: Sequence[Finding],
+    entries: Mapping[str, Entry],
+    ratchet_file: str,
+    shown: int | None = None,
 ) -> Judged:
-    """The page's findings judged against its baseline entries."""
+    """The page's findings judged against its baseline entries; with ``shown``, only the
+    first ``shown`` new findings (in order) get their fingerprint: the rest are never
+    listed, and fingerprinting 60,000 findings took 0.3 CPU-s."""
     counts = {code: n for code, n in entries.items() if isinstance(n, int)}
     pools = {code: Counter(e) for code, e in entries.items() if not isinstance(e, int)}
-    new, counted, held = [], [], Counter[str]()
-    for finding in fingerprinted(page, findings):
-        code = str(finding.code)
+    new: list[tuple[Finding, int]] = []
+    counted, held = [], Counter[str]()
+    seen: Counter[tuple[str, str]] = Counter()
+    for finding in findings:
+        code, key = str(finding.code), finding.key
+        occurrence = seen[code, key]
+        seen[code, key] = occurrence + 1
         pool = pools.get(code)
         if code in counts:
             counted.append(finding)
-        elif pool is not None and pool[finding.key] > 0:
-            pool[finding.key] -= 1
+        elif pool is not None and pool[key] > 0:
+            pool[key] -= 1
             held[code] += 1
         else:
-            new.append(finding)
+            new.append((finding, occurrence))
     for code, n in ratchets.measure(counted).items():
         if n <= counts[code]:
             held[code] += n
-    new += fingerprinted(page, ratchets.apply_counts(page, counted, counts, ratchet_file))
+    over = fingerprinted(page, ratchets.apply_counts(page, counted, counts, ratchet_file))
+    new += [(finding, -1) for finding in over]  # -1: fingerprinted already
+    new.sort(key=lambda pair: pair[0])
     fixed = [
         Fixed(page, code, subject)
         for code, pool in sorted(pools.items())
         for subject, left in sorted(pool.items())
         for _ in range(left)
     ]
-    return Judged(sorted(new), fixed, dict(held))
+    return Judged(_fingerprint_first(page, new, shown), fixed, dict(held))
+
+
+def _fingerprint_first(
+    page: str, ordered: list[tuple[Finding, int]], shown: int | None
+) -> list[Finding]:
+    """The findings, the first ``shown`` (all, for None) with their occurrence's
+    fingerprint."""
+    limit = len(ordered) if shown is None else shown
+    return [
+        replace(f, fingerprint=fingerprint(page, f, n)) if n >= 0 and i < limit else f
+        for i, (f, n) in enumerate(ordered)
+    ]
 
 
 def gone_entries(page: str, entries: Mapping[str, Entry]) -> list[Fixed]:

@@ -26,16 +26,17 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import unicodedata
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkers.findings import Code, Finding
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 FILE = "check-docs.json"
-FORMAT = 2
+FORMAT = 3
 MAGIC = b"fidelity-check-docs-cache"
 MAX_BYTES = 64 * 1024 * 1024  # 60 times the cache of 1,000 pages of 8 KB (1.1 MB measured)
 
@@ -50,16 +51,39 @@ def code_salt() -> str:
     """The checkers' own source and what their answers depend on beyond it (markdown-it-py,
     Python and its Unicode tables, which the slugs use): a new build invalidates entries."""
     h = hashlib.blake2b(digest_size=16)
-    package = resources.files("checkers")
-    for item in sorted(package.iterdir(), key=lambda p: p.name):
-        if item.name.endswith(".py"):
-            h.update(item.name.encode() + b"\0" + item.read_bytes())
-    for item in sorted(package.joinpath("schemas").iterdir(), key=lambda p: p.name):
-        h.update(item.name.encode() + b"\0" + item.read_bytes())
+    for name, data in _own_files():
+        h.update(name.encode() + b"\0" + data)
     h.update(_markdown_it_source() + b"\0")
     for version in (sys.version, unicodedata.unidata_version):
         h.update(version.encode() + b"\0")
     return h.hexdigest()
+
+
+def _name(item: Traversable) -> str:
+    return item.name
+
+
+def _own_files() -> list[tuple[str, bytes]]:
+    """(name, bytes) of the checkers' ``.py`` files, then of their schemas, by name: read
+    from the package's folder, else through importlib.resources (a zipped install; its
+    imports, tempfile among them, cost about 4 ms of every run's start-up)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    schemas = os.path.join(folder, "schemas")
+    if not os.path.isdir(schemas):
+        from importlib import resources
+
+        package = resources.files("checkers")
+        code = sorted((p for p in package.iterdir() if p.name.endswith(".py")), key=_name)
+        shipped = sorted(package.joinpath("schemas").iterdir(), key=_name)
+        return [(item.name, item.read_bytes()) for item in (*code, *shipped)]
+    found = []
+    for where, names in ((folder, os.listdir(folder)), (schemas, os.listdir(schemas))):
+        for name in sorted(names):
+            path = os.path.join(where, name)
+            if (where == schemas or name.endswith(".py")) and os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    found.append((name, handle.read()))
+    return found
 
 
 def _markdown_it_source() -> bytes:
@@ -194,7 +218,9 @@ class Cache:
     ) -> None:
         self.pages[rel] = {
             "digest": content,
-            "findings": [[f.line, f.col, str(f.code), f.message, f.subject] for f in findings],
+            "findings": [
+                [f.line, f.col, str(f.code), f.message, f.subject, list(f.hint)] for f in findings
+            ],
             "anchors": sorted(anchors),
             "deps": deps,
         }
@@ -231,6 +257,8 @@ class Cache:
                 "pages per run, or pass --no-cache"
             )
             return False
+        import tempfile  # here: a run that changes nothing writes nothing
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".check-docs.", suffix=".tmp")
@@ -257,10 +285,12 @@ def _valid(entry: dict[str, Any]) -> bool:
         isinstance(findings, list)
         and all(
             isinstance(f, list)
-            and len(f) == 5
+            and len(f) == 6
             and all(isinstance(v, int) and not isinstance(v, bool) for v in f[:2])
             and f[2] in _CODES
-            and all(isinstance(v, str) for v in f[3:])
+            and all(isinstance(v, str) for v in f[3:5])
+            and isinstance(f[5], list)
+            and all(isinstance(v, str) for v in f[5])
             for f in findings
         )
         and isinstance(anchors, list)
@@ -271,8 +301,9 @@ def _valid(entry: dict[str, Any]) -> bool:
 
 
 def findings_of(entry: dict[str, Any], path: str) -> list[Finding]:
-    """An entry's findings, shown with this run's display path."""
+    """An entry's findings, shown with this run's display path (a broken fragment's hint
+    still to be worked out if it is shown: the entry keeps what it needs)."""
     return [
-        Finding(path, line, col, Code(code), message, subject)
-        for line, col, code, message, subject in entry["findings"]
+        Finding(path, line, col, Code(code), message, subject, hint=tuple(hint))
+        for line, col, code, message, subject, hint in entry["findings"]
     ]

@@ -5,24 +5,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkers import baseline, ratchets
 from checkers.cache import Cache, findings_of
 from checkers.config import DocsConfig, PageRules
-from checkers.depth import check_depth
-from checkers.directives import Directive, directives, silenced
-from checkers.fences import unclosed_fences
 from checkers.findings import Code, Finding
-from checkers.headings import check_headings
-from checkers.keyed import check_keyed
-from checkers.linkcheck import Later, check_links, resolve_later
+from checkers.linkcheck import Later, resolve_later, with_hint
 from checkers.parsed import TooDense
-from checkers.prose import check_prose
-from checkers.refs import check_references
-from checkers.rows import check_rows
 from checkers.site import Site, Source
-from checkers.tables import tables_in
+
+if TYPE_CHECKING:
+    from checkers.directives import Directive
+    from checkers.parsed import Parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +76,8 @@ class Checked:
 
     def keep(self, findings: list[Finding]) -> list[Finding]:
         """What ``select``/``ignore`` and the page's directives let through."""
+        from checkers.directives import silenced
+
         return [
             f for f in findings if self.rules.reports(f.code) and not silenced(f, self.directives)
         ]
@@ -101,6 +98,23 @@ def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked
         return Checked(page, rules, [finding] if rules.reports(finding.code) else [])
     site.remember(page.rel, parsed)
     site.pending.discard(page.rel)
+    return _every_rule(parsed, page, rules, site)
+
+
+def _every_rule(parsed: Parsed, page: Page, rules: PageRules, site: Site) -> Checked:
+    """The rules over a parsed page, imported here: a run answered from the cache needs
+    none of them (nor the parser), and starts without them."""
+    from checkers.depth import check_depth
+    from checkers.directives import directives
+    from checkers.fences import unclosed_fences
+    from checkers.headings import check_headings
+    from checkers.keyed import check_keyed
+    from checkers.linkcheck import check_links
+    from checkers.prose import check_prose
+    from checkers.refs import check_references
+    from checkers.rows import check_rows
+    from checkers.tables import tables_in
+
     tables = tables_in(parsed)
     path = page.display
     found, bad = directives(parsed, path)
@@ -121,10 +135,10 @@ def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked
 
 
 def check_text(text: str, page: Page, rules: PageRules, site: Site) -> list[Finding]:
-    """Every rule over one page's text, before ratchets, sorted by position."""
+    """Every rule over one page's text, before ratchets, sorted by position, hints said."""
     checked = check_parsed(text, page, rules, site)
     checked.findings += checked.keep(resolve_later(checked.later, page.display, rules, site))
-    return sorted(checked.findings)
+    return sorted(with_hint(f, site) for f in checked.findings)
 
 
 def source_findings(source: Source, page: Page, rules: PageRules) -> list[Finding]:
@@ -238,8 +252,8 @@ def apply_ratchets(
     held: dict[str, dict[str, int]] = {}
     not_shown: dict[str, dict[str, int]] = {}
     for rel, found in raw.items():
-        judged = baseline.judge(rel, found, current.get(rel, {}), config.ratchets)
-        shown, more = _shown(sorted(judged.findings))
+        judged = baseline.judge(rel, found, current.get(rel, {}), config.ratchets, SHOWN)
+        shown, more = _shown(judged.findings)  # sorted
         findings += shown
         if more:
             not_shown[shown[0].path] = more
@@ -277,4 +291,6 @@ def check_pages(
         cache.save()
     mode = ratchet_mode or ("update" if update_ratchets else "check")
     result = apply_ratchets(root, raw, pages, config, mode)
-    return replace(result, notes=tuple(cache.notes)) if cache is not None else result
+    shown = tuple(sorted(with_hint(f, site) for f in result.findings))  # only those shown
+    notes = tuple(cache.notes) if cache is not None else ()
+    return replace(result, findings=shown, notes=notes)

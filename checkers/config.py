@@ -15,7 +15,6 @@ import fnmatch
 import hashlib
 import json
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,6 +200,8 @@ def from_section(
 
 
 def _toml(path: Path) -> dict[str, Any]:
+    import tomllib  # here: a tree without pyproject.toml never reads TOML
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -96,7 +96,10 @@ class Finding:
     ``subject`` is what the finding is about, with no line number in it (a link's target, a
     label, a paragraph's content): with the code and the page it names the finding in a
     baseline (``checkers.baseline``). ``fingerprint`` is set once the finding is judged
-    against one. Neither takes part in comparisons."""
+    against one. ``hint`` is the target and fragment of a broken ``#fragment`` whose "did you
+    mean" is not in the message yet: it is worked out only for findings that are shown
+    (``checkers.linkcheck.with_hint``; 60,000 of them, most never listed, took 46 CPU-s).
+    None of the three takes part in comparisons."""
 
     path: str
     line: int
@@ -105,6 +108,7 @@ class Finding:
     message: str
     subject: str = field(default="", compare=False)
     fingerprint: str = field(default="", compare=False)
+    hint: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def key(self) -> str:

@@ -9,7 +9,6 @@ it is written on the link, else the link's opening bracket.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,6 +47,8 @@ def without_comments(raw: str) -> str:
 
 def html_targets(raw: str) -> Iterator[tuple[int, str, str]]:
     """(offset, target, kind) of ``<a href>``, ``<img src>``, ``<source src>`` in raw HTML."""
+    import html  # here: most pages hold no HTML link
+
     for match in _HTML_TARGET.finditer(without_comments(raw)):
         group = next(i for i in (2, 3, 4) if match.group(i) is not None)
         kind = "image" if match.group(1).lower() == "src" else "link"

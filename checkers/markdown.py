@@ -1,8 +1,9 @@
 """One markdown-it-py parser for every checker: CommonMark plus GFM tables.
 
-The only checker module that imports markdown-it, with ``checkers.tablerows`` that only it
-imports (``checkers.parsed`` holds what a parse returns); both are imported when a page is
-parsed: a re-run answered from the cache never loads markdown-it.
+The only checker module that imports markdown-it, with ``checkers.tablerows`` and
+``checkers.labels`` that only it imports (``checkers.parsed`` holds what a parse returns);
+all are imported when a page is parsed: a re-run answered from the cache never loads
+markdown-it.
 
 markdown-it-py does not expose two facts the checkers need, so two block rules are wrapped
 (the parse itself is unchanged; a property test renders both parsers and compares):
@@ -39,7 +40,8 @@ from markdown_it.rules_core.state_core import StateCore
 from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
-from checkers import footnotes, frontmatter
+from checkers import footnotes, frontmatter, labels
+from checkers.labels import label_close
 from checkers.nesting import limit_nesting
 from checkers.parsed import BUDGET, UNREAD, UNREAD_INLINE, Parsed, TooDense
 from checkers.tablerows import TRIM, line_text, rows_of, rows_only_table
@@ -65,6 +67,8 @@ class _CountedBlock(StateBlock):
 
 
 class _CountedInline(StateInline):
+    labels: dict[tuple[int, bool, int, int], int]  # parseLinkLabel's answers (``labels``)
+
     def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
         left = self.env.get(BUDGET)
         if left is not None:
@@ -88,6 +92,7 @@ def _count_tokens(md: MarkdownIt) -> None:
 
     def inline_parse(src: str, md: MarkdownIt, env: Any, out: list[Token]) -> list[Token]:
         state = _CountedInline(src, md, env, out)
+        state.labels = {}
         if env.get(TASK) is src:  # a task-list item's box is no link: parse what follows it
             state.pos = len("[x]")
         inline.tokenize(state)
@@ -172,17 +177,21 @@ def _inline_core(state: StateCore) -> None:
             split.append(state.src.split("\n"))
         return split[0]
 
-    for i, token in enumerate(state.tokens):
+    md, env, tokens = state.md, state.env, state.tokens
+    parse = md.inline.parse
+    for i, token in enumerate(tokens):
         if token.type == "inline":
             if token.children is None:
                 token.children = []
-            state.env[footnotes.CURRENT] = token
-            state.env[TASK] = token.content if _is_task(state.tokens, i, lines) else None
-            state.md.inline.parse(token.content, state.md, state.env, token.children)
+            content = token.content
+            env[footnotes.CURRENT] = token
+            task = content[:1] == "[" and _is_task(tokens, i, lines)
+            env[TASK] = content if task else None
+            parse(content, md, env, token.children)
             if "undefined_references" in token.meta:
                 _settle(token)
-    state.env.pop(footnotes.CURRENT, None)
-    state.env.pop(TASK, None)
+    env.pop(footnotes.CURRENT, None)
+    env.pop(TASK, None)
 
 
 def _settle(token: Token) -> None:
@@ -208,10 +217,14 @@ def _current(state: StateInline) -> Token | None:
     return current if current is not None and state.src is current.content else None
 
 
-def _with_position(rule: InlineRule) -> InlineRule:
-    """Record ``meta["pos"]`` (offset in the inline content) on the tokens a rule pushes."""
+def _with_position(rule: InlineRule, first: str) -> InlineRule:
+    """Record ``meta["pos"]`` (offset in the inline content) on the tokens a rule pushes.
+    The rule matches only at ``first`` (as markdown-it's own rules check first): every
+    other character that stops the text rule is refused here without calling it."""
 
     def positioned(state: StateInline, silent: bool) -> bool:
+        if state.src[state.pos] != first:
+            return False
         start, before = state.pos, len(state.tokens)
         found = rule(state, silent)
         if found and not silent and _current(state) is not None:
@@ -222,23 +235,6 @@ def _with_position(rule: InlineRule) -> InlineRule:
         return found
 
     return positioned
-
-
-def label_close(src: str, start: int, stop: int) -> int:
-    """The ``]`` closing a CommonMark link label opened at ``src[start]``, or -1: a backslash
-    escapes the next character, an unescaped ``[`` ends it, and so do 999 characters."""
-    pos = start + 1
-    while pos < stop and pos - start <= 1000:
-        char = src[pos]
-        if char == "\\":
-            pos += 2
-            continue
-        if char == "[":
-            return -1
-        if char == "]":
-            return pos
-        pos += 1
-    return -1
 
 
 def _shortcut_fallback(rule: InlineRule) -> InlineRule:
@@ -303,10 +299,11 @@ def parser() -> MarkdownIt:
     _footnotes(md)
     md.core.ruler.at("inline", _inline_core)
     inline = {rule.name: rule for rule in md.inline.ruler.__rules__}
-    md.inline.ruler.at("link", _with_position(_shortcut_fallback(inline["link"].fn)))
-    for name in ("image", "html_inline"):
-        md.inline.ruler.at(name, _with_position(inline[name].fn))
+    md.inline.ruler.at("link", _with_position(_shortcut_fallback(inline["link"].fn), "["))
+    for name, first in (("image", "!"), ("html_inline", "<")):
+        md.inline.ruler.at(name, _with_position(inline[name].fn, first))
     md.inline.ruler.after("footnote_ref", "undefined_reference", _undefined_reference)
+    md.helpers = labels.helpers()  # type: ignore[assignment]
     _count_tokens(md)
     limit_nesting(md)
     return md

@@ -33,9 +33,17 @@ def _kept(ch: str) -> bool:
     return ch in " -" or unicodedata.category(ch) in _KEPT_CATEGORIES
 
 
+_ASCII_DROPPED = re.compile(r"[^a-z0-9_ \-]")  # the ASCII characters _kept refuses, lower case
+
+
 def slug(text: str) -> str:
-    """github-slugger's slug of one heading's text content, before de-duplication."""
-    return "".join(ch for ch in text.lower() if _kept(ch)).replace(" ", "-")
+    """github-slugger's slug of one heading's text content, before de-duplication. ASCII
+    text takes one regular expression (its kept characters: letters, digits, ``_``, space
+    and ``-``) instead of a category lookup a character."""
+    lowered = text.lower()
+    if lowered.isascii():
+        return _ASCII_DROPPED.sub("", lowered).replace(" ", "-")
+    return "".join(ch for ch in lowered if _kept(ch)).replace(" ", "-")
 
 
 def unique_slugs(texts: Iterable[str]) -> tuple[str, ...]:

@@ -34,11 +34,21 @@ class Options:
 
 
 def _excluder(root: Path, config: DocsConfig, ignored: Ignored | None) -> discover.Excluded:
-    listed = ignored(root) if ignored is not None and config.gitignore else None
-    files = frozenset(p for p in listed or () if not p.endswith("/"))
-    folders = tuple(p for p in listed or () if p.endswith("/"))
+    """What the configuration excludes and the version control ignores. The ignored list
+    (a git process) is asked for on the first question only: files named on the command
+    line are checked whatever it says, and a one-page check starts without it."""
+    listed: list[tuple[frozenset[str], tuple[str, ...]]] = []
 
     def excluded(rel: str) -> bool:
+        if not listed:
+            found = ignored(root) if ignored is not None and config.gitignore else None
+            listed.append(
+                (
+                    frozenset(p for p in found or () if not p.endswith("/")),
+                    tuple(p for p in found or () if p.endswith("/")),
+                )
+            )
+        files, folders = listed[0]
         if rel in files or (folders and (rel + "/").startswith(folders)):
             return True
         return config.excluded(rel)

@@ -37,32 +37,33 @@ DISTRIBUTION = "fidelity-gate"  # pyproject.toml's [project] name
 
 # pyproject.toml's `version` is the one place it is written; the installed distribution's
 # metadata carries it here. Read on first use, then kept: from the METADATA of the one
-# `fidelity_gate-*.dist-info` beside the package (a wheel install), else through
-# importlib.metadata (an editable install), whose import (email, zipfile, csv) costs 30 ms
-# of CPU that every run paid before its first case.
+# dist-info folder beside the package (an install from a wheel or a path), else through
+# importlib.metadata, whose imports and scan of every distribution cost about 0.02 CPU-s of
+# start-up (an editable install or a source tree).
 __version__: str
 
 
-def installed_version(site: str) -> str | None:
-    """The Version of the one fidelity dist-info in the folder site, None when there is
-    not exactly one or it says none."""
+def dist_info_version(site: str) -> str | None:
+    """The ``Version:`` of the only ``fidelity_gate-*.dist-info`` in ``site``, or None when
+    there is none, more than one, or its METADATA cannot be read."""
     import os
 
-    prefix = DISTRIBUTION.replace("-", "_") + "-"
+    prefix = DISTRIBUTION.replace("-", "_").lower() + "-"
     try:
-        found = [e for e in os.listdir(site) if e.startswith(prefix) and e.endswith(".dist-info")]
-    except OSError:
-        return None
-    if len(found) != 1:
-        return None
-    try:
-        with open(os.path.join(site, found[0], "METADATA"), encoding="utf-8") as metadata:
-            for line in metadata:
+        found = [
+            name
+            for name in os.listdir(site)
+            if name.lower().startswith(prefix) and name.endswith(".dist-info")
+        ]
+        if len(found) != 1:
+            return None
+        with open(os.path.join(site, found[0], "METADATA"), encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("Version:"):
+                    return line.partition(":")[2].strip() or None
                 if not line.strip():  # the headers end at the first blank line
                     break
-                if line.startswith("Version:"):
-                    return line.removeprefix("Version:").strip() or None
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None
     return None
 
@@ -74,7 +75,7 @@ if not TYPE_CHECKING:  # mypy would read every unknown attribute of the package 
             raise AttributeError(f"module 'fidelity' has no attribute {name!r}")
         import os
 
-        found = installed_version(os.path.dirname(os.path.dirname(__file__)))
+        found = dist_info_version(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         if found is None:
             from importlib import metadata
 

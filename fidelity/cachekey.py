@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -46,6 +44,9 @@ def _read(path: Path) -> bytes:
 def _make(path: Path) -> None:
     """Write a new random key with mode 0600, appearing whole or not at all (a concurrent
     first run keeps whichever key was linked first)."""
+    import secrets  # here, with tempfile: the key is made once, read on every other run
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache.key.")  # mode 0600
     try:

@@ -28,9 +28,15 @@ def _tree(root: Path) -> None:
     (root / "c.md").write_text("# C\n\n[self](#c) [gone](gone.md)\n")
 
 
-def _run(root: Path, config: DocsConfig, salt: str = "1.0", key: bytes = KEY) -> tuple[Result, int]:
+def _run(
+    root: Path,
+    config: DocsConfig,
+    salt: str = "1.0",
+    key: bytes = KEY,
+    pages: tuple[Page, ...] = PAGES,
+) -> tuple[Result, int]:
     cache = Cache(root / ".cache", salt, config.fingerprint, key)
-    result = check_pages(root, PAGES, config, cache=cache)
+    result = check_pages(root, pages, config, cache=cache)
     return result, cache.hits
 
 
@@ -278,3 +284,31 @@ def test_the_key_is_made_outside_the_repository_with_mode_0600(tmp_path: Path) -
     made = key.read_bytes()
     again = fidelity_cli(repo.path, "-q", "check-docs", env=env)
     assert again.stderr == "" and key.read_bytes() == made
+
+
+def test_a_targets_anchors_are_hashed_once_however_many_links_point_into_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's dependencies name each target's anchors by a hash of them all, sorted. Red
+    before: it was worked out again for every link (3,000 times here: 60,000 links into a
+    page of 2,000 anchors took 14.5 CPU-s with the cache, 4.3 without)."""
+    from checkers import site
+    from checkers.linkcheck import Anchors
+
+    hashed: list[int] = []
+    original = site.anchors_key
+
+    def counted(value: Anchors) -> str:
+        hashed.append(1)
+        return original(value)
+
+    monkeypatch.setattr(site, "anchors_key", counted)
+    heads = "".join(f"## Part {i}\n\n" for i in range(200))
+    (tmp_path / "a.md").write_text("# A\n\n" + heads + "[x](#part-1) [y](b.md#b) \n\n" * 1_500)
+    (tmp_path / "b.md").write_text("# B\n\n" + heads)
+    pages = (Page("a.md", "a.md"),)
+    result, _ = _run(tmp_path, from_section({}), pages=pages)
+    assert not result.findings
+    assert len(hashed) <= 2  # a.md (itself) and b.md, once each
+    again, hits = _run(tmp_path, from_section({}), pages=pages)
+    assert hits == 1 and not again.findings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import unquote
 
 import pytest
@@ -16,7 +17,8 @@ from checkers.fences import code_blocks
 from checkers.links import links
 from checkers.markdown import normalize, parse, parse_headings, parser
 from checkers.site import Site
-from checkers.slugs import anchors
+from checkers.slugs import _KEPT_CATEGORIES as KEPT
+from checkers.slugs import anchors, slug
 from checkers.tables import parse_tables, tables_in
 
 PREFIXES = ["", "", "", "- ", "> ", "  ", "    ", "1. ", "> - ", "   "]
@@ -271,3 +273,14 @@ def test_tables_and_code_next_to_footnotes_are_githubs(
         sorted(t.map[0] + 1 for t in tokens if t.type in ("fence", "code_block") and t.map),
     )
     assert theirs != (tables, code), "plain CommonMark gets this one right: not a blind spot"
+
+
+@given(text=st.text(max_size=40))
+@example(text="".join(map(chr, range(128))))
+@example(text="\u212a K\u0130 _x-y")  # the Kelvin sign lowers to ASCII 'k'
+def test_the_ascii_slug_keeps_what_the_category_rule_keeps(text: str) -> None:
+    """`slug` takes a regular expression for ASCII text; it must keep exactly the
+    characters whose Unicode category github-slugger keeps."""
+    lowered = text.lower()
+    kept = "".join(ch for ch in lowered if ch in " -" or unicodedata.category(ch) in KEPT)
+    assert slug(text) == kept.replace(" ", "-")

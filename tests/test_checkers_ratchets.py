@@ -117,6 +117,33 @@ def test_fingerprints_ignore_lines_and_number_repeats() -> None:
     assert Finding("p", 1, 1, Code.UNCLOSED_FENCE, "swallows 12 lines").key == "swallows N lines"
 
 
+def test_only_the_findings_shown_are_fingerprinted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page lists its first `shown` new findings: only those get a fingerprint, the same
+    one as when every finding is fingerprinted (occurrences still count every repeat, held
+    ones too). Red before: all 3,000 were fingerprinted."""
+    found = [
+        Finding("page.md", line, 1, Code.MISSING_FILE, f"m {line}", f"link {line % 7}")
+        for line in range(1, 3_001)
+    ]
+    entries: dict[str, ratchets.Entry] = {"FD401": ["link 3", "link 3"]}
+    every = baseline.judge("page.md", found, entries, "r.json")
+    made: list[int] = []
+    original = baseline.fingerprint
+
+    def counted(page: str, finding: Finding, occurrence: int) -> str:
+        made.append(occurrence)
+        return original(page, finding, occurrence)
+
+    monkeypatch.setattr(baseline, "fingerprint", counted)
+    first = baseline.judge("page.md", found, entries, "r.json", 100)
+    assert len(made) == 100
+    assert first.findings == every.findings and first.held == every.held == {"FD401": 2}
+    assert [f.fingerprint for f in first.findings[:100]] == [
+        f.fingerprint for f in every.findings[:100]
+    ]
+    assert first.findings[100].fingerprint == ""
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

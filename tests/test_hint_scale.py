@@ -11,11 +11,16 @@ still name the anchor meant. The red case puts back the comparison with every an
 from __future__ import annotations
 
 import difflib
+import random
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from checkers import linkcheck
+from checkers.cache import Cache
+from checkers.check import SHOWN, Page, check_pages
+from checkers.config import from_section
 
 WORDS = ("fence", "anchor", "table", "record", "baseline", "matrix")
 BROKEN = {
@@ -78,3 +83,77 @@ def test_comparing_with_every_anchor_is_caught(
     _, large_count = hints(anchors(20_000), comparisons)
     assert large_count > len(BROKEN) * linkcheck.HINT_CANDIDATES
     assert large_count > small_count + len(BROKEN)
+
+
+@pytest.fixture
+def hinted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The fragments a "did you mean" was worked out for, in order."""
+    asked: list[str] = []
+    original = linkcheck._hint
+
+    def counted(fragment: str, known: frozenset[str]) -> str:
+        asked.append(fragment)
+        return original(fragment, known)
+
+    monkeypatch.setattr(linkcheck, "_hint", counted)
+    yield asked
+
+
+def many_broken(root: Path, broken: int) -> tuple[Page, ...]:
+    """One page with 50 headings and `broken` links to fragments one letter off them, and a
+    second page that links into it (its fragments are resolved later, then hinted)."""
+    (root / ".git").mkdir()
+    headings = "".join(f"## Part {i} {WORDS[i % 6]}\n\n" for i in range(50))
+    links = "".join(f"[x](#part-{i % 50}-{WORDS[i % 50 % 6]}s) {i}\n\n" for i in range(broken))
+    (root / "big.md").write_text(f"# Big\n\n{headings}{links}")
+    (root / "other.md").write_text("# Other\n\n[x](big.md#part-3-recods)\n")
+    return (Page("other.md", "other.md"), Page("big.md", "big.md"))
+
+
+def test_hints_are_worked_out_only_for_the_findings_shown(
+    tmp_path: Path, hinted: list[str]
+) -> None:
+    """Red before: all 2,501 broken fragments were hinted, 1,001 of them shown."""
+    pages = many_broken(tmp_path, 2_500)
+    result = check_pages(tmp_path, pages, from_section({}))
+    assert result.not_shown == {"big.md": {"FD402": 1_500}}
+    assert len(result.findings) == SHOWN + 1
+    assert len(hinted) == SHOWN + 1
+    said = {f.path: f.message for f in result.findings if f.line == 3}
+    assert (
+        said["other.md"] == "no anchor '#part-3-recods' in big.md; did you mean '#part-3-record'?"
+    )
+    last = result.findings[-2]
+    assert (last.path, last.line) == ("big.md", 103 + 2 * 999)
+    assert last.message == "no anchor '#part-49-anchors' in big.md; did you mean '#part-49-anchor'?"
+
+
+def test_a_cached_rerun_says_the_same_hints_and_works_out_only_the_shown(
+    tmp_path: Path, hinted: list[str]
+) -> None:
+    pages = many_broken(tmp_path, 1_200)
+    config = from_section({})
+    first = check_pages(tmp_path, pages, config, cache=Cache(tmp_path / "c", "1", "", b"k" * 32))
+    hinted.clear()
+    cache = Cache(tmp_path / "c", "1", "", b"k" * 32)
+    again = check_pages(tmp_path, pages, config, cache=cache)
+    assert cache.hits == 2
+    assert [f.render() for f in again.findings] == [f.render() for f in first.findings]
+    assert again.findings[-2].message.endswith("did you mean '#part-49-anchor'?")
+    assert len(hinted) == SHOWN + 1
+
+
+def test_the_closest_anchor_is_difflibs_answer() -> None:
+    """`linkcheck.closest` skips full comparisons that cannot win; its answer must be
+    `difflib.get_close_matches(..., n=1)`'s, ties and cutoff included."""
+    rng = random.Random(39)
+    known = sorted(anchors(600))
+    words = [*BROKEN, "setup", "install-step", "x", "section-", "", *known[:40]]
+    words += [
+        "".join(rng.choice("section-12ab") for _ in range(rng.randrange(1, 24))) for _ in range(400)
+    ]
+    pools = [known[i : i + 32] for i in range(0, 600, 25)] + [["ab", "ba", "abc", "acb", "b"]]
+    for word in [*words, "ab", "abc", "bca"]:
+        for pool in pools:
+            expected = difflib.get_close_matches(word, pool, n=1)
+            assert linkcheck.closest(word, pool) == (expected[0] if expected else None), word

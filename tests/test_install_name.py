@@ -86,20 +86,18 @@ def test_the_distribution_is_fidelity_gate_at_the_packages_version() -> None:
     )
 
 
-def test_the_version_is_read_from_the_one_dist_info_beside_the_package(tmp_path: Path) -> None:
-    """A wheel install's version comes from its METADATA without importlib.metadata; two
-    dist-infos (a broken upgrade), none, or one without a Version give None (the caller
-    then asks importlib.metadata)."""
-    site = tmp_path / "site"
-    site.mkdir()
-    assert fidelity.installed_version(str(site)) is None
-    one = site / "fidelity_gate-1.2.3.dist-info"
-    one.mkdir()
-    assert fidelity.installed_version(str(site)) is None  # no METADATA
-    (one / "METADATA").write_text("Metadata-Version: 2.4\nName: fidelity-gate\n\nVersion: 9\n")
-    assert fidelity.installed_version(str(site)) is None  # past the headers: the body
-    (one / "METADATA").write_text("Metadata-Version: 2.4\nName: fidelity-gate\nVersion: 1.2.3\n")
-    assert fidelity.installed_version(str(site)) == "1.2.3"
-    (site / "fidelity_gate-1.2.2.dist-info").mkdir()
-    assert fidelity.installed_version(str(site)) is None
-    assert fidelity.installed_version(str(tmp_path / "absent")) is None
+def test_the_version_read_from_the_dist_info_is_the_metadatas(tmp_path: Path) -> None:
+    """`fidelity.__version__` reads the one `fidelity_gate-*.dist-info` beside the package
+    (importlib.metadata is 0.02 CPU-s of start-up); anything else falls back to it."""
+    from importlib import metadata
+
+    assert fidelity.__version__ == metadata.version(fidelity.DISTRIBUTION)
+    assert fidelity.dist_info_version(str(tmp_path)) is None
+    info = tmp_path / "fidelity_gate-9.1.dist-info"
+    info.mkdir()
+    assert fidelity.dist_info_version(str(tmp_path)) is None  # no METADATA
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: fidelity-gate\nVersion: 9.1\n")
+    (tmp_path / "other_pkg-1.0.dist-info").mkdir()
+    assert fidelity.dist_info_version(str(tmp_path)) == "9.1"
+    (tmp_path / "fidelity_gate-9.0.dist-info").mkdir()  # two installs' leftovers: ambiguous
+    assert fidelity.dist_info_version(str(tmp_path)) is None

@@ -63,3 +63,21 @@ def test_cases_actions_take_quiet_after_them(
     assert main(["-q", "cases", action, str(table)]) == 0
     assert capsys.readouterr() == quiet
     assert ("one" if action == "list" else "valid, 1 case") in quiet.out
+
+
+def test_a_parser_built_for_one_command_parses_it_as_the_whole_one() -> None:
+    """`main` registers the command families only up to the one named (argparse for the
+    others was ~8 ms of every start-up); each command's parser, `-q` and epilog included,
+    must be the whole parser's."""
+    from fidelity.cli.main import named_command
+
+    assert named_command(["-q", "cases", "list"]) == "cases"
+    assert named_command(["--version"]) is None and named_command(["--", "run"]) is None
+    for name, whole in options.commands(PARSER).items():
+        if len(name) > 1:
+            continue
+        built = build_parser(name[0])
+        assert options.commands(built)[name].format_help() == whole.format_help(), name
+    partial = options.commands(build_parser("check-docs"))
+    assert ("check-docs",) in partial and ("gc",) not in partial
+    assert options.commands(build_parser("no-such-command")).keys() == COMMANDS.keys()

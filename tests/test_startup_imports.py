@@ -161,10 +161,63 @@ def test_a_cached_rerun_imports_no_markdown_it(docs_repo: Path, tmp_path: Path) 
     assert (first, again) == (["markdown_it"], [])
 
 
-def test_a_markdown_it_import_in_a_rule_module_is_caught(docs_repo: Path, tmp_path: Path) -> None:
-    source = _copy_source(tmp_path, "checkers/refs.py", "import markdown_it")
+def test_a_markdown_it_import_in_a_module_a_rerun_needs_is_caught(
+    docs_repo: Path, tmp_path: Path
+) -> None:
+    source = _copy_source(tmp_path, "checkers/site.py", "import markdown_it")
     first, again = _cached_rerun(source, docs_repo, tmp_path / "cache.key")
     assert again == ["markdown_it"]
+
+
+# what a one-page check-docs answered from the cache does without (issue 39: 0.06 CPU-s
+# beyond Python's start-up): the parser and the rules, git (and so subprocess) for a page
+# named on the command line, difflib and html until a hint or an HTML link needs them,
+# importlib.resources and tempfile (the package's own files are read from its folder)
+UNNEEDED = (
+    *("markdown_it", "checkers.markdown", "checkers.prose", "checkers.headings"),
+    *("checkers.links", "checkers.tables", "checkers.directives", "difflib", "html"),
+    *("subprocess", "tempfile", "importlib.resources", "importlib.metadata", "fidelity.git"),
+)
+WATCH = f"""
+import json, sys
+from fidelity.cli.main import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+print()
+print(code, json.dumps(sorted(set(sys.modules) & set({UNNEEDED!r}))))
+"""
+
+
+def test_a_one_page_rerun_imports_only_what_it_needs(docs_repo: Path, tmp_path: Path) -> None:
+    """As installed from a wheel (a dist-info beside the package gives the version without
+    importlib.metadata). Red before: every name in UNNEEDED but html was imported."""
+    source = tmp_path / "site-packages"
+    for package in ("fidelity", "checkers"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__py*"))
+    info = source / "fidelity_gate-0.0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: fidelity-gate\nVersion: 0.0.1\n")
+    env = {"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin"}
+    env["FIDELITY_CACHE_KEY_FILE"] = str(tmp_path / "cache.key")
+    loaded = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", WATCH, "check-docs", "clean.md"],
+            cwd=docs_repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        code, names = done.stdout.splitlines()[-1].split(" ", 1)
+        assert code == "0", done.stdout
+        loaded.append(json.loads(names))
+    assert "markdown_it" in loaded[0] and "difflib" not in loaded[0]
+    assert loaded[1] == []
 
 
 def test_an_invalid_configuration_still_gets_jsonschema_messages(docs_repo: Path) -> None:
@@ -185,3 +238,47 @@ def test_a_module_level_jsonschema_import_in_the_checkers_is_caught(
     report.write_text(report.read_text().replace(anchor, anchor + "\nimport jsonschema\n", 1))
     _, code, loaded = run_probe(tmp_path, docs_repo, "check-docs", "clean.md")
     assert (code, loaded) == (0, ["jsonschema", "markdown_it"])
+
+
+SMALL_TABLE = """[matrix]
+name = "small"
+
+[[case]]
+id = "one"
+argv = ["sh", "-c", "echo 1 > {out}/a.txt"]
+outputs = [{ glob = "a.txt" }]
+"""
+VERDICT = """
+import json, sys
+from fidelity.cli.main import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print()
+names = {m for m in sys.modules if m.startswith(("fidelity.kinds", "fidelity.matrix.verdict"))}
+print(code, json.dumps(sorted(names)))
+"""
+
+
+@pytest.mark.parametrize("compare", [False, True])
+def test_cases_list_loads_the_kinds_and_the_verdict_only_for_a_table_that_uses_them(
+    tmp_path: Path, compare: bool
+) -> None:
+    """A table with no compare block and no [[accept]] is listed without the comparator
+    kinds or the verdict's modules (about 0.03 CPU-s of imports; red before: both)."""
+    table = tmp_path / "matrix.toml"
+    extra = '\n[case.compare."a.txt"]\nkind = "text"\n' if compare else ""
+    table.write_text(SMALL_TABLE + extra)
+    done = subprocess.run(
+        [sys.executable, "-c", VERDICT, "-q", "cases", "list", str(table)],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    code, names = done.stdout.splitlines()[-1].split(" ", 1)
+    assert code == "0", done.stdout
+    loaded = json.loads(names)
+    assert ("fidelity.kinds.registry" in loaded) is compare, loaded
+    assert not [m for m in loaded if m.startswith("fidelity.matrix.verdict")], loaded

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from fidelity import __version__, workdir
 from fidelity.cli import options
 from fidelity.errors import UsageError
-from fidelity.git import worktrees
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -94,7 +93,7 @@ def _cache(root: Path | None) -> tuple[Path | None, bytes | None]:
     """The cache folder and the machine's key that signs it; (None, None), said once, when
     either cannot be had (the check runs the same, only slower)."""
     from checkers import discover
-    from fidelity import cachekey  # secrets and tempfile: ~10 ms of start-up otherwise
+    from fidelity import cachekey  # only when the cache is on
 
     top = root if root is not None else discover.find_root(Path.cwd())
     try:
@@ -107,6 +106,14 @@ def _cache(root: Path | None) -> tuple[Path | None, bytes | None]:
         _say(f"no cache: {why}; checking every page")
         return None, None
     return folder, key
+
+
+def _ignored(root: Path) -> list[str] | None:
+    """git's ignored paths under root, imported when first asked (git's runner, subprocess
+    and the process registry are not needed to check pages named on the command line)."""
+    from fidelity.git import worktrees
+
+    return worktrees.ignored_paths(root)
 
 
 def _check_docs(args: argparse.Namespace, console: Console) -> int:
@@ -130,7 +137,7 @@ def _check_docs(args: argparse.Namespace, console: Console) -> int:
         root=args.root,
         config_file=args.config,
         ratchets=mode,
-        ignored=worktrees.ignored_paths,
+        ignored=_ignored,
         cache_dir=cache_dir,
         cache_key=cache_key,
         salt=__version__,

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from fidelity.kinds import registry
 from fidelity.matrix.cases.outputs import Output, spec_problem
 
 Spec = Mapping[str, Any]
@@ -44,7 +43,9 @@ def _kind_problems(
     raw: Mapping[str, Any], where: tuple[str | int, ...], locate: Locate
 ) -> list[str]:
     """What the block's kind finds in it: a key it does not read, an entry that can never
-    match; each located."""
+    match; each located. The kinds load here: a table with no compare block never needs them."""
+    from fidelity.kinds import registry
+
     return [locate(raw, (*where, *at), why) for at, why in registry.problems(_at(raw, where))]
 
 

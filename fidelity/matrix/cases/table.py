@@ -8,14 +8,15 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fidelity import placeholders, schema
 from fidelity.errors import UsageError
 from fidelity.matrix.cases import specs
 from fidelity.matrix.cases.outputs import Output
-from fidelity.matrix.verdict import accept
-from fidelity.matrix.verdict.accept import Allowance
+
+if TYPE_CHECKING:  # the verdict's modules load when a table has [[accept]]: `cases list` waits
+    from fidelity.matrix.verdict.accept import Allowance
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_SETUP_TIMEOUT_S = 1800.0
@@ -225,6 +226,10 @@ def _path_problems(raw: Mapping[str, Any]) -> list[str]:
 
 def _accept_problems(raw: Mapping[str, Any]) -> list[str]:
     """`[[accept]]` entries that name no finding one may accept, or no case of the table."""
+    if not raw.get("accept"):
+        return []
+    from fidelity.matrix.verdict import accept
+
     ids = {c["id"] for c in raw["case"]}
     problems = []
     for i, entry in enumerate(raw.get("accept", ())):
@@ -355,8 +360,16 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
         venv=bool(head.get("venv", False)),
         reuse_setup=bool(head.get("reuse_setup", False)),
         harness_paths=tuple(p.strip("/") for p in head.get("harness_paths", ())),
-        accepts=tuple(Allowance.parse(a) for a in raw.get("accept", ())),
+        accepts=_accepts(raw.get("accept", ())),
     )
+
+
+def _accepts(entries: Sequence[Mapping[str, Any]]) -> tuple[Allowance, ...]:
+    if not entries:
+        return ()
+    from fidelity.matrix.verdict.accept import Allowance
+
+    return tuple(Allowance.parse(a) for a in entries)
 
 
 REPLAYS = ("cold-warm", "twice")
