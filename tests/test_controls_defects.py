@@ -421,3 +421,20 @@ def test_uncommitted_source_and_tests_are_said_to_be_untested(lib: Repo) -> None
         "note: 1 uncommitted file(s) were not tested (tests/test_wip.py): the controls ran on "
         "HEAD as committed (pass --with-uncommitted to test the work tree)"
     ) in " ".join(text.split())
+
+
+def test_a_derived_limit_is_doubled_for_the_run_alone_and_a_set_one_is_kept(tmp_path: Path) -> None:
+    """Issue 38 item 4: load on the machine broke a limit derived from the unmodified run
+    twice over; the run alone gets twice the derived limit, never more than a set one."""
+    from fidelity.controls.gate import Plan, alone
+    from fidelity.controls.lane import Job
+    from fidelity.controls.table import parse
+
+    table = parse((PLAIN_HEAD + entry("slug-underscores")).encode(), "controls.toml")
+    (c,) = table.controls
+    derived = Plan(c, Job(c, tmp_path / "log", 40.0), "5 x the unmodified tree's 2.0 s + 30 s")
+    again = alone(derived)
+    assert again.job.timeout_s == 80.0 and again.job.control.timeout_s == 80.0
+    assert again.how.endswith("x 2 for the run alone")
+    given = Plan(c, Job(c, tmp_path / "log", 40.0), "timeout_s in the table")
+    assert alone(given) == given
