@@ -26,7 +26,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("rich", "pandas", "numpy", "jsonschema", "markdown_it", "pytest", "hypothesis")
-PROBE = f"""
+
+
+def probe(watched: str) -> str:
+    """A script that runs the CLI and prints its exit code and the watched modules it
+    loaded (watched: an expression over `sys.modules`)."""
+    return f"""
 import json, sys
 from fidelity.cli.main import main
 try:
@@ -35,8 +40,11 @@ except SystemExit as exc:
     code = exc.code
 sys.stdout.flush()
 print()
-print(code, json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))))
+print(code, json.dumps(sorted({watched})))
 """
+
+
+PROBE = probe(f'{{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r})')
 
 
 def run_probe(
@@ -178,17 +186,7 @@ UNNEEDED = (
     *("checkers.links", "checkers.tables", "checkers.directives", "difflib", "html"),
     *("subprocess", "tempfile", "importlib.resources", "importlib.metadata", "fidelity.git"),
 )
-WATCH = f"""
-import json, sys
-from fidelity.cli.main import main
-try:
-    code = main(sys.argv[1:])
-except SystemExit as exc:
-    code = exc.code
-sys.stdout.flush()
-print()
-print(code, json.dumps(sorted(set(sys.modules) & set({UNNEEDED!r}))))
-"""
+WATCH = probe(f"set(sys.modules) & set({UNNEEDED!r})")
 
 
 def test_a_one_page_rerun_imports_only_what_it_needs(docs_repo: Path, tmp_path: Path) -> None:
