@@ -170,3 +170,16 @@ def test_failure_kind_is_status_exit_code_and_error_class() -> None:
     assert failure_kind(ev(CaseStatus.FAILED, 1, "error: no such file")) == "failed (exit 1)"
     assert failure_kind(ev(CaseStatus.TIMEOUT, None)) == "timeout"
     assert failure_kind(ev(CaseStatus.CRASHED, -11)) == "crashed (exit -11)"
+
+
+def test_an_untrusted_verdict_counts_its_findings_in_words(releases: Repo) -> None:
+    """'1 provenance finding', not '1 provenance findings'."""
+    from dataclasses import replace
+
+    cand = releases.commit({"value.txt": "old-2\n"}, "release 2: the same crash")
+    outcome = run(releases, cand, "cases/accepting.toml")
+    [(finding, _)] = outcome.accepted
+    one = replace(outcome, exit_code=3, findings=(finding,), accepted=())
+    assert words.verdict(one).startswith("UNTRUSTED: 1 provenance finding; ")
+    two = replace(one, findings=(finding, finding))
+    assert words.verdict(two).startswith("UNTRUSTED: 2 provenance findings; ")

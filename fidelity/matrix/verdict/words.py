@@ -184,7 +184,7 @@ def _verdict(outcome: Outcome) -> str:
         )
     if code == 3:
         return (
-            f"UNTRUSTED: {len(outcome.findings)} provenance findings; {s.compared} of "
+            f"UNTRUSTED: {counted(len(outcome.findings), 'provenance finding')}; {s.compared} of "
             f"{s.declared} compared (exit 3)"
         )
     accepted = _accepted_note(outcome)
