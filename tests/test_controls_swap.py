@@ -259,3 +259,19 @@ def test_codeswap_puts_new_bodies_on_live_functions_and_refuses_foreign_code() -
     stranger = eval(compile("lambda: 4", "m.py", "eval"))
     with pytest.raises(codeswap.Refused, match="assertion rewriting"):
         codeswap.swaps(old.encode(), new.encode(), "m.py", [*live, stranger])
+
+
+def test_swap_only_under_a_command_two_swappable_controls_share(tmp_path: Path) -> None:
+    """A collected server imports and collects the whole suite: one control alone under its
+    command pays that for nothing, so it runs warm."""
+    from dataclasses import replace
+
+    from fidelity.controls.gate import Plan, _swap_where_shared
+    from fidelity.controls.lane import Job
+    from fidelity.controls.table import parse
+
+    table = parse(TABLE.encode(), "controls.toml")
+    a, b, c = table.controls[:3]
+    c = replace(c, command=(*c.command, "-x"))
+    plans = [Plan(x, Job(x, tmp_path / "log", 60.0, swap=True), "") for x in (a, b, c)]
+    assert [p.job.swap for p in _swap_where_shared(plans)] == [True, True, False]

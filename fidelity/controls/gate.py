@@ -18,6 +18,7 @@ import functools
 import json
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -233,7 +234,20 @@ def plans(
             swap=warm and swap and selection.swappable and u.trace is not None,
         )
         found.append(Plan(c, job, how))
-    return found
+    return _swap_where_shared(found)
+
+
+def _swap_where_shared(found: list[Plan]) -> list[Plan]:
+    """Swap only under a command that two or more swappable controls share: a collected
+    server imports and collects the whole suite once, which one control alone pays for
+    without gain (a warm child imports only the test files it selects)."""
+    shared = Counter(p.control.command for p in found if p.job.swap)
+    return [
+        p
+        if not p.job.swap or shared[p.control.command] >= 2
+        else replace(p, job=replace(p.job, swap=False))
+        for p in found
+    ]
 
 
 def _judged(plan: Plan, known: Sequence[str], lane: Lane) -> ControlResult:

@@ -36,6 +36,7 @@ from fidelity.placeholders import fill
 
 T = TypeVar("T")
 SELECT_ENV = "FIDELITY_SELECT"
+COLLECTED_KEPT = 3  # collected servers a lane keeps alive at once (one per command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +104,9 @@ class Lane:
         self._root: Path | None = None
         self._server: warm.Server | None = None
         self._warm_failed = False
-        self._collected: warm.Server | None = None
-        self._collect_failed = False
+        # collected servers by their pytest arguments, the latest used last (`COLLECTED_KEPT`)
+        self._collected: dict[tuple[str, ...], warm.Server] = {}
+        self._collect_failed: set[tuple[str, ...]] = set()
 
     @property
     def root(self) -> Path:
@@ -116,10 +118,11 @@ class Lane:
         return self._root
 
     def close(self) -> None:
-        for server in (self._server, self._collected):
+        for server in (self._server, *self._collected.values()):
             if server is not None:
                 server.close()
-        self._server = self._collected = None
+        self._server = None
+        self._collected = {}
         self._stack.close()
 
     def run(self, job: Job) -> TreeRun:
@@ -244,35 +247,37 @@ class Lane:
         self, job: Job, args: Sequence[str] | None, extra: Mapping[str, str]
     ) -> warm.WarmResult | None:
         """The run in a fork of the collected server, or None where it cannot be one."""
-        server = self._collected
-        if not job.swap or args is None or server is None or not server.alive:
+        if not job.swap or args is None:
             return None
-        if tuple(args) != server.args:
+        key = tuple(args)
+        server = self._collected.get(key)
+        if server is None or not server.alive:
             return None
         ids = job.selection.ids if job.selection is not None else None
         result = server.swap(edited_files(job.control), ids, extra, job.log, job.timeout_s)
         if result.refused:
             _note(job.log.with_suffix(".swap.txt"), result.refused)
             return None
-        if result.lost:
-            self._collected = None
-            return None
-        if result.status is proc.ProcStatus.TIMEOUT:
-            self._collected = None
-        return result
+        if result.lost or result.status is proc.ProcStatus.TIMEOUT:
+            self._collected.pop(key, None)  # closed by the call: the next control starts one
+        return None if result.lost else result
 
     def _collect(self, job: Job, root: Path) -> None:
-        """Start the lane's collected server for the job's command, if it has none alive."""
+        """A collected server for the job's command, started if the lane has none alive; the
+        least recently used goes when more than `COLLECTED_KEPT` would be kept."""
         argv, _ = self._argv(job, root)
         args = warm.pytest_args(argv) if runner.is_pytest(job.control.command) else None
-        if args is None or self._collect_failed:
+        if args is None or tuple(args) in self._collect_failed:
             return
-        if self._collected is not None and self._collected.alive:
-            if self._collected.args == tuple(args):
-                return
-            self._collected.close()
+        key = tuple(args)
+        server = self._collected.pop(key, None)
+        if server is not None and server.alive:
+            self._collected[key] = server
+            return
+        while len(self._collected) >= COLLECTED_KEPT:
+            self._collected.pop(next(iter(self._collected))).close()
         env = runner.env_for(self.table, root, self.tree.names, True)
-        self._collected = warm.Server.collect(
+        started = warm.Server.collect(
             argv[0],
             root,
             env,
@@ -281,7 +286,10 @@ class Lane:
             timeout_s=job.timeout_s,
             cancel=self.tree.cancel,
         )
-        self._collect_failed = self._collected is None
+        if started is None:
+            self._collect_failed.add(key)
+        else:
+            self._collected[key] = started
 
     def _read(
         self, result: warm.WarmResult, argv: Sequence[str], junit: Path, job: Job, mode: str
