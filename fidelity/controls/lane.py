@@ -247,7 +247,7 @@ class Lane:
         self, job: Job, args: Sequence[str] | None, extra: Mapping[str, str]
     ) -> warm.WarmResult | None:
         """The run in a fork of the collected server, or None where it cannot be one."""
-        if not job.swap or args is None:
+        if not job.swap or args is None or self.table.setup:
             return None
         key = tuple(args)
         server = self._collected.get(key)
@@ -267,8 +267,8 @@ class Lane:
         least recently used goes when more than `COLLECTED_KEPT` would be kept."""
         argv, _ = self._argv(job, root)
         args = warm.pytest_args(argv) if runner.is_pytest(job.control.command) else None
-        if args is None or tuple(args) in self._collect_failed:
-            return
+        if args is None or tuple(args) in self._collect_failed or self.table.setup:
+            return  # setup commands remake files from the edited tree: imported afresh
         key = tuple(args)
         server = self._collected.pop(key, None)
         if server is not None and server.alive:
