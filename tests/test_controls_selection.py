@@ -52,7 +52,8 @@ def test_full_runs_every_test_cold_and_selected_runs_fewer_warm(lib) -> None:
     assert not list(Path(full.logs).glob("*.trace.json")), "--full traced the unmodified tree"
     by_id = {r.id: r for r in selected.results}
     narrowed = by_id["slug-underscores"]
-    assert narrowed.mode == "swap" and 0 < narrowed.tests_run < every
+    # the library's table has setup commands (they write _version.py), so never swapped
+    assert narrowed.mode == "warm" and 0 < narrowed.tests_run < every
     assert narrowed.selection == (
         f"{narrowed.tests_run} of {every} tests: those that ran shop/names.py:1 slug()"
     )
