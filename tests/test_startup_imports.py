@@ -44,6 +44,23 @@ print(code, json.dumps(sorted({watched})))
 """
 
 
+def watched(script: str, args: list[str], cwd: Path, env: dict[str, str]) -> list[str]:
+    """The watched modules a probe script saw the CLI load, after it exited 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    code, names = done.stdout.splitlines()[-1].split(" ", 1)
+    assert code == "0", done.stdout
+    found: list[str] = json.loads(names)
+    return found
+
+
 PROBE = probe(f'{{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r})')
 
 
@@ -202,18 +219,7 @@ def test_a_one_page_rerun_imports_only_what_it_needs(docs_repo: Path, tmp_path: 
     env["FIDELITY_CACHE_KEY_FILE"] = str(tmp_path / "cache.key")
     loaded = []
     for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", WATCH, "check-docs", "clean.md"],
-            cwd=docs_repo,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        code, names = done.stdout.splitlines()[-1].split(" ", 1)
-        assert code == "0", done.stdout
-        loaded.append(json.loads(names))
+        loaded.append(watched(WATCH, ["check-docs", "clean.md"], docs_repo, env))
     assert "markdown_it" in loaded[0] and "difflib" not in loaded[0]
     assert loaded[1] == []
 
@@ -266,17 +272,7 @@ def test_cases_list_loads_the_kinds_and_the_verdict_only_for_a_table_that_uses_t
     table = tmp_path / "matrix.toml"
     extra = '\n[case.compare."a.txt"]\nkind = "text"\n' if compare else ""
     table.write_text(SMALL_TABLE + extra)
-    done = subprocess.run(
-        [sys.executable, "-c", VERDICT, "-q", "cases", "list", str(table)],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    code, names = done.stdout.splitlines()[-1].split(" ", 1)
-    assert code == "0", done.stdout
-    loaded = json.loads(names)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    loaded = watched(VERDICT, ["-q", "cases", "list", str(table)], tmp_path, env)
     assert ("fidelity.kinds.registry" in loaded) is compare, loaded
     assert not [m for m in loaded if m.startswith("fidelity.matrix.verdict")], loaded
