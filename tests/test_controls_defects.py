@@ -171,7 +171,9 @@ def test_a_table_mistake_is_a_usage_error_before_any_control_runs(lib: Repo) -> 
         "tests/test_names.py::test_slugs" in str(caught.value)
     )
     (run_dir,) = (lib.path / ".fidelity" / "controls").iterdir()
-    logs = sorted(p.name for p in run_dir.glob("*.log") if not p.name.endswith(".setup.log"))
+    logs = sorted(
+        p.name for p in run_dir.glob("*.log") if not p.name.endswith((".setup.log", ".server.log"))
+    )
     assert logs == ["_unmodified-1.log"], "no control ran"
     assert "no tests ran" in (run_dir / "_unmodified-1.log").read_text(), "stopped at collection"
 

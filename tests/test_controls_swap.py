@@ -170,6 +170,49 @@ def test_swap_and_a_fresh_import_give_the_same_verdict_on_every_edit_shape(
     assert snapshot(repo.path) == before
 
 
+def _trace(report: Report) -> dict[str, object]:
+    data = json.loads(Path(report.logs, "_unmodified-1.trace.json").read_text())
+    return {
+        "tests": data["tests"]
+        and {t: (v["code"], v["opened"], v["spawned"]) for t, v in data["tests"].items()},
+        "outside": data["outside"],
+        "modules": sorted(data["modules"]),
+    }
+
+
+def test_the_traced_run_is_the_collected_servers_first_child(
+    make_repo: Callable[[str], Repo], tmp_path: Path
+) -> None:
+    """The unmodified tree is imported and collected once, for its traced run and for every
+    swapped control after it; the trace equals a cold run's, collection included (an edit of
+    code that runs at import is still imported afresh)."""
+    repo = make_repo("swap-traced")
+    imports = tmp_path / "imports.txt"
+    calc = CALC.replace(
+        '"""calc"""\n', f'"""calc"""\nwith open({str(imports)!r}, "a") as _f:\n    _f.write("1")\n'
+    )
+    _project(repo, calc=calc)
+    once = controls.run(
+        repo.path, controls.load(repo.path), jobs=1, only=["body", "default-argument"]
+    )
+    assert imports.read_text() == "11", "one import for the traced run and the swaps, one warm"
+    assert _modes(once) == {"body": "swap", "default-argument": "warm"}
+    assert once.noop is not None and once.noop.mode == "swap"
+    imports.write_text("")
+    cold = controls.run(
+        repo.path,
+        controls.load(repo.path),
+        jobs=1,
+        only=["body", "default-argument"],
+        swap=False,
+        fresh=True,
+    )
+    assert imports.read_text() == "1111", "cold traced run, then each control and the no-op"
+    assert _verdicts(once) == _verdicts(cold)
+    assert _trace(once) == _trace(cold)
+    assert any(code.endswith(":0") for code in _trace(cold)["outside"]["code"])  # type: ignore[index]
+
+
 def test_a_refused_swap_says_why_beside_the_log(make_repo: Callable[[str], Repo]) -> None:
     """The server's own refusal: the selection placed the edit in a function body, but the
     live functions run assertion-rewritten code no compile of the file gives."""
@@ -261,9 +304,11 @@ def test_codeswap_puts_new_bodies_on_live_functions_and_refuses_foreign_code() -
         codeswap.swaps(old.encode(), new.encode(), "m.py", [*live, stranger])
 
 
-def test_swap_only_under_a_command_two_swappable_controls_share(tmp_path: Path) -> None:
+def test_a_server_starts_only_under_a_command_two_swappable_controls_share(
+    tmp_path: Path,
+) -> None:
     """A collected server imports and collects the whole suite: one control alone under its
-    command pays that for nothing, so it runs warm."""
+    command pays that for nothing, so it starts none (it swaps in one its lane has alive)."""
     from dataclasses import replace
 
     from fidelity.controls.gate import Plan, _swap_where_shared
@@ -274,4 +319,6 @@ def test_swap_only_under_a_command_two_swappable_controls_share(tmp_path: Path) 
     a, b, c = table.controls[:3]
     c = replace(c, command=(*c.command, "-x"))
     plans = [Plan(x, Job(x, tmp_path / "log", 60.0, swap=True), "") for x in (a, b, c)]
-    assert [p.job.swap for p in _swap_where_shared(plans)] == [True, True, False]
+    shared = _swap_where_shared(plans)
+    assert [p.job.collect for p in shared] == [True, True, False]
+    assert [p.job.swap for p in shared] == [True, True, True]  # in a server the lane has

@@ -238,14 +238,15 @@ def plans(
 
 
 def _swap_where_shared(found: list[Plan]) -> list[Plan]:
-    """Swap only under a command that two or more swappable controls share: a collected
-    server imports and collects the whole suite once, which one control alone pays for
-    without gain (a warm child imports only the test files it selects)."""
+    """Start a collected server only under a command that two or more swappable controls
+    share: it imports and collects the whole suite, which one control alone pays for without
+    gain (a warm child imports only the test files it selects). A lone control still swaps
+    in a server its lane has alive, such as the traced run's of the unmodified tree."""
     shared = Counter(p.control.command for p in found if p.job.swap)
     return [
-        p
-        if not p.job.swap or shared[p.control.command] >= 2
-        else replace(p, job=replace(p.job, swap=False))
+        replace(p, job=replace(p.job, collect=True))
+        if p.job.swap and shared[p.control.command] >= 2
+        else p
         for p in found
     ]
 
@@ -368,7 +369,7 @@ def _judge_all(
     if progress:
         progress.expect(2 + len(chosen))  # the unmodified tree, each control, the no-op one
     tracing = Tracing.NONE if full else Tracing.FRESH if fresh else Tracing.REUSE
-    runs = unmodified.runs(lanes, table, chosen, logs, tracing=tracing)
+    runs = unmodified.runs(lanes, table, chosen, logs, tracing=tracing, serve=swap and not full)
     _check_ids(table, chosen, runs)
     reused = tuple(unmodified.reused_note(u) for u in runs.values() if u.reused)
     baseline = combine([(" ".join(u.command), u.run) for u in runs.values()])

@@ -70,6 +70,11 @@ class Job:
     # the edit lands only in function bodies that ran inside tests alone (`Selection`): a
     # collected server may swap it into a fork instead of importing the tree afresh
     swap: bool = False
+    # a collected server may be started for it (else only one the lane has alive is used)
+    collect: bool = False
+    # the traced run of the unmodified tree: its collected server is started with the trace
+    # switched on and this run is its first child, so the tree is imported and collected once
+    traced: bool = False
 
 
 def edited_files(control: Control) -> list[str]:
@@ -129,14 +134,19 @@ class Lane:
         """The job's control in this lane's tree; overhead is wall time minus the test run."""
         start = time.monotonic()
         root = self.root
-        if job.swap and job.warm:
+        collecting = 0.0
+        if job.swap and job.collect:
             self._collect(job, root)  # while the tree is still the unmodified one
+            collecting = time.monotonic() - start
         names = edited_files(job.control)
         originals = {n: (root / n).read_bytes() if (root / n).is_file() else None for n in names}
         try:
             run = self._edited(job, root)
         finally:
             self._restore(root, originals)
+        if job.traced and run.mode == "collected":
+            # as long as a cold run took: each control's limit is scaled from it
+            run = replace(run, duration_s=round(run.duration_s + collecting, 4))
         wall = time.monotonic() - start
         return replace(run, overhead_s=round(max(wall - run.duration_s, 0.0), 4))
 
@@ -197,16 +207,13 @@ class Lane:
                 return f"setup command {' '.join(argv)!r} failed ({result.status}): {tail}"
         return ""
 
-    def _argv(self, job: Job, root: Path) -> tuple[list[str], Path]:
-        """The job's test command as run, and the JUnit file it writes."""
+    def _argv(self, job: Job, root: Path, *, brief: bool = True) -> tuple[list[str], Path]:
+        """The job's test command as run (brief: with `--tb=line` where `Job.brief` asks for
+        it), and the JUnit file it writes."""
         command = job.control.command
         junit = root.parent / "junit.xml"
         argv = runner.argv_for(command, junit, root)
-        if (
-            job.brief
-            and runner.is_pytest(command)
-            and not any(a.startswith("--tb") for a in command)
-        ):
+        if brief and _tb_line(job):
             argv.append("--tb=line")
         return argv, junit
 
@@ -217,7 +224,8 @@ class Lane:
         extra = dict(job.env)
         env = runner.env_for(self.table, root, self.tree.names, pytest)
         args = warm.pytest_args(argv) if job.warm and pytest else None
-        result, mode = self._swapped(job, args, extra), "swap"
+        result = self._swapped(job, root, extra)
+        mode = "collected" if job.traced else "swap"
         if result is None and job.selection is not None and job.selection.ids is not None:
             chosen = root.parent / "select.json"
             files = sorted({i.split("::")[0] for i in job.selection.ids})
@@ -243,18 +251,28 @@ class Lane:
             mode = "cold"
         return self._read(result, argv, junit, job, mode)
 
-    def _swapped(
-        self, job: Job, args: Sequence[str] | None, extra: Mapping[str, str]
-    ) -> warm.WarmResult | None:
+    def _server_args(self, job: Job, root: Path) -> list[str] | None:
+        """A collected server's pytest arguments for the job: its command's, without the
+        `--tb=line` a control adds (the child sets that), so that the unmodified run's server
+        serves the controls too; None when the command is not `PYTHON -m pytest`."""
+        if not runner.is_pytest(job.control.command):
+            return None
+        return warm.pytest_args(self._argv(job, root, brief=False)[0])
+
+    def _swapped(self, job: Job, root: Path, extra: Mapping[str, str]) -> warm.WarmResult | None:
         """The run in a fork of the collected server, or None where it cannot be one."""
-        if not job.swap or args is None or self.table.setup:
+        args = self._server_args(job, root) if job.swap else None
+        if args is None or self.table.setup:
             return None
         key = tuple(args)
         server = self._collected.get(key)
         if server is None or not server.alive:
             return None
         ids = job.selection.ids if job.selection is not None else None
-        result = server.swap(edited_files(job.control), ids, extra, job.log, job.timeout_s)
+        tb = "line" if _tb_line(job) else ""
+        result = server.swap(
+            edited_files(job.control), ids, extra, job.log, job.timeout_s, traced=job.traced, tb=tb
+        )
         if result.refused:
             _note(job.log.with_suffix(".swap.txt"), result.refused)
             return None
@@ -263,26 +281,31 @@ class Lane:
         return None if result.lost else result
 
     def _collect(self, job: Job, root: Path) -> None:
-        """A collected server for the job's command, started if the lane has none alive; the
-        least recently used goes when more than `COLLECTED_KEPT` would be kept."""
-        argv, _ = self._argv(job, root)
+        """A collected server for the job's command, started if the lane has none alive (for
+        the traced run, always one with the trace switched on); the least recently used goes
+        when more than `COLLECTED_KEPT` would be kept."""
+        argv, _ = self._argv(job, root, brief=False)
         args = warm.pytest_args(argv) if runner.is_pytest(job.control.command) else None
         if args is None or tuple(args) in self._collect_failed or self.table.setup:
             return  # setup commands remake files from the edited tree: imported afresh
         key = tuple(args)
         server = self._collected.pop(key, None)
-        if server is not None and server.alive:
+        if server is not None and server.alive and not job.traced:
             self._collected[key] = server
             return
+        if server is not None:
+            server.close()
         while len(self._collected) >= COLLECTED_KEPT:
             self._collected.pop(next(iter(self._collected))).close()
         env = runner.env_for(self.table, root, self.tree.names, True)
+        if job.traced:
+            env = runner.with_extra(env, job.env)
         started = warm.Server.collect(
             argv[0],
             root,
             env,
             args,
-            job.log.parent / "_collected.log",
+            job.log.with_suffix(".server.log") if job.traced else job.log.parent / "_collected.log",
             timeout_s=job.timeout_s,
             cancel=self.tree.cancel,
         )
@@ -318,6 +341,15 @@ class Lane:
         )
         self._warm_failed = self._server is None
         return self._server
+
+
+def _tb_line(job: Job) -> bool:
+    """Whether the job's failures are reported a line each: brief, and the command names no
+    `--tb` of its own."""
+    command = job.control.command
+    return (
+        job.brief and runner.is_pytest(command) and not any(a.startswith("--tb") for a in command)
+    )
 
 
 def _note(path: Path, text: str) -> None:

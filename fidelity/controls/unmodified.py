@@ -60,6 +60,7 @@ def _unmodified_one(
     traced: bool = True,
     reuse_key: str = "",
     fresh: bool = False,
+    serve: bool = False,
 ) -> Unmodified:
     if reuse_key and not fresh and (kept := reuse.find(log.parent, reuse_key)) is not None:
         kept_trace = parse_trace(kept.trace) if kept.trace is not None else None
@@ -71,7 +72,11 @@ def _unmodified_one(
     files["expect"].write_text(json.dumps(expected))
     env = {f"FIDELITY_{k.upper()}": str(p) for k, p in files.items()}
     timeout = table.timeout_s or UNMODIFIED_TIMEOUT_S
-    run = lane.run(Job(noop, log, timeout, env=env if is_pytest(command) else {}))
+    # serve: the run is the first child of a collected server, which then serves the
+    # controls under this command in this lane (`Job.traced`)
+    serve = serve and traced and is_pytest(command)
+    job = Job(noop, log, timeout, env=env if is_pytest(command) else {})
+    run = lane.run(replace(job, swap=serve, collect=serve, traced=serve))
     trace = _read_json(files["trace"]) if traced else None
     collected = _read_json(files["collected"])
     if reuse_key and isinstance(trace, dict):
@@ -91,9 +96,11 @@ def runs(
     logs: Path,
     *,
     tracing: Tracing = Tracing.FRESH,
+    serve: bool = False,
 ) -> dict[tuple[str, ...], Unmodified]:
     """The unmodified tree under each command the chosen controls use, traced as `tracing`
-    says; a trace made now is kept for later runs under the no-op control's command."""
+    says; a trace made now is kept for later runs under the no-op control's command. With
+    `serve`, a traced pytest run is a collected server's first child (`Job.traced`)."""
     commands = list(dict.fromkeys(c.command for c in chosen)) or [table.command]
     # only the no-op control's command: the no-op runs all of its tests again now
     again = table.command if table.command in commands else commands[0]
@@ -115,6 +122,7 @@ def runs(
                 traced=traced,
                 reuse_key=keys.get(command, ""),
                 fresh=tracing is not Tracing.REUSE,
+                serve=serve,
             )
         )
     found = lanes.map(tasks)

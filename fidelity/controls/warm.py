@@ -153,14 +153,21 @@ class Server:
         env: Mapping[str, str],
         log: Path,
         timeout_s: float,
+        *,
+        traced: bool = False,
+        tb: str = "",
     ) -> WarmResult:
         """The chosen tests (None: all) in a child with the edit swapped in (a `collect`
-        server); `refused` says why not, and then nothing ran."""
+        server); `refused` says why not, and then nothing ran. `traced`: the child is the
+        traced run of the unmodified tree (a server started with the trace switched on);
+        `tb`: the child's `--tb` style, which the server's arguments leave out."""
         request = {
             "edited": list(edited),
             "ids": None if ids is None else list(ids),
             "env": dict(env),
             "log": str(log),
+            "traced": traced,
+            "tb": tb,
         }
         return self._call(request, timeout_s)
 

@@ -143,8 +143,11 @@ class Tracer:
             self.current.spawned = True
 
     def start(self) -> None:
+        sys.addaudithook(self.audit)  # once: an audit hook cannot be removed
+        self.resume()
+
+    def resume(self) -> None:
         self.active = True
-        sys.addaudithook(self.audit)
         trace = self.make_trace()
         threading.settrace(trace)
         sys.settrace(trace)
@@ -205,6 +208,28 @@ def _reading_source(frame: FrameType | None) -> bool:
 _TRACER = Tracer(_root()) if os.environ.get(TRACE_ENV) else None
 if _TRACER is not None:  # from plugin import on: conftest modules and collection count too
     _TRACER.start()
+
+
+def pause_tracing() -> None:
+    """For ``fidelity_swap``, once collection is done: its own work (reading every source of
+    the tree) is nobody's test and no data read; a traced child resumes, any other drops."""
+    if _TRACER is not None:
+        _TRACER.stop()
+
+
+def resume_tracing() -> None:
+    """In the forked child that is the traced run of the unmodified tree."""
+    if _TRACER is not None:
+        _TRACER.resume()
+
+
+def drop_tracing() -> None:
+    """In a forked child that runs a control: nothing is traced and no trace is written (the
+    unmodified run's trace file belongs to the unmodified run)."""
+    global _TRACER
+    if _TRACER is not None:
+        _TRACER.stop()
+    _TRACER = None
 
 
 def _foreign_modules(root: str) -> list[str]:

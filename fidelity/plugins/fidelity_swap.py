@@ -7,13 +7,19 @@ the pytest arguments (JSON). It speaks over its standard input and a copy of its
 output; pytest's own output, and the children's once they are forked, go to files. When
 collection is done it answers ``{"ready": PID}`` (or ``{"failed": WHY}`` and leaves). Then,
 per request line (``{"edited": [PATH, ...], "ids": [...] or null, "env": {...}, "log":
-PATH}``, made after the edit is on disk), it works out the swaps; if one is refused it
+PATH, "traced": BOOL, "tb": STYLE}``, made after the edit is on disk), it works out the
+swaps; if one is refused it
 answers ``{"unswappable": WHY}`` and the caller imports the tree afresh instead. Otherwise it
 forks: the child points its output at the log, puts the new code on the live functions,
 keeps only the chosen tests, and goes on into pytest's run loop, so the reports (JUnit and
 the controls plugin's failure kinds) are written as in any run; it leaves with
 ``os._exit`` once they are (``fidelity_warm``). The server answers ``{"pid": N}`` and then
 ``{"exit": CODE}``. Standard library and pytest only.
+
+Started with the controls plugin's trace switched on, the server is also the traced run of
+the unmodified tree: collection is traced as in a cold run, the tracer pauses once it is
+done, and the child of a ``"traced"`` request (no edit, every test) resumes it and writes
+the trace; every other child drops it. So the tree is imported and collected once for both.
 """
 
 from __future__ import annotations
@@ -112,6 +118,7 @@ class Collected:
         if why:
             self.answer({"failed": why})
             os._exit(0)
+        _tracing("pause_tracing")
         live = Live(self.root)
         gc.freeze()  # forked children then leave the imported objects' pages shared
         self.answer({"ready": os.getpid(), "collected": len(session.items)})
@@ -154,6 +161,9 @@ def _enter(
             os.dup2(log, fd)
         os.environ.update({str(k): str(v) for k, v in (request.get("env") or {}).items()})
         importlib.invalidate_caches()
+        _tracing("resume_tracing" if request.get("traced") else "drop_tracing")
+        if request.get("tb"):
+            session.config.option.tbstyle = str(request["tb"])
         for function, code in swaps:
             function.__code__ = code
         ids = request.get("ids")
@@ -168,6 +178,14 @@ def _enter(
 
         traceback.print_exc()
         os._exit(70)
+
+
+def _tracing(what: str) -> None:
+    """Pause, resume or drop the controls plugin's tracer, when the server was started as the
+    traced run of the unmodified tree (the plugin is loaded as a module of that name)."""
+    plugin = sys.modules.get("fidelity_pytest_controls")
+    if plugin is not None:
+        getattr(plugin, what)()
 
 
 def _saved_fds(config: pytest.Config) -> list[int]:
