@@ -70,9 +70,10 @@ def _register_controls(sub: Any) -> None:
         "--no-swap",
         dest="swap",
         action="store_false",
-        help="import the edited tree afresh for every control (default: where a control's "
-        "edit lands only in function bodies that ran inside tests alone, swap the new code "
-        "into a fork of a pytest that imported and collected the unmodified tree once)",
+        help="run the unmodified tree cold and import the edited tree afresh for every "
+        "control (default: trace the unmodified tree in a fork of a pytest that imported and "
+        "collected it, and where a control's edit lands only in function bodies that ran "
+        "inside tests alone, swap the new code into another fork of it)",
     )
     run.add_argument(
         "--fresh",
