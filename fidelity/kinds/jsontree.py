@@ -7,14 +7,17 @@ compared by value: parsed JSON takes many times its size in memory.
 
 Equal bytes are settled unread. Documents are parsed with their numbers kept as the bytes
 that spell them (`parsed`), so `==` in C settles an equal subtree exactly as the walk
-would, with nothing encoded again; a number is read as one only where two differ.
+would, with nothing encoded again; a number is read as one only where two differ. Without
+ignore entries, two numbers that differ are collected as met, unread and unnamed, and
+judged in bulk (`_tally_spelled`): a path is made only for those a report lists.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -24,14 +27,17 @@ from fidelity.kinds.diffs import (
     DEFAULT_TOP,
     OWN_PATHS,
     SHOWN_LINE_CHARS,
+    Block,
     Difference,
     OutputDiff,
     Tally,
+    Tolerance,
     clip_pair,
+    rank,
     tolerance_for,
 )
 from fidelity.kinds.ignores import Ignores, ignore_problem
-from fidelity.kinds.numberrun import NumberRun
+from fidelity.kinds.numberrun import RUN, NumberRun
 from fidelity.kinds.sources import NO_PATHS, Neutral, Source, read, size
 
 JSON_LIMIT_BYTES = 32 * 2**20  # parsed JSON takes ~10-30x its size in memory
@@ -40,6 +46,9 @@ NAME = "json"
 
 Pair = tuple[Any, Any, str]  # both sides' values, and where
 Leaf = tuple[str, Any, Any]  # where, and both sides' values
+# two numbers as met: the parent's path, the key or index (None: the parent itself), and
+# both sides' spellings
+Spelled = tuple[str, str | int | None, bytes, bytes]
 
 
 _NESTED = (dict, list)
@@ -63,6 +72,45 @@ def _items(b: list[Any], c: list[Any], here: str, every: bool = True) -> Iterato
         x, y = (b[i] if i < nb else _ABSENT), (c[i] if i < nc else _ABSENT)
         if every or type(x) in _NESTED or x != y:
             yield x, y, f"{here}[{i}]"
+
+
+Inner = Iterator[tuple[Any, Any, Any]]  # both sides' values, and the key or index
+
+
+def _keyed(b: dict[str, Any], c: dict[str, Any], here: str, numbers: list[Spelled]) -> Inner:
+    """`_members` for `_spelled_walk`: the key instead of a path, and two numbers spelled
+    differently appended to `numbers` in the order met instead ("`_FULL`" once it holds
+    `RUN`): the walk descends into what this yields before this goes on."""
+    if b.keys() == c.keys():
+        pairs: Iterable[tuple[Any, Any, Any]] = ((k, x, c[k]) for k, x in b.items())
+    else:
+        pairs = ((k, b.get(k, _ABSENT), c.get(k, _ABSENT)) for k in dict.fromkeys([*b, *c]))
+    return _spelled(pairs, here, numbers)
+
+
+def _spelled(pairs: Iterable[tuple[Any, Any, Any]], here: str, numbers: list[Spelled]) -> Inner:
+    """What `_keyed` and `_indexed` yield, from (key or index, base value, cand value)."""
+    append = numbers.append
+    for k, x, y in pairs:
+        kind = type(x)
+        if kind is bytes and type(y) is bytes:
+            if x != y:
+                append((here, k, x, y))
+                if len(numbers) >= RUN:
+                    yield _FULL
+        elif kind is dict or kind is list or x != y:
+            yield x, y, k
+
+
+def _indexed(b: list[Any], c: list[Any], here: str, numbers: list[Spelled]) -> Inner:
+    """`_keyed` for two lists: the index instead of a key."""
+    nb, nc = len(b), len(c)
+    if nb == nc:
+        return _spelled(zip(range(nb), b, c, strict=True), here, numbers)
+    pairs = (
+        (i, b[i] if i < nb else _ABSENT, c[i] if i < nc else _ABSENT) for i in range(max(nb, nc))
+    )
+    return _spelled(pairs, here, numbers)
 
 
 def parsed(data: bytes) -> Any:
@@ -115,6 +163,62 @@ def _walk(base: Any, cand: Any, where: str, ignore: Ignores) -> Iterator[Leaf]:
             b, c = _value(b), _value(c)
             if b != c or type(b) is not type(c):
                 yield here, b, c
+
+
+_RUN_FULL = ("", None, None)  # yielded by `_spelled_walk`: `numbers` holds a run's worth
+_FULL = (None, None, None)  # the same, from `_keyed` and `_indexed`
+
+
+def _spelled_walk(base: Any, cand: Any, where: str, numbers: list[Spelled]) -> Iterator[Leaf]:
+    """`_walk` with no ignore entries, made for documents whose numbers mostly moved: two
+    numbers that are spelled differently are not yielded but appended to `numbers` as met,
+    unread and with no path made (`NumberRun.add_spelled` judges them in bulk, and names
+    only those it shows). Every other leaf that differs is yielded as `_walk` yields it;
+    `_RUN_FULL` is yielded when `numbers` holds `RUN` of them."""
+    if type(base) is bytes and type(cand) is bytes:
+        numbers.append((where, None, base, cand))
+        return
+    stack: list[tuple[Inner, str, bool]] = [(iter([(base, cand, None)]), where, False)]
+    while stack:
+        it, here, in_dict = stack[-1]
+        item = next(it, None)
+        if item is None:
+            stack.pop()
+            continue
+        if item is _FULL:
+            yield _RUN_FULL
+            continue
+        b, c, k = item
+        kind = type(b)
+        path = here if k is None else f"{here}.{k}" if in_dict else f"{here}[{k}]"
+        if kind is dict or kind is list:
+            if _same(b, c):
+                continue
+            inner = _inner(b, c, path, numbers)
+            if inner is not None:
+                stack.append((inner, path, kind is dict))
+                continue
+        if b != c:
+            b, c = _value(b), _value(c)
+            if b != c or type(b) is not type(c):
+                yield path, b, c
+
+
+def _inner(b: Any, c: Any, here: str, numbers: list[Spelled]) -> Inner | None:
+    """The walk into two containers of one type; None when their types differ (a leaf)."""
+    if type(b) is dict and type(c) is dict:
+        return _keyed(b, c, here, numbers)
+    if type(b) is list and type(c) is list:
+        return _indexed(b, c, here, numbers)
+    return None
+
+
+def spelled_path(met: Spelled) -> str:
+    """The path of a number `_spelled_walk` met: its parent's path and its key or index."""
+    here, k = met[0], met[1]
+    if k is None:
+        return here
+    return f"{here}[{k}]" if type(k) is int else f"{here}.{k}"
 
 
 def _same(b: Any, c: Any) -> bool:
@@ -177,20 +281,10 @@ def compare_json(
     except (ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         return OutputDiff(path, NAME, False, f"not valid JSON: {why}")
-    tol = tolerance_for(spec)
     tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))
     ignore = Ignores(tuple(spec.get("ignore", [])))
-    paths_only = False
-    numbers = NumberRun(tol, tally.top, _show)
-    for where, b, c in _walk(b_doc, c_doc, "$", ignore):
-        if type(b) in _NUMBERS and type(c) in _NUMBERS:
-            numbers.add(where, b, c, tally)
-        elif type(b) is str and type(c) is str and neutral.same(b, c):
-            paths_only = True
-        else:
-            numbers.flush(tally)  # the order met stays the order listed
-            tally.add(where, None, _changed(where, b, c))
-    numbers.flush(tally)
+    tol = tolerance_for(spec)
+    paths_only = _tallied(b_doc, c_doc, tol=tol, tally=tally, ignore=ignore, neutral=neutral)
     return OutputDiff(
         path,
         NAME,
@@ -204,6 +298,106 @@ def compare_json(
         values_changed=tally.changed,
         values_within=tally.within,
     )
+
+
+def _tallied(
+    b_doc: Any,
+    c_doc: Any,
+    *,
+    tol: Tolerance,
+    tally: Tally,
+    ignore: Ignores,
+    neutral: Neutral,
+    spelled: bool = True,
+) -> bool:
+    """Every leaf that differs, into tally; whether some differ only in the run's own paths.
+    With no ignore entries (and `spelled`), numbers are judged in bulk as `_spelled_walk`
+    meets them; the same counts, keys in the same order and the same largest as one by one."""
+    numbers = NumberRun(tol, tally.top, _show)
+    met: list[Spelled] = []
+    fast = spelled and not ignore.entries
+    leaves = _spelled_walk(b_doc, c_doc, "$", met) if fast else _walk(b_doc, c_doc, "$", ignore)
+    paths_only = False
+    for where, b, c in leaves:
+        if met:  # those met before this leaf, in order
+            numbers.flush(tally)
+            _tally_spelled(met, tol, tally)
+            met.clear()
+        if b is None and where == "":
+            continue  # `_RUN_FULL`
+        if type(b) in _NUMBERS and type(c) in _NUMBERS:
+            numbers.add(where, b, c, tally)
+        elif type(b) is str and type(c) is str and neutral.same(b, c):
+            paths_only = True
+        else:
+            numbers.flush(tally)  # the order met stays the order listed
+            tally.add(where, None, _changed(where, b, c))
+    numbers.flush(tally)
+    _tally_spelled(met, tol, tally)
+    return paths_only
+
+
+def _tally_spelled(met: list[Spelled], tol: Tolerance, tally: Tally) -> None:
+    """Numbers `_spelled_walk` met, read and judged in bulk and tallied as one block, as
+    `NumberRun` would tally them one by one; a path is made only for those listed. Equal
+    values, infinities and integers too large for a float are settled one by one
+    (`_spelled_exactly`), as the walk of `json.loads`' values would settle them."""
+    if not met:
+        return
+    xs = [float(m[2]) for m in met]
+    ys = [float(m[3]) for m in met]
+    rtol, atol = tol.rtol, tol.atol
+    diffs: list[float | None] = [abs(y - x) for x, y in zip(xs, ys, strict=True)]
+    holds = [e <= atol + rtol * abs(x) for x, e in zip(xs, diffs, strict=True)]  # type: ignore[operator]
+    kept = range(len(met))
+    special = [i for i, e in enumerate(diffs) if not 0.0 < e < math.inf]  # type: ignore[operator]
+    if special:
+        equal = set()
+        for i in special:
+            exact = _spelled_exactly(met[i], tol)
+            if exact is None:
+                equal.add(i)
+            else:
+                diffs[i], holds[i] = exact
+        kept = [i for i in kept if i not in equal]  # type: ignore[assignment]
+    out = [i for i in kept if not holds[i]]
+    if out:
+        best = heapq.nsmallest(tally.top, kept, key=lambda i: (holds[i], -rank(diffs[i])))
+    else:  # the same order: sorting is stable, also reversed; every difference is a number
+        best = heapq.nlargest(tally.top, kept, key=diffs.__getitem__)  # type: ignore[arg-type]
+    top = [
+        Difference(
+            spelled_path(met[i]),
+            _show(_value(met[i][2])),
+            _show(_value(met[i][3])),
+            diffs[i],
+            holds[i],
+        )
+        for i in best
+    ]
+    block = Block(
+        within=len(kept) - len(out),
+        out=len(out),
+        changed=sum(1 for i in out if diffs[i] is None),
+        columns=(),
+        rows=len(out),
+        key=lambda n: spelled_path(met[out[n]]),
+        top=top,
+    )
+    tally.add_block(block)
+
+
+def _spelled_exactly(met: Spelled, tol: Tolerance) -> tuple[float | None, bool] | None:
+    """Two numbers read as `json.loads` reads them: None when equal and of one type; else
+    their difference (None: too large for a float, a change) and whether it holds."""
+    b, c = _value(met[2]), _value(met[3])
+    if b == c and type(b) is type(c):
+        return None
+    try:
+        fb, fc = float(b), float(c)
+    except OverflowError:
+        return None, False
+    return abs(fc - fb), tol.holds(fb, fc)
 
 
 @dataclass(frozen=True, slots=True)

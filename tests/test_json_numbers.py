@@ -1,0 +1,111 @@
+"""The JSON comparator judges differing numbers in bulk (issue 39 item 3: `compare` per JSON
+pair was 1.84x the naive compare, every float moved within tolerance): the same counts, the
+same paths listed in the same order and the same largest differences as judging them one
+by one, on any document, including the numbers only an exact read settles (equal values
+spelled two ways, integers too large for a float, infinities)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from fidelity.kinds import jsontree, numberrun
+from fidelity.kinds.diffs import Tally, Tolerance
+from fidelity.kinds.ignores import Ignores
+from fidelity.kinds.registry import explain
+from fidelity.kinds.sources import NO_PATHS
+
+NUMBERS = st.one_of(
+    st.integers(-3, 3),
+    st.sampled_from([10**17, 10**17 + 1, 10**400, -0, 0.0, -0.0, 1.0, 1e300, 1e-300]),
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+)
+LEAVES = st.one_of(NUMBERS, st.sampled_from([True, False, None, "a", "b"]))
+DOCS = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from("abc"), inner),
+    max_leaves=16,
+)
+
+
+def _moved(doc: Any, how: int) -> Any:
+    """doc with its floats moved by a relative 1e-12 (how 1), 1e-6 (how 2) or not (0)."""
+    if isinstance(doc, float):
+        return doc * (1 + (1e-12, 1e-6)[how - 1]) if how else doc
+    if isinstance(doc, list):
+        return [_moved(x, how) for x in doc]
+    if isinstance(doc, dict):
+        return {k: _moved(v, how) for k, v in doc.items()}
+    return doc
+
+
+def _tallies(base: Any, cand: Any, top: int) -> list[tuple[object, ...]]:
+    texts = json.dumps(base).encode(), json.dumps(cand).encode()
+    found: list[tuple[object, ...]] = []
+    for spelled in (True, False):
+        tally = Tally(top=top)
+        b_doc, c_doc = jsontree.parsed(texts[0]), jsontree.parsed(texts[1])
+        own = jsontree._tallied(
+            b_doc,
+            c_doc,
+            tol=Tolerance(rtol=1e-9),
+            tally=tally,
+            ignore=Ignores(()),
+            neutral=NO_PATHS,
+            spelled=spelled,
+        )
+        counts = (tally.out, tally.within, tally.changed, tally.keys_total)
+        found.append((*counts, list(tally.keys), tally.largest(), own))
+    return found
+
+
+@settings(max_examples=300)
+@given(DOCS, DOCS, st.integers(0, 2), st.integers(1, 4), st.booleans())
+@example([10**17, 1, 1.0, 10**400], [10**17 + 1, 1.0, 1.0, 10**400 + 1], 0, 2, False)
+@example({"a": [1.0, 2.0], "b": 3.0}, {}, 1, 1, True)
+@example(1.5, 1.5, 1, 3, True)
+@example([float("inf"), 1e308], [float("-inf"), 1.7e308], 0, 3, False)
+def test_numbers_in_bulk_tally_as_one_by_one(
+    base: Any, other: Any, how: int, top: int, small_runs: bool
+) -> None:
+    """Red when the bulk judge counts an equal value spelled twice (`1.0` and `1.00`), reads
+    10**400 as infinity, or lists paths out of order."""
+    cand = _moved(base, how) if how else other
+    with pytest.MonkeyPatch.context() as patch:
+        if small_runs:  # numbers tallied in runs of 2 by both paths
+            patch.setattr(jsontree, "RUN", 2)
+            patch.setattr(numberrun, "RUN", 2)
+        spelled, one_by_one = _tallies(base, cand, top)
+    assert repr(spelled) == repr(one_by_one)  # repr: a NaN difference equals itself
+
+
+def test_a_number_spelled_two_ways_is_no_difference_and_a_huge_integer_is_a_change() -> None:
+    base = b'{"x": [1.0, 1.50, 100000000000000000, 1' + b"0" * 400 + b", 2]}"
+    cand = b'{"x": [1.00, 1.5, 100000000000000001, 1' + b"0" * 399 + b"1, 2.0]}"
+    d = explain("r.json", base, cand, {"kind": "json", "rtol": 1e-9})
+    assert (d.values_out, d.values_changed, d.values_within) == (1, 1, 2), d
+    assert d.keys == ("$.x[3]",)
+    assert [x.where for x in d.largest] == ["$.x[3]", "$.x[2]", "$.x[4]"]
+
+
+def test_every_float_moved_within_tolerance_lists_the_largest_by_path() -> None:
+    records: list[dict[str, Any]] = [{"t": 1.0 + i, "s": [0.5 * i, 2.0]} for i in range(3_000)]
+    moved: list[dict[str, Any]] = [
+        {"t": r["t"] * (1 + 1e-12 * (i % 7)), "s": [r["s"][0], 2.0 + 1e-13]}
+        for i, r in enumerate(records)
+    ]
+    moved[5]["t"] = 99.0
+    d = explain(
+        "r.json",
+        json.dumps({"records": records}).encode(),
+        json.dumps({"records": moved}).encode(),
+        {"kind": "json", "rtol": 1e-9, "top": 3},
+    )
+    assert d.keys == ("$.records[5].t",) and d.values_out == 1, d
+    moved_t = sum(1 for i in range(3_000) if i % 7 and i != 5)
+    assert d.values_within == moved_t + 3_000  # and every s[1]
+    assert d.largest[0].where == "$.records[5].t" and not d.largest[0].within
