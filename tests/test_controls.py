@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from io import StringIO
 from pathlib import Path
 
@@ -209,6 +210,42 @@ def test_quiet_prints_one_record_per_line(every_verdict) -> None:
     assert survived.split("\t")[1:2] == ["survived"] and "no test failed" in survived
     for r in report.results:  # every control on a line of its own, whole
         assert any(line.startswith(f"{r.id}\t{r.verdict}\t") for line in lines), r.id
+
+
+def _long_ids(report: Report) -> Report:
+    """The report with each failing id as long as a deep parametrized one."""
+    deep = "tests/integration/test_a_rather_long_module_name.py::TestSomething::test_"
+    results = tuple(
+        replace(r, failing=tuple(t.replace(T, deep) for t in r.failing))
+        if r.verdict is not Verdict.CAUGHT_DIFFERENTLY
+        else r
+        for r in report.results
+    )
+    return replace(report, results=results)
+
+
+def test_every_failing_test_id_is_shown_whole_at_any_width(every_verdict) -> None:
+    """At 80 columns the table folded toolz's test ids into 9-character slivers. At every
+    width, each failing test id is shown whole on one line: in the table where it fits,
+    else in a block per control (verdict line, then each failing test on its own line)."""
+    _, plain, _, _ = every_verdict
+    for report in (plain, _long_ids(plain)):
+        failing = [t for r in report.results for t in r.failing]
+        assert failing
+        kinds = set()
+        for width in range(50, 260, 15):
+            out = StringIO()
+            render.report(Console(file=out, width=width, color_system=None), report)
+            lines = out.getvalue().splitlines()
+            table = any(c in out.getvalue() for c in "─│┃━")
+            kinds.add(table)
+            assert table is render.fits(report, width)
+            for t in failing:
+                assert any(t in line for line in lines), (width, t, out.getvalue())
+            if not table:
+                heads = [line for line in lines if line.startswith("mul-plus  ")]
+                assert heads and heads[0].startswith("mul-plus  caught-differently (assertion")
+        assert kinds == {True, False}, "both layouts were seen"
 
 
 def test_checkout_untouched_after_the_run(every_verdict) -> None:

@@ -15,7 +15,7 @@ import pytest
 from support import PY, Repo, snapshot
 
 from fidelity.controls import gate as controls
-from fidelity.controls.verdict import Report
+from fidelity.controls.verdict import Report, RunStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -180,6 +180,18 @@ def _trace(report: Report) -> dict[str, object]:
     }
 
 
+SEES_TRACE = """import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _sees():
+    with open({seen!r}, "a") as f:
+        f.write("T" if "FIDELITY_TRACE" in os.environ else "-")
+"""
+
+
 def test_the_traced_run_is_the_collected_servers_first_child(
     make_repo: Callable[[str], Repo], tmp_path: Path
 ) -> None:
@@ -192,12 +204,17 @@ def test_the_traced_run_is_the_collected_servers_first_child(
         '"""calc"""\n', f'"""calc"""\nwith open({str(imports)!r}, "a") as _f:\n    _f.write("1")\n'
     )
     _project(repo, calc=calc)
+    seen = tmp_path / "seen.txt"  # per test: whether it sees the trace settings
+    repo.commit({"conftest.py": SEES_TRACE.format(seen=str(seen))})
     once = controls.run(
         repo.path, controls.load(repo.path), jobs=1, only=["body", "default-argument"]
     )
     assert imports.read_text() == "11", "one import for the traced run and the swaps, one warm"
     assert _modes(once) == {"body": "swap", "default-argument": "warm"}
     assert once.noop is not None and once.noop.mode == "swap"
+    traced = len(once.baseline.tests)
+    assert seen.read_text() == "T" * traced + "-" * (len(seen.read_text()) - traced)
+    assert "-" in seen.read_text(), "a control's tests see no trace settings"
     imports.write_text("")
     cold = controls.run(
         repo.path,
@@ -211,6 +228,81 @@ def test_the_traced_run_is_the_collected_servers_first_child(
     assert _verdicts(once) == _verdicts(cold)
     assert _trace(once) == _trace(cold)
     assert any(code.endswith(":0") for code in _trace(cold)["outside"]["code"])  # type: ignore[index]
+
+
+THREADED = '''"""calc, with a worker thread started at import: a fork has no such thread"""
+import queue
+import threading
+
+LIMIT = 10
+_jobs, _done = queue.Queue(), queue.Queue()
+
+
+def _work():
+    while True:
+        _done.put(_jobs.get() * 2)
+
+
+threading.Thread(target=_work, daemon=True).start()
+
+
+def compute(x):
+    _jobs.put(x)
+    return _done.get(timeout=2)
+
+
+def limit():
+    return LIMIT
+'''
+THREADED_TESTS = """from calc import compute, limit
+
+
+def test_compute():
+    assert compute(2) == 4
+
+
+def test_limit():
+    assert limit() == 10
+"""
+
+
+def test_a_tree_that_fails_only_in_a_fork_is_judged_by_a_cold_run(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    """A thread started at import does not survive a fork, so the traced run's fork fails
+    where a fresh process passes: a cold run decides (red before: exit 3, "the unmodified
+    tree does not pass"), and the command's controls import the tree afresh."""
+    repo = make_repo("swap-threaded")
+    table = (
+        f"[controls]\ncommand = {json.dumps([PY, '-m', 'pytest', '-q'])}\n"
+        + _control("constant", "LIMIT = 10", "LIMIT = 11", ["test_limit"])
+        + _control("body", "return LIMIT", "return LIMIT + 1", ["test_limit"])
+    )
+    _project(repo, calc=THREADED, tests=THREADED_TESTS, table=table)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, (report.baseline, _verdicts(report))
+    assert report.baseline.status is RunStatus.PASSED
+    assert set(_modes(report).values()) == {"warm"}, "no control swaps in that server"
+
+
+def test_the_traced_runs_limit_covers_the_servers_collection(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    """Red before: the collection had the whole limit and the fork the whole limit again, so
+    a tree a cold run times out on passed."""
+    repo = make_repo("swap-limit")
+    slow = CALC.replace('"""calc"""\n', '"""calc"""\nimport time\n\ntime.sleep(1.0)\n')
+    tests = TESTS.replace(
+        "def test_add():\n", "def test_add():\n    import time\n\n    time.sleep(1.0)\n"
+    )
+    table = TABLE.replace("[controls]\n", "[controls]\ntimeout_s = 1.6\n", 1)
+    _project(repo, calc=slow, tests=tests, table=table)
+    for swap in (True, False):
+        report = controls.run(
+            repo.path, controls.load(repo.path), jobs=1, only=["body"], swap=swap, fresh=True
+        )
+        assert report.baseline.status is RunStatus.TIMEOUT, (swap, report.baseline)
+        assert report.exit_code() == 3
 
 
 def test_a_refused_swap_says_why_beside_the_log(make_repo: Callable[[str], Repo]) -> None:

@@ -276,3 +276,7 @@ def test_cases_list_loads_the_kinds_and_the_verdict_only_for_a_table_that_uses_t
     loaded = watched(VERDICT, ["-q", "cases", "list", str(table)], tmp_path, env)
     assert ("fidelity.kinds.registry" in loaded) is compare, loaded
     assert not [m for m in loaded if m.startswith("fidelity.matrix.verdict")], loaded
+    # only the kinds the table names: red before, every kind's module came in with the first
+    assert ("fidelity.kinds.textdiff" in loaded) is compare, loaded
+    others = ("delimited", "jsontree", "npyarray")
+    assert not [m for m in loaded if m.rpartition(".")[2] in others], loaded

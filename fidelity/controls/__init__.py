@@ -14,7 +14,8 @@
 - `edit`: a control's edits applied to its own worktree
 - `runner`: how a control's test command is run: argv, environment, why a run said nothing
 - `warm`: the client of a warm pytest, one per lane, forked per control
-- `lane`: one worktree per worker, reused control after control, and the pool of lanes
+- `lane`: one worktree per worker, reused control after control, with its forked pytests
+- `lanes`: the pool of lanes, one per worker, and the clean-up on Ctrl-C
 - `unmodified`: the unmodified tree under each command: traced for selection, or its trace reused
 - `reuse`: a passing traced run kept by tree, command and environment, for a later run
 - `gate`: `fidelity controls run`: table checks, the unmodified tree, every control, no-op

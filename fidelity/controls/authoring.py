@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity.controls import anchors, failkinds, gate, unmodified
-from fidelity.controls.lane import Job, Lane, Lanes, Tree
+from fidelity.controls.lane import Job, Lane, Tree
+from fidelity.controls.lanes import Lanes
 from fidelity.controls.table import Control, ControlTable, Edit, Match
 from fidelity.controls.verdict import RunStatus, TreeRun
 

@@ -30,7 +30,8 @@ from fidelity.controls.fixtests import (
     touched_functions,
 )
 from fidelity.controls.fixtests import added_lines as added
-from fidelity.controls.lane import Lanes, Tree
+from fidelity.controls.lane import Tree
+from fidelity.controls.lanes import Lanes
 from fidelity.controls.table import Control, ControlTable, Edit
 from fidelity.controls.verdict import ControlResult, RunStatus, TreeRun, Verdict, judge
 from fidelity.errors import UsageError

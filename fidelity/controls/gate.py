@@ -26,7 +26,8 @@ from pathlib import Path
 
 from fidelity import config, workdir
 from fidelity.controls import anchors, diffsel, render, treenames, unmodified
-from fidelity.controls.lane import Job, Lane, Lanes, Tree
+from fidelity.controls.lane import Job, Lane, Tree
+from fidelity.controls.lanes import Lanes
 from fidelity.controls.runner import check_command
 from fidelity.controls.selection import Selection
 from fidelity.controls.selection import select as select_tests

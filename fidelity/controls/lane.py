@@ -1,5 +1,5 @@
-"""Lanes: one worktree per worker, reused control after control, each run in a verified-clean
-tree; and the pool that runs controls in lanes and cleans up on Ctrl-C.
+"""A lane: one worktree per worker, reused control after control, each run in a
+verified-clean tree (the pool of lanes is `lanes`).
 
 A control's edits are applied, its setup commands run, its tests run (in a warm pytest where
 that is sound, else in a fresh process), and then the edited files are written back. The
@@ -15,14 +15,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
 
 from fidelity import proc, worktree
 from fidelity.controls import edit as controls_edit
@@ -34,7 +31,6 @@ from fidelity.controls.verdict import RunStatus, TreeRun, classify
 from fidelity.git import worktrees
 from fidelity.placeholders import fill
 
-T = TypeVar("T")
 SELECT_ENV = "FIDELITY_SELECT"
 COLLECTED_KEPT = 3  # collected servers a lane keeps alive at once (one per command)
 
@@ -132,8 +128,8 @@ class Lane:
 
     def run(self, job: Job) -> TreeRun:
         """The job's control in this lane's tree; overhead is wall time minus the test run."""
-        start = time.monotonic()
         root = self.root
+        start = time.monotonic()  # after the worktree is made: that is overhead, not the run
         collecting = 0.0
         if job.swap and job.collect:
             self._collect(job, root)  # while the tree is still the unmodified one
@@ -141,7 +137,7 @@ class Lane:
         names = edited_files(job.control)
         originals = {n: (root / n).read_bytes() if (root / n).is_file() else None for n in names}
         try:
-            run = self._edited(job, root)
+            run = self._edited(job, root, collecting)
         finally:
             self._restore(root, originals)
         if job.traced and run.mode == "collected":
@@ -150,7 +146,7 @@ class Lane:
         wall = time.monotonic() - start
         return replace(run, overhead_s=round(max(wall - run.duration_s, 0.0), 4))
 
-    def _edited(self, job: Job, root: Path) -> TreeRun:
+    def _edited(self, job: Job, root: Path, spent: float = 0.0) -> TreeRun:
         why = controls_edit.apply(root, job.control.edits)
         for name in edited_files(job.control):
             _forget_bytecode(root / name)
@@ -166,7 +162,7 @@ class Lane:
                 RunStatus.PASSED,
                 detail="not run: no test ran the edited code in the unmodified tree",
             )
-        return self._test(job, root)
+        return self._test(job, root, spent)
 
     def _restore(self, root: Path, originals: Mapping[str, bytes | None]) -> None:
         for name, data in originals.items():
@@ -217,14 +213,16 @@ class Lane:
             argv.append("--tb=line")
         return argv, junit
 
-    def _test(self, job: Job, root: Path) -> TreeRun:
+    def _test(self, job: Job, root: Path, spent: float = 0.0) -> TreeRun:
         argv, junit = self._argv(job, root)
         junit.unlink(missing_ok=True)
         pytest = runner.is_pytest(job.control.command)
         extra = dict(job.env)
         env = runner.env_for(self.table, root, self.tree.names, pytest)
         args = warm.pytest_args(argv) if job.warm and pytest else None
-        result = self._swapped(job, root, extra)
+        result = self._swapped(job, root, extra, spent)
+        if job.traced:
+            result = self._trusted(job, root, result, spent)
         mode = "collected" if job.traced else "swap"
         if result is None and job.selection is not None and job.selection.ids is not None:
             chosen = root.parent / "select.json"
@@ -251,27 +249,33 @@ class Lane:
             mode = "cold"
         return self._read(result, argv, junit, job, mode)
 
-    def _server_args(self, job: Job, root: Path) -> list[str] | None:
-        """A collected server's pytest arguments for the job: its command's, without the
-        `--tb=line` a control adds (the child sets that), so that the unmodified run's server
-        serves the controls too; None when the command is not `PYTHON -m pytest`."""
+    def _server_argv(self, job: Job, root: Path) -> list[str] | None:
+        """A collected server's command line for the job, which is also its key: the job's
+        command without the `--tb=line` a control adds (the child sets that), so that the
+        unmodified run's server serves the controls too; None unless `PYTHON -m pytest`."""
         if not runner.is_pytest(job.control.command):
             return None
-        return warm.pytest_args(self._argv(job, root, brief=False)[0])
+        argv = self._argv(job, root, brief=False)[0]
+        return argv if warm.pytest_args(argv) is not None else None
 
-    def _swapped(self, job: Job, root: Path, extra: Mapping[str, str]) -> warm.WarmResult | None:
-        """The run in a fork of the collected server, or None where it cannot be one."""
-        args = self._server_args(job, root) if job.swap else None
-        if args is None or self.table.setup:
+    def _swapped(
+        self, job: Job, root: Path, extra: Mapping[str, str], spent: float = 0.0
+    ) -> warm.WarmResult | None:
+        """The run in a fork of the collected server, or None where it cannot be one. The
+        traced run's limit covers the server's collection too (`spent`), as a cold run's
+        covers its own."""
+        argv = self._server_argv(job, root) if job.swap else None
+        if argv is None or self.table.setup:
             return None
-        key = tuple(args)
+        key = tuple(argv)
         server = self._collected.get(key)
         if server is None or not server.alive:
             return None
         ids = job.selection.ids if job.selection is not None else None
         tb = "line" if _tb_line(job) else ""
+        limit = max(1.0, job.timeout_s - spent) if job.traced else job.timeout_s
         result = server.swap(
-            edited_files(job.control), ids, extra, job.log, job.timeout_s, traced=job.traced, tb=tb
+            edited_files(job.control), ids, extra, job.log, limit, traced=job.traced, tb=tb
         )
         if result.refused:
             _note(job.log.with_suffix(".swap.txt"), result.refused)
@@ -280,15 +284,36 @@ class Lane:
             self._collected.pop(key, None)  # closed by the call: the next control starts one
         return None if result.lost else result
 
+    def _trusted(
+        self, job: Job, root: Path, result: warm.WarmResult | None, spent: float
+    ) -> warm.WarmResult | None:
+        """The traced run's result from a fork, kept only when every test passed there: a
+        fork can fail where a fresh process passes (a thread started at import does not
+        survive it), so otherwise a cold run decides (None), and this command's controls
+        import the tree afresh. A server whose collection used up the limit is a timeout."""
+        if result is None:
+            if spent >= job.timeout_s:
+                return warm.WarmResult(proc.ProcStatus.TIMEOUT, None, 0.0)
+            return None
+        if result.status is proc.ProcStatus.OK:
+            return result
+        argv = self._server_argv(job, root)
+        if argv is not None:
+            self._collect_failed.add(tuple(argv))
+            server = self._collected.pop(tuple(argv), None)
+            if server is not None:
+                server.close()
+        return None
+
     def _collect(self, job: Job, root: Path) -> None:
         """A collected server for the job's command, started if the lane has none alive (for
         the traced run, always one with the trace switched on); the least recently used goes
         when more than `COLLECTED_KEPT` would be kept."""
-        argv, _ = self._argv(job, root, brief=False)
-        args = warm.pytest_args(argv) if runner.is_pytest(job.control.command) else None
-        if args is None or tuple(args) in self._collect_failed or self.table.setup:
+        argv = self._server_argv(job, root)
+        args = warm.pytest_args(argv) if argv is not None else None
+        if argv is None or args is None or tuple(argv) in self._collect_failed or self.table.setup:
             return  # setup commands remake files from the edited tree: imported afresh
-        key = tuple(args)
+        key = tuple(argv)
         server = self._collected.pop(key, None)
         if server is not None and server.alive and not job.traced:
             self._collected[key] = server
@@ -364,96 +389,3 @@ def _read_junit(junit: Path) -> junit_read.Suite | None:
         return junit_read.read([junit])
     except junit_read.JUnitError:
         return None
-
-
-class Lanes:
-    """A pool of workers, each with its own lane of the tree, kept across several `map`
-    calls."""
-
-    def __init__(self, tree: Tree, jobs: int) -> None:
-        self.tree = tree
-        self._jobs = max(1, jobs)
-        self._local = threading.local()
-        self._lanes: list[Lane] = []
-        self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=self._jobs)
-
-    def __enter__(self) -> Lanes:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        for lane in self._lanes:
-            lane.close()
-
-    def lane(self) -> Lane:
-        """This thread's lane (made on first use)."""
-        lane = getattr(self._local, "lane", None)
-        if lane is None:
-            lane = self._local.lane = Lane(self.tree)
-            with self._lock:
-                self._lanes.append(lane)
-        return lane
-
-    def _in_lane(self, task: Callable[[Lane], T]) -> T:
-        return task(self.lane())
-
-    def map(
-        self, tasks: Sequence[Callable[[Lane], T]], done: Callable[[T], None] | None = None
-    ) -> list[T]:
-        """Run tasks in lanes, results in task order. On Ctrl-C (or any error) nothing new
-        starts and running test commands are killed before the exception goes on."""
-        futures = [self._pool.submit(self._in_lane, t) for t in tasks]
-        try:
-            pending = set(futures)
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    value = future.result()
-                    if done is not None:
-                        done(value)
-        except BaseException:
-            abandon(futures, self.tree.cancel)
-            raise
-        return [f.result() for f in futures]
-
-
-def abandon(futures: Sequence[Future[T]], cancel: proc.Cancel) -> None:
-    """Start nothing new and kill the run's running commands until every worker has finished.
-
-    Only the processes started with the run's token are killed (setup, tests, warm pytest),
-    never git, so a worker's `git worktree add` or `remove` is never killed half-way; a
-    second Ctrl-C while this runs is absorbed, not obeyed, since leaving now would leave
-    worktrees behind.
-    """
-    cancel.set()
-    for future in futures:
-        future.cancel()
-    while not all(f.done() for f in futures):
-        try:
-            cancel.kill()
-            wait(futures, timeout=0.2)
-        except KeyboardInterrupt:
-            continue
-
-
-def run_tree(tree: Tree, control: Control, log: Path, *, timeout_s: float = 3600.0) -> TreeRun:
-    """One control, every test, cold, in a worktree of its own (the negative control)."""
-    lane = Lane(tree)
-    try:
-        return lane.run(Job(control, log, control.timeout_s or timeout_s))
-    finally:
-        lane.close()
-
-
-def parallel(tasks: Sequence[Callable[[], T]], jobs: int, cancel: proc.Cancel) -> list[T]:
-    """Run tasks in a pool, results in task order, with the same Ctrl-C cleanup as `Lanes`
-    (each task makes and removes its own lane; `cancel` is the token their lanes share)."""
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(t) for t in tasks]
-        try:
-            wait(futures)
-            return [f.result() for f in futures]
-        except BaseException:
-            abandon(futures, cancel)
-            raise

@@ -20,7 +20,8 @@ from typing import Any
 from fidelity import proc
 from fidelity.controls import failkinds, treenames
 from fidelity.controls.gate import log_dir
-from fidelity.controls.lane import Tree, parallel, run_tree
+from fidelity.controls.lane import Tree
+from fidelity.controls.lanes import parallel, run_tree
 from fidelity.controls.table import ControlTable
 from fidelity.controls.verdict import RunStatus, TreeRun, Verdict
 from fidelity.git import objects, patches, stage

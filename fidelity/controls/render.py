@@ -8,6 +8,7 @@ data are printed as `Text`, never parsed as markup (`[/api/users]` is an id, not
 
 from __future__ import annotations
 
+import io
 from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
@@ -169,6 +170,44 @@ def table(report: Report) -> Table:
     return out
 
 
+def _ids(r: ControlResult, known: Collection[str]) -> list[str]:
+    """The test ids a control's row shows: its failing subset, and the tests a caught-
+    differently detail lists."""
+    if r.verdict is not Verdict.CAUGHT_DIFFERENTLY:
+        return list(r.failing)
+    missing, extra = difference(r, known)
+    return [*r.failing, *missing, *extra]
+
+
+def fits(report: Report, width: int) -> bool:
+    """Whether the table shows every test id whole on one line at this width: it is drawn
+    once aside and read back, since rich shares the room between the folding columns."""
+    ids = {t for r in report.results for t in _ids(r, report.baseline.tests)}
+    if not ids:
+        return True
+    aside = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    aside.print(table(report))
+    drawn = aside.file.getvalue()  # type: ignore[attr-defined]
+    return all(t in drawn for t in ids)
+
+
+def blocks(console: Console, report: Report) -> None:
+    """Each control as a block, for a terminal too narrow for the table: its id, verdict
+    and tests run on one line, then each failing test and the detail, indented; a line
+    longer than the terminal is folded by the terminal, never cut into columns."""
+    total = len(report.baseline.tests)
+    for r in report.results:
+        head = Text.assemble(
+            (r.id, "bold"), "  ", (verdict(r), STYLE[r.verdict]), f"  {ran(r, total)}"
+        )
+        console.print(head, soft_wrap=True)
+        for test in r.failing:
+            _plain(console, f"  {test}")
+        why = detail(r, report.baseline.tests) or r.selection
+        for line in why.splitlines():
+            _plain(console, f"  {line}", "dim")
+
+
 def _plain(console: Console, text: str, style: str = "") -> None:
     console.print(Text(text, style), soft_wrap=True)
 
@@ -185,8 +224,10 @@ def report(console: Console, result: Report, *, quiet: bool = False) -> None:
     if result.results and quiet:  # straight to the file: rich would expand the tabs
         console.file.write("".join(line + "\n" for line in records(result)))
         console.file.flush()
-    elif result.results:
+    elif result.results and fits(result, console.width):
         console.print(table(result))
+    elif result.results:
+        blocks(console, result)
     if result.noop is not None:
         b, n = result.baseline, result.noop
         _plain(

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity.controls import reuse
-from fidelity.controls.lane import Job, Lane, Lanes, Tree
+from fidelity.controls.lane import Job, Lane, Tree
+from fidelity.controls.lanes import Lanes
 from fidelity.controls.runner import is_pytest
 from fidelity.controls.selection import Trace, parse_trace
 from fidelity.controls.table import Control, ControlTable

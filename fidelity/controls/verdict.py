@@ -42,7 +42,8 @@ class TreeRun:
     exit_code: int | None = None
     overhead_s: float = 0.0  # worktree, edits and cleanup around it
     # "swap" (a fork of a collected pytest, the edit swapped in), "warm" (a forked pytest
-    # that imports the tree afresh), "cold" (a fresh process) or "" (not run)
+    # that imports the tree afresh), "cold" (a fresh process), "collected" (the unmodified
+    # tree's traced run, a collected pytest's first fork) or "" (not run)
     mode: str = ""
     kinds: Mapping[str, Failure] = field(default_factory=dict)  # how each failing test failed
 

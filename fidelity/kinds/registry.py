@@ -1,39 +1,67 @@
 """Every comparator kind, by the name a case table gives it: one row each.
 
-A new kind is a module meeting `base.Kind` and a row in `KINDS`, plus its name in the
+A new kind is a module meeting `base.Kind` and a row in `_WHERE`, plus its name in the
 schemas' `kind` enum (tests/test_kinds.py ties the two). Everything else asks a kind
 through `of`: what a spec of it may say, how it explains two outputs, how a spread, the
-words of a report and the HTML page treat it.
+words of a report and the HTML page treat it. A kind's module is imported when a kind of
+that name is first asked for: listing or checking a table that names only some kinds does
+not import the others (pandas' CSV reader, the text diff).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
-from fidelity.kinds import delimited, jsontree, npyarray, rawbytes, textdiff
+from fidelity.kinds import rawbytes
 from fidelity.kinds.base import Kind, Problem, Spec, unread
-from fidelity.kinds.diffs import OutputDiff
 from fidelity.kinds.sources import NO_PATHS, Neutral, Source
 
-ROWS: tuple[Kind, ...] = (
-    rawbytes.KIND,
-    delimited.CSV,
-    delimited.TSV,
-    jsontree.KIND,
-    textdiff.KIND,
-    npyarray.KIND,
-)
-KINDS: Mapping[str, Kind] = {k.name: k for k in ROWS}
+if TYPE_CHECKING:
+    from fidelity.kinds.diffs import OutputDiff
+
+# name: (module under fidelity.kinds, its attribute), in the schemas' order
+_WHERE: Mapping[str, tuple[str, str]] = {
+    "bytes": ("rawbytes", "KIND"),
+    "csv": ("delimited", "CSV"),
+    "tsv": ("delimited", "TSV"),
+    "json": ("jsontree", "KIND"),
+    "text": ("textdiff", "KIND"),
+    "npy": ("npyarray", "KIND"),
+}
+
+
+class _Kinds(Mapping[str, Kind]):
+    """Every kind by name, each module imported on first use."""
+
+    def __getitem__(self, name: str) -> Kind:
+        module, attr = _WHERE[name]
+        kind: Kind = getattr(importlib.import_module(f"fidelity.kinds.{module}"), attr)
+        return kind
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_WHERE)
+
+    def __len__(self) -> int:
+        return len(_WHERE)
+
+
+KINDS: Mapping[str, Kind] = _Kinds()
 DEFAULT = rawbytes.KIND  # an output no spec names is compared by its bytes
+
+
+def rows() -> tuple[Kind, ...]:
+    """Every kind, each module imported."""
+    return tuple(KINDS.values())
 
 
 def of(name: str) -> Kind:
     """The kind of that name; the schemas let no other into a table or a run."""
-    try:
-        return KINDS[name]
-    except KeyError:
+    if name not in _WHERE:
         known = ", ".join(KINDS)
-        raise ValueError(f"unknown comparator kind {name!r}: use one of {known}") from None
+        raise ValueError(f"unknown comparator kind {name!r}: use one of {known}")
+    return KINDS[name]
 
 
 def of_spec(spec: Spec) -> Kind:
@@ -71,6 +99,8 @@ def explain(
     try:
         return kind.explain(path, base, cand, spec, neutral)
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
+        from fidelity.kinds.diffs import OutputDiff
+
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         why = f"bytes differ and not parseable as {kind.name}: {first}"
         return OutputDiff(path, kind.name, False, why)

@@ -225,11 +225,14 @@ def resume_tracing() -> None:
 
 def drop_tracing() -> None:
     """In a forked child that runs a control: nothing is traced and no trace is written (the
-    unmodified run's trace file belongs to the unmodified run)."""
+    unmodified run's files belong to the unmodified run), and the control's tests, and what
+    they start, see no trace settings, as in a control's own run."""
     global _TRACER
     if _TRACER is not None:
         _TRACER.stop()
     _TRACER = None
+    for name in (TRACE_ENV, EXPECT_ENV, COLLECTED_ENV):
+        os.environ.pop(name, None)
 
 
 def _foreign_modules(root: str) -> list[str]:
