@@ -173,8 +173,7 @@ def test_swap_and_a_fresh_import_give_the_same_verdict_on_every_edit_shape(
 def _trace(report: Report) -> dict[str, object]:
     data = json.loads(Path(report.logs, "_unmodified-1.trace.json").read_text())
     return {
-        "tests": data["tests"]
-        and {t: (v["code"], v["opened"], v["spawned"]) for t, v in data["tests"].items()},
+        "tests": {t: (v["code"], v["opened"], v["spawned"]) for t, v in data["tests"].items()},
         "outside": data["outside"],
         "modules": sorted(data["modules"]),
     }
@@ -266,12 +265,14 @@ def test_limit():
 """
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
 def test_a_tree_that_fails_only_in_a_fork_is_judged_by_a_cold_run(
-    make_repo: Callable[[str], Repo],
+    make_repo: Callable[[str], Repo], jobs: int
 ) -> None:
     """A thread started at import does not survive a fork, so the traced run's fork fails
     where a fresh process passes: a cold run decides (red before: exit 3, "the unmodified
-    tree does not pass"), and the command's controls import the tree afresh."""
+    tree does not pass"), and the command's controls import the tree afresh, in every lane
+    (with two, the other lane no longer starts a server of its own and forks it)."""
     repo = make_repo("swap-threaded")
     table = (
         f"[controls]\ncommand = {json.dumps([PY, '-m', 'pytest', '-q'])}\n"
@@ -279,10 +280,13 @@ def test_a_tree_that_fails_only_in_a_fork_is_judged_by_a_cold_run(
         + _control("body", "return LIMIT", "return LIMIT + 1", ["test_limit"])
     )
     _project(repo, calc=THREADED, tests=THREADED_TESTS, table=table)
-    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=jobs)
     assert report.exit_code() == 0, (report.baseline, _verdicts(report))
     assert report.baseline.status is RunStatus.PASSED
-    assert set(_modes(report).values()) == {"warm"}, "no control swaps in that server"
+    assert set(_modes(report).values()) == {"warm"}, "no control swaps in such a server"
+    assert report.noop is not None and report.noop.mode == "warm"
+    why = Path(report.logs, "_unmodified-1.swap.txt").read_text()
+    assert why.startswith("not swapped: the tests did not all pass in a fork"), why
 
 
 def test_the_traced_runs_limit_covers_the_servers_collection(

@@ -38,14 +38,17 @@ COLLECTED_KEPT = 3  # collected servers a lane keeps alive at once (one per comm
 @dataclass(frozen=True, slots=True)
 class Tree:
     """What every lane of one run shares: the tree under test, its table, the import guard's
-    names, and the run's cancellation token (set on Ctrl-C: a worker that has not started
-    its test command yet does not start it, and the lanes' processes are killed)."""
+    names, the run's cancellation token (set on Ctrl-C: a worker that has not started its
+    test command yet does not start it, and the lanes' processes are killed), and the
+    commands whose tests failed in a fork of a collected pytest but not in a fresh process
+    (no lane forks them again)."""
 
     repo: Path
     sha: str
     table: ControlTable
     names: tuple[str, ...] = ()
     cancel: proc.Cancel = field(default_factory=proc.Cancel)
+    unforked: set[tuple[str, ...]] = field(default_factory=set, hash=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +268,7 @@ class Lane:
         traced run's limit covers the server's collection too (`spent`), as a cold run's
         covers its own."""
         argv = self._server_argv(job, root) if job.swap else None
-        if argv is None or self.table.setup:
+        if argv is None or self.table.setup or job.control.command in self.tree.unforked:
             return None
         key = tuple(argv)
         server = self._collected.get(key)
@@ -297,12 +300,18 @@ class Lane:
             return None
         if result.status is proc.ProcStatus.OK:
             return result
+        self.tree.unforked.add(job.control.command)  # every lane's, not this lane's alone
+        _note(
+            job.log.with_suffix(".swap.txt"),
+            f"the tests did not all pass in a fork of the collected pytest ({result.status}, "
+            f"exit {result.returncode}), so a fresh process ran them, and this command's "
+            "controls import the tree afresh (a thread started at import does not survive "
+            "a fork)",
+        )
         argv = self._server_argv(job, root)
-        if argv is not None:
-            self._collect_failed.add(tuple(argv))
-            server = self._collected.pop(tuple(argv), None)
-            if server is not None:
-                server.close()
+        server = self._collected.pop(tuple(argv), None) if argv is not None else None
+        if server is not None:
+            server.close()
         return None
 
     def _collect(self, job: Job, root: Path) -> None:
@@ -313,6 +322,8 @@ class Lane:
         args = warm.pytest_args(argv) if argv is not None else None
         if argv is None or args is None or tuple(argv) in self._collect_failed or self.table.setup:
             return  # setup commands remake files from the edited tree: imported afresh
+        if job.control.command in self.tree.unforked:
+            return
         key = tuple(argv)
         server = self._collected.pop(key, None)
         if server is not None and server.alive and not job.traced:
