@@ -17,10 +17,12 @@ from __future__ import annotations
 import heapq
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from json.encoder import encode_basestring_ascii
-from typing import Any
+from operator import add, itemgetter, le, mul, sub
+from typing import Any, cast
 
 from fidelity.kinds.base import Plain, Problem, Spec
 from fidelity.kinds.diffs import (
@@ -74,43 +76,28 @@ def _items(b: list[Any], c: list[Any], here: str, every: bool = True) -> Iterato
             yield x, y, f"{here}[{i}]"
 
 
-Inner = Iterator[tuple[Any, Any, Any]]  # both sides' values, and the key or index
+Triples = Iterator[tuple[Any, Any, Any]]  # the key or index, and both sides' values
 
 
-def _keyed(b: dict[str, Any], c: dict[str, Any], here: str, numbers: list[Spelled]) -> Inner:
-    """`_members` for `_spelled_walk`: the key instead of a path, and two numbers spelled
-    differently appended to `numbers` in the order met instead ("`_FULL`" once it holds
-    `RUN`): the walk descends into what this yields before this goes on."""
+def _keyed(b: dict[str, Any], c: dict[str, Any]) -> Triples:
+    """Both sides' members by key, for `_spelled_walk`: zipped in C when both hold the same
+    keys in the same order (as two runs of one program write them)."""
+    keys = list(b)
+    if keys == list(c):
+        return zip(keys, b.values(), c.values(), strict=True)
     if b.keys() == c.keys():
-        pairs: Iterable[tuple[Any, Any, Any]] = ((k, x, c[k]) for k, x in b.items())
-    else:
-        pairs = ((k, b.get(k, _ABSENT), c.get(k, _ABSENT)) for k in dict.fromkeys([*b, *c]))
-    return _spelled(pairs, here, numbers)
+        return ((k, x, c[k]) for k, x in b.items())
+    return ((k, b.get(k, _ABSENT), c.get(k, _ABSENT)) for k in dict.fromkeys([*b, *c]))
 
 
-def _spelled(pairs: Iterable[tuple[Any, Any, Any]], here: str, numbers: list[Spelled]) -> Inner:
-    """What `_keyed` and `_indexed` yield, from (key or index, base value, cand value)."""
-    append = numbers.append
-    for k, x, y in pairs:
-        kind = type(x)
-        if kind is bytes and type(y) is bytes:
-            if x != y:
-                append((here, k, x, y))
-                if len(numbers) >= RUN:
-                    yield _FULL
-        elif kind is dict or kind is list or x != y:
-            yield x, y, k
-
-
-def _indexed(b: list[Any], c: list[Any], here: str, numbers: list[Spelled]) -> Inner:
-    """`_keyed` for two lists: the index instead of a key."""
+def _indexed(b: list[Any], c: list[Any]) -> Triples:
+    """Both sides' items by index, as `_keyed`."""
     nb, nc = len(b), len(c)
     if nb == nc:
-        return _spelled(zip(range(nb), b, c, strict=True), here, numbers)
-    pairs = (
+        return zip(range(nb), b, c, strict=True)
+    return (
         (i, b[i] if i < nb else _ABSENT, c[i] if i < nc else _ABSENT) for i in range(max(nb, nc))
     )
-    return _spelled(pairs, here, numbers)
 
 
 def parsed(data: bytes) -> Any:
@@ -165,52 +152,58 @@ def _walk(base: Any, cand: Any, where: str, ignore: Ignores) -> Iterator[Leaf]:
                 yield here, b, c
 
 
+_BASE, _CAND = itemgetter(2), itemgetter(3)  # a `Spelled`'s two spellings
 _RUN_FULL = ("", None, None)  # yielded by `_spelled_walk`: `numbers` holds a run's worth
-_FULL = (None, None, None)  # the same, from `_keyed` and `_indexed`
 
 
 def _spelled_walk(base: Any, cand: Any, where: str, numbers: list[Spelled]) -> Iterator[Leaf]:
     """`_walk` with no ignore entries, made for documents whose numbers mostly moved: two
     numbers that are spelled differently are not yielded but appended to `numbers` as met,
-    unread and with no path made (`NumberRun.add_spelled` judges them in bulk, and names
-    only those it shows). Every other leaf that differs is yielded as `_walk` yields it;
-    `_RUN_FULL` is yielded when `numbers` holds `RUN` of them."""
-    if type(base) is bytes and type(cand) is bytes:
-        numbers.append((where, None, base, cand))
-        return
-    stack: list[tuple[Inner, str, bool]] = [(iter([(base, cand, None)]), where, False)]
+    unread and with no path made (`_tally_spelled` judges them in bulk, and names only those
+    it shows). Every other leaf that differs is yielded as `_walk` yields it; `_RUN_FULL`
+    is yielded when `numbers` holds `RUN` of them.
+
+    One loop over (key or index, value, value) triples per open container, zipped in C
+    where it can be; descending into a container leaves the loop, and its iterator on the
+    stack resumes where it stopped."""
+    append, room = numbers.append, RUN - len(numbers)  # room: numbers until a run is full
+    stack: list[tuple[Triples, str, bool]] = [(iter([(None, base, cand)]), where, False)]
     while stack:
         it, here, in_dict = stack[-1]
-        item = next(it, None)
-        if item is None:
-            stack.pop()
-            continue
-        if item is _FULL:
-            yield _RUN_FULL
-            continue
-        b, c, k = item
-        kind = type(b)
-        path = here if k is None else f"{here}.{k}" if in_dict else f"{here}[{k}]"
-        if kind is dict or kind is list:
-            if _same(b, c):
+        for k, b, c in it:
+            kind = type(b)
+            if kind is bytes and type(c) is bytes:
+                if b != c:
+                    append((here, k, b, c))
+                    room -= 1
+                    if room <= 0:
+                        yield _RUN_FULL
+                        room = RUN - len(numbers)  # as the reader left it: emptied, or not
                 continue
-            inner = _inner(b, c, path, numbers)
-            if inner is not None:
+            if kind is not dict and kind is not list and b == c:
+                continue  # equal `parsed` scalars: the same to the walk
+            path = here if k is None else f"{here}.{k}" if in_dict else f"{here}[{k}]"
+            if (kind is dict or kind is list) and type(c) is kind:
+                if _same(b, c):
+                    continue
+                inner = _keyed(b, c) if kind is dict else _indexed(b, c)  # type: ignore[arg-type]
                 stack.append((inner, path, kind is dict))
-                continue
-        if b != c:
-            b, c = _value(b), _value(c)
-            if b != c or type(b) is not type(c):
-                yield path, b, c
+                break
+            leaf = _leaf(path, b, c)
+            if leaf is not None:
+                yield leaf
+                room = RUN - len(numbers)
+        else:
+            stack.pop()
 
 
-def _inner(b: Any, c: Any, here: str, numbers: list[Spelled]) -> Inner | None:
-    """The walk into two containers of one type; None when their types differ (a leaf)."""
-    if type(b) is dict and type(c) is dict:
-        return _keyed(b, c, here, numbers)
-    if type(b) is list and type(c) is list:
-        return _indexed(b, c, here, numbers)
-    return None
+def _leaf(path: str, b: Any, c: Any) -> Leaf | None:
+    """Two values that are no containers of one type: as `json.loads` reads them, the leaf
+    the walk yields, or None when they are equal and of one type."""
+    if b == c:
+        return None
+    b, c = _value(b), _value(c)
+    return (path, b, c) if b != c or type(b) is not type(c) else None
 
 
 def spelled_path(met: Spelled) -> str:
@@ -344,13 +337,16 @@ def _tally_spelled(met: list[Spelled], tol: Tolerance, tally: Tally) -> None:
     (`_spelled_exactly`), as the walk of `json.loads`' values would settle them."""
     if not met:
         return
-    xs = [float(m[2]) for m in met]
-    ys = [float(m[3]) for m in met]
-    rtol, atol = tol.rtol, tol.atol
-    diffs: list[float | None] = [abs(y - x) for x, y in zip(xs, ys, strict=True)]
-    holds = [e <= atol + rtol * abs(x) for x, e in zip(xs, diffs, strict=True)]  # type: ignore[operator]
+    # each step a map in C, the float operations of `Tolerance.holds` in its order
+    xs = list(map(float, map(_BASE, met)))
+    gaps: list[float] = list(map(abs, map(sub, map(float, map(_CAND, met)), xs)))
+    bounds = map(add, repeat(tol.atol), map(mul, repeat(tol.rtol), map(abs, xs)))
+    holds = list(map(le, gaps, bounds))
+    diffs = cast(list[float | None], gaps)  # None where `_spelled_exactly` finds a change
     kept = range(len(met))
-    special = [i for i, e in enumerate(diffs) if not 0.0 < e < math.inf]  # type: ignore[operator]
+    special: list[int] = []
+    if not sum(gaps) < math.inf or 0.0 in gaps:  # a NaN, an infinity or a zero among them
+        special = [i for i, e in enumerate(gaps) if not 0.0 < e < math.inf]
     if special:
         equal = set()
         for i in special:
@@ -360,7 +356,7 @@ def _tally_spelled(met: list[Spelled], tol: Tolerance, tally: Tally) -> None:
             else:
                 diffs[i], holds[i] = exact
         kept = [i for i in kept if i not in equal]  # type: ignore[assignment]
-    out = [i for i in kept if not holds[i]]
+    out = [] if all(holds) else [i for i in kept if not holds[i]]
     if out:
         best = heapq.nsmallest(tally.top, kept, key=lambda i: (holds[i], -rank(diffs[i])))
     else:  # the same order: sorting is stable, also reversed; every difference is a number
