@@ -147,3 +147,43 @@ def test_a_find_that_ends_with_a_newline_stays_on_its_own_lines() -> None:
     text = "def do(f, x):\n    f(x)\n    return x\n\n\nY = 1\n"
     assert find_lines(text, "    f(x)\n    return x\n", "    return x\n") == ([2, 3], True)
     assert place("m.py", text, [2, 3], True).key == "m.py:1"
+
+
+DELETES = """def do(f, x):
+    f(x)
+    return x
+
+
+def other(x):
+    return x
+"""
+
+
+def test_a_deleted_statement_leaves_a_blank_line_and_moves_nothing() -> None:
+    """Red before: a deletion moved `other` up a line, so it selected every test that ran any
+    function of the file, and the file was imported afresh where its code ran at import."""
+    from fidelity.controls.inplace import in_place
+
+    kept = in_place("m.py", DELETES, "    f(x)\n", "")
+    assert kept == "\n" and DELETES.replace("    f(x)\n", kept).count("\n") == DELETES.count("\n")
+    deletion = Control("d", "w", (Edit("m.py", find="    f(x)\n", replace=""),), ("pytest",))
+    found = select(
+        deletion,
+        trace(ran=TestTrace(frozenset({"m.py:1"})), other=TestTrace(frozenset({"m.py:6"}))),
+        {"m.py": DELETES},
+    )
+    assert found.ids == ("t.py::ran",) and found.swappable, found.why
+    assert found.why == "1 of 2 tests: those that ran m.py:1 do()"
+
+
+def test_an_edit_is_applied_as_written_where_blank_lines_would_change_the_code() -> None:
+    from fidelity.controls.inplace import in_place
+
+    text = 'def f():\n    """one\n    two\n    """\n    return 1\n'
+    assert in_place("m.py", text, "    two\n", "") == "", "inside a string: blank lines are text"
+    assert in_place("m.txt", DELETES, "    f(x)\n", "") == "", "not Python"
+    assert in_place("m.py", DELETES, "    f(x)\n", "    f(x)\n    f(x)\n") == "    f(x)\n    f(x)\n"
+    broken = "def f():\n    return 1\n"  # deleting the only statement leaves no body
+    assert in_place("m.py", broken, "    return 1\n", "") == ""
+    crlf = DELETES.replace("\n", "\r\n")
+    assert in_place("m.py", crlf, "    f(x)\r\n", "") == "\r\n"

@@ -57,6 +57,11 @@ def twice(a, step=2):
     return a * step
 
 
+def clamp(a):
+    a = min(a, 10)
+    return max(a, 0)
+
+
 class Acc:
     start = 0
 
@@ -74,7 +79,7 @@ def shout(s):
 '''
 
 TESTS = """\
-from calc import REGISTRY, Acc, add, mul, scaled, shout, twice
+from calc import REGISTRY, Acc, add, clamp, mul, scaled, shout, twice
 
 
 def test_add():
@@ -101,6 +106,10 @@ def test_acc():
     assert Acc().total([1, 2]) == 3
 
 
+def test_clamp():
+    assert clamp(12) == 10
+
+
 def test_shout():
     assert shout("x") == "X"
 """
@@ -125,6 +134,8 @@ SHAPES = [
     ("method-body", "sum(xs, self.start)", "sum(xs[1:], self.start)", ["test_acc"], "swap"),
     # moves later lines of a file whose register() ran at import: imported afresh
     ("moves-lines", "return a * SCALE", "x = a\n    return x * SCALE * 2", ["test_scaled"], "warm"),
+    # a deleted statement leaves a blank line: nothing moves, the new body is swapped in
+    ("deletes-a-line", "    a = min(a, 10)\n", "", ["test_clamp"], "swap"),
     ("runs-at-import", "REGISTRY.append(f.__name__)", "pass", ["test_registry"], "warm"),
     ("module-constant", "SCALE = 1", "SCALE = 2", ["test_scaled"], "warm"),
     ("default-argument", "step=2", "step=3", ["test_twice"], "warm"),

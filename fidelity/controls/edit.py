@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from fidelity.controls.inplace import in_place
 from fidelity.controls.table import Edit
 from fidelity.git import patches
 
@@ -35,7 +36,8 @@ def _apply_one(root: Path, edit: Edit) -> str:
         text = target.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         return f"{edit.file}: not UTF-8 text; use a patch edit"
-    new, why = replace_once(text, edit.find or "", edit.replace or "")
+    find = edit.find or ""
+    new, why = replace_once(text, find, in_place(edit.file, text, find, edit.replace or ""))
     if why:
         return f"{edit.file}: {why}"
     target.write_bytes(new.encode("utf-8"))

@@ -9,7 +9,8 @@ the edited file, or started a process, plus the control's `caught_by`. Everythin
 the full suite: an edit at module or class level, to a file that is not Python, that adds
 or removes a file, that does not parse, or whose function also ran outside any test
 (collection, hooks). An edit that moves later lines selects every test that entered any
-function of the file (line numbers show in tracebacks and warnings).
+function of the file (line numbers show in tracebacks and warnings); one that only deletes
+lines of Python is placed as `edit` applies it, with blank lines kept (`inplace`).
 
 Not seen, and so not guaranteed: state a test inherits from an earlier test (a cache filled
 by another test's call, a global set elsewhere), a file read by C code, code run in a
@@ -20,10 +21,12 @@ process the tree starts that is not a test's (a test that starts one is always s
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fidelity.controls.inplace import in_place
 from fidelity.controls.table import Control, Edit
 from fidelity.plugins import fidelity_testids as testids
 
@@ -201,13 +204,17 @@ def place(file: str, original: str | None, lines: Sequence[int], moves_lines: bo
 def places(edits: Sequence[Edit], originals: Mapping[str, str | None]) -> list[Place]:
     """Every place a control's edits land (originals: file -> text at the tree, None if absent)."""
     found = []
+    edited = Counter(edit.file for edit in edits)
     for edit in edits:
         if edit.patch is None:
             text = originals.get(edit.file)
-            if text is None or (edit.find or "") not in text:
+            find, replace = edit.find or "", edit.replace or ""
+            if text is None or find not in text:
                 found.append(Place(edit.file, None, broad=f"{edit.file}: the edit does not apply"))
                 continue
-            lines, moves = find_lines(text, edit.find or "", edit.replace or "")
+            if edited[edit.file] == 1:  # as `edit` applies it; for several, as written (broader)
+                replace = in_place(edit.file, text, find, replace)
+            lines, moves = find_lines(text, find, replace)
             found.append(place(edit.file, text, lines, moves))
             continue
         for pf in parse_patch(edit.patch):
