@@ -5,6 +5,7 @@ pytest runs; the differential on fidelity's own table is a long test."""
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import textwrap
@@ -429,3 +430,34 @@ def test_a_server_starts_only_under_a_command_two_swappable_controls_share(
     shared = _swap_where_shared(plans)
     assert [p.job.collect for p in shared] == [True, True, False]
     assert [p.job.swap for p in shared] == [True, True, True]  # in a server the lane has
+
+
+USES_TMP = (
+    TESTS
+    + """
+
+def test_writes(tmp_path):
+    (tmp_path / "x").write_text("1")
+    assert add(1, 1) in (0, 2)  # selected for the control "body", and not failed by it
+"""
+)
+
+
+def test_a_controls_run_leaves_the_users_pytest_temporary_folders_alone(
+    make_repo: Callable[[str], Repo], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red before: every pytest session of the run (the unmodified tree's, each control's)
+    made a numbered folder in the user's pytest-of-USER and removed the oldest beyond three;
+    after a test suite, removing one under the tracer took the demo's unmodified run from
+    0.3 s to 15 s."""
+    root = tmp_path / "temproot"
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(root))  # where pytest's default lives
+    users = root / f"pytest-of-{getpass.getuser()}"
+    for n in range(1, 5):
+        (users / f"pytest-{n}").mkdir(parents=True)
+        (users / f"pytest-{n}" / "kept").write_text("the user's")
+    repo = make_repo("swap-basetemp")
+    _project(repo, tests=USES_TMP)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1, only=["body"])
+    assert report.exit_code() == 0, _verdicts(report)
+    assert sorted(p.name for p in users.iterdir()) == [f"pytest-{n}" for n in range(1, 5)]

@@ -126,6 +126,11 @@ def test_pytest_gets_junit_family_and_the_guard(tmp_path) -> None:
         *("python", "-m", "pytest", "-q", "-o", "junit_family=xunit1", "-p", "no:cacheprovider"),
         *("-p", "fidelity_pytest_guard", "-p", "fidelity_pytest_controls"),
         f"--junitxml={tmp_path / 'j.xml'}",
+        f"--basetemp={tmp_path.parent / 'pytest-tmp'}",
     ], "exactly what docs/controls.md says fidelity appends"
+    named = ["python", "-m", "pytest", "--basetemp=/elsewhere"]
+    assert controls_run.argv_for(named, tmp_path / "j.xml", tmp_path)[-1] != "--basetemp=" + str(
+        tmp_path.parent / "pytest-tmp"
+    ), "a command that names its own base temporary folder keeps it"
     other = controls_run.argv_for(["run", "--out={junit}"], tmp_path / "j.xml", tmp_path)
     assert other == ["run", f"--out={tmp_path / 'j.xml'}"]

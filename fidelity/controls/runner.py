@@ -3,8 +3,12 @@
 For pytest the runner appends `-o junit_family=xunit1` (its `file` attributes give node
 ids), `-p no:cacheprovider` (no `.pytest_cache` in the tree, no last-failed reordering),
 `-p fidelity_pytest_guard` and `-p fidelity_pytest_controls` (the import guard, and the
-plugin that traces, selects and lists tests), and `--junitxml=PATH` unless the command
-names `{junit}` itself. The plugins are lone modules in a folder put last on the test
+plugin that traces, selects and lists tests), `--junitxml=PATH` unless the command names
+`{junit}` itself, and `--basetemp=DIR` unless it names one: a folder of the run's own beside
+its worktree, so that `tmp_path` neither makes a numbered folder in the user's
+`pytest-of-USER` nor removes their older ones, which pytest does at every session (the
+unmodified run on a 2-core machine once took 15 s for 10 tests, removing a test suite's
+folders under the tracer). The plugins are lone modules in a folder put last on the test
 process's PYTHONPATH, so they load in any interpreter with pytest, whether or not fidelity
 is installed there. That folder is a copy this process owns, never fidelity's installed
 package: pytest writes its assertion-rewritten bytecode next to a `-p` plugin, and files
@@ -46,6 +50,7 @@ GUARD_PLUGIN = "fidelity_pytest_guard"
 CONTROLS_PLUGIN = "fidelity_pytest_controls"
 PLUGIN_SOURCE = Path(__file__).resolve().parent.parent / "plugins"
 APPENDED = ("-o", "junit_family=xunit1", "-p", "no:cacheprovider")
+BASETEMP = "pytest-tmp"  # beside the worktree, in the folder only its lane uses
 _TAIL_BYTES = 64 * 1024
 
 
@@ -133,6 +138,8 @@ def argv_for(command: Sequence[str], junit: Path, root: Path) -> list[str]:
     argv += [*APPENDED, "-p", GUARD_PLUGIN, "-p", CONTROLS_PLUGIN]
     if not names_junit(command):
         argv.append(f"--junitxml={junit}")
+    if not any(a == "--basetemp" or a.startswith("--basetemp=") for a in command):
+        argv.append(f"--basetemp={root.parent / BASETEMP}")
     return argv
 
 
