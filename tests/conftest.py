@@ -4,6 +4,7 @@ The default profile is `ci`: property tests derandomized, the same examples on e
 and machine, so the README's `python -m pytest` in a fresh venv runs exactly what CI runs.
 `HYPOTHESIS_PROFILE=explore` is the deliberate search for new failures: random examples,
 ten times the budget (see README, "Testing"); what it finds becomes an `@example` or a case.
+`controls` is `ci` without shrinking, for the mutation controls of cases/controls.toml.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 from support import PROG, Repo, matrix_toml
 
 # tests/data holds other projects' files (a fixture library with tests of its own)
@@ -24,6 +25,16 @@ settings.register_profile("ci", derandomize=True, deadline=None, max_examples=15
 # derandomize is spelled out: on a CI machine (a CI variable set) Hypothesis's own
 # defaults are derandomized, and a profile inherits them
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=1500)
+# our own mutation controls (cases/controls.toml): the same examples as `ci`, but a property
+# test that fails stops at its first failing example: whether it fails is all a control
+# reads, and shrinking an example whose every try runs git and a merge driver took 80 s
+settings.register_profile(
+    "controls",
+    parent=settings.get_profile("ci"),
+    phases=[p for p in Phase if p not in (Phase.shrink, Phase.explain)],
+    report_multiple_bugs=False,
+    database=None,
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 
 
