@@ -27,7 +27,7 @@ settings.register_profile("ci", derandomize=True, deadline=None, max_examples=15
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=1500)
 # our own mutation controls (cases/controls.toml): the same examples as `ci`, but a property
 # test that fails stops at its first failing example: whether it fails is all a control
-# reads, and shrinking an example whose every try runs git and a merge driver took 80 s
+# reads, and shrinking examples that each run git and a merge driver took one 53 s (5 s now)
 settings.register_profile(
     "controls",
     parent=settings.get_profile("ci"),
