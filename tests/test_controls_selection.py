@@ -103,3 +103,48 @@ def test_hypothesis_reading_every_module_for_its_constants_selects_no_extra_test
     (r,) = report.results
     assert report.exit_code() == 0, report
     assert r.tests_run == 1 and "read outside any test" not in r.selection, r.selection
+
+
+DOCTESTED = '''def double(x):
+    """Twice x.
+
+    >>> double(2)
+    4
+    """
+    return 2 * x
+
+
+def inc(x):
+    return x + 1
+'''
+
+
+def test_doctest_collection_is_no_read_of_the_module_and_its_doctests_follow_edits(
+    make_repo,
+) -> None:
+    """Red before: `--doctest-modules` read every module's source at collection, so every
+    edit selected every test ("pkg/mod.py is read outside any test"; python-humanize: all 893
+    tests for each control). An edit of a docstring's example still selects its doctest."""
+    repo = make_repo("doctested")
+    repo.commit(
+        {
+            "pkg/__init__.py": "",
+            "pkg/mod.py": DOCTESTED,
+            "tests/test_mod.py": "from pkg.mod import double, inc\n\n\ndef test_double():\n"
+            "    assert double(3) == 6\n\n\ndef test_inc():\n    assert inc(1) == 2\n",
+            "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+            "cases/controls.toml": '[controls]\ncommand = ["{python}", "-m", "pytest", "-q"]\n\n'
+            '[[control]]\nid = "inc"\nwhy = "w"\n'
+            'edit = [{ file = "pkg/mod.py", find = "return x + 1", replace = "return x + 2" }]\n'
+            'caught_by = ["tests/test_mod.py::test_inc"]\n\n'
+            '[[control]]\nid = "example"\nwhy = "w"\n'
+            'edit = [{ file = "pkg/mod.py", find = "    4\\n", replace = "    5\\n" }]\n'
+            'caught_by = ["pkg/mod.py::pkg.mod.double"]\n',
+        }
+    )
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, [(r.id, r.verdict, r.failing, r.detail) for r in report.results]
+    ran = {r.id: r.selection for r in report.results}
+    # test_inc, and the doctest, whose text is the file's: not test_double
+    assert ran["inc"] == "2 of 3 tests: those that ran pkg/mod.py:10 inc()", ran
+    assert "pkg/mod.py::pkg.mod.double" in report.results[1].failing

@@ -183,10 +183,15 @@ class Tracer:
 
 # readers of the tree's source that are no data read: the import system and pytest's
 # rewriting importer compile it; Hypothesis's plugin mines every local module's constants at
-# collection (which made every edit of an imported module select every test)
+# collection (which made every edit of an imported module select every test); and doctest
+# collection, below
 _SOURCE_READERS = (
     f"{os.sep}_pytest{os.sep}assertion{os.sep}",
     f"{os.sep}hypothesis{os.sep}internal{os.sep}constants_ast.py",
+    # `--doctest-modules` reads each module's source for its examples at collection (which
+    # made every edit of a module with doctests select every test); each doctest item
+    # counts its own file as read instead (`pytest_runtest_protocol`)
+    f"{os.sep}doctest.py",
 )
 
 
@@ -274,6 +279,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: object) -> Iterator[Non
         yield
         return
     seen = Seen()
+    source = _TRACER._relative(str(item.path)) if type(item).__name__ == "DoctestItem" else None
+    if source:  # a doctest's examples are its file's text: an edit of the file selects it
+        seen.opened.add(source)
     _TRACER.current = seen
     start = time.perf_counter()
     try:
