@@ -29,9 +29,11 @@ this benchmark only and is no dependency of fidelity.
   Its doctests run in `mutants/` too, where every mutant's copy of a function keeps its
   docstring: mutmut collects those copies' examples as tests of their own.
 
-fidelity runs ten one-edit controls (realistic defects, each caught) whose expectations it
-writes itself first (`controls suggest`, not timed), then judges them three ways, each timed
-as the CPU (user + system) of the whole command and every process it waited for:
+fidelity runs ten one-edit controls (realistic defects) whose expectations it writes itself
+first (`controls suggest`, not timed; the script stops when no test catches an edit, since a
+residue entry would pass, and when any `controls run` exits non-zero), then judges them
+three ways, each timed as the CPU (user + system) of the whole command and every process it
+waited for:
 
 - default: the tests that ran the edited function, in a warm forked pytest;
 - `--full`: every test in a fresh interpreter per control (what fidelity did before);
@@ -318,6 +320,8 @@ def write_controls(repo: Path, lib: Library) -> None:
             ],
             repo,
         )
+        if "caught_by = [" not in out.stdout:  # a residue entry would pass `controls run`
+            raise SystemExit(f"{cid}: no test catches this edit; choose one a test catches")
         entries.append(out.stdout)
     table = repo / "cases" / "controls.toml"
     table.write_text(table.read_text() + "\n".join(entries))
