@@ -126,11 +126,12 @@ TOOLZ = Library(
             "            if item not in seen:",
             "            if item in seen:",
         ),
-        (
-            "first-defaults",
+        (  # was first-defaults, `next(iter(seq), None)`, which no toolz test catches: it was
+            # counted as caught until the script checked (rows before bf8d7a5 hold it)
+            "second-skips-nothing",
             "toolz/itertoolz.py",
-            "return next(iter(seq))",
-            "return next(iter(seq), None)",
+            "    seq = iter(seq)\n    next(seq)\n",
+            "    seq = iter(seq)\n",
         ),
         (
             "nth-off-by-one",
