@@ -187,3 +187,18 @@ def test_an_edit_is_applied_as_written_where_blank_lines_would_change_the_code()
     assert in_place("m.py", broken, "    return 1\n", "") == ""
     crlf = DELETES.replace("\n", "\r\n")
     assert in_place("m.py", crlf, "    f(x)\r\n", "") == "\r\n"
+
+
+def test_expanding_expected_ids_reads_each_known_id_once(monkeypatch) -> None:
+    """Red before: every expected id canonicalised every known id (python-humanize: 452,454
+    keys made in one controls run, the most time of fidelity's own per control)."""
+    from fidelity.plugins import fidelity_testids
+
+    made = []
+    real = fidelity_testids.canonical
+    monkeypatch.setattr(fidelity_testids, "canonical", lambda t: made.append(t) or real(t))
+    known = [f"t.py::f[{i}]" for i in range(300)] + ["t.py::g"]
+    expected = [f"t.py::f[{i}]" for i in range(0, 300, 3)] + ["t.py::f", "t.py::g"]
+    found = fidelity_testids.expand(expected, known)
+    assert len(made) == len(known) + len(expected)
+    assert found["t.py::f"] == tuple(known[:300]) and found["t.py::f[3]"] == ("t.py::f[3]",)
