@@ -194,9 +194,14 @@ def test_expanding_expected_ids_reads_each_known_id_once(monkeypatch) -> None:
     keys made in one controls run, the most time of fidelity's own per control)."""
     from fidelity.plugins import fidelity_testids
 
-    made = []
+    made: list[str] = []
     real = fidelity_testids.canonical
-    monkeypatch.setattr(fidelity_testids, "canonical", lambda t: made.append(t) or real(t))
+
+    def counted(test_id: str) -> str:
+        made.append(test_id)
+        return real(test_id)
+
+    monkeypatch.setattr(fidelity_testids, "canonical", counted)
     known = [f"t.py::f[{i}]" for i in range(300)] + ["t.py::g"]
     expected = [f"t.py::f[{i}]" for i in range(0, 300, 3)] + ["t.py::f", "t.py::g"]
     found = fidelity_testids.expand(expected, known)
