@@ -69,7 +69,9 @@ def trace(**tests: TestTrace) -> Trace:
 EDIT = Control("c", "w", (Edit("m.py", find="return x + LIMIT", replace="return x"),), ("pytest",))
 
 
-def test_selection_takes_the_tests_that_ran_the_function_or_opened_the_file_or_spawned() -> None:
+def test_selection_takes_the_tests_that_ran_the_function_or_opened_the_file_or_spawned_unseen() -> (
+    None
+):
     found = select(
         EDIT,
         trace(
@@ -77,12 +79,16 @@ def test_selection_takes_the_tests_that_ran_the_function_or_opened_the_file_or_s
             other=TestTrace(frozenset({"m.py:14"})),
             reads=TestTrace(opened=frozenset({"m.py"})),
             spawns=TestTrace(spawned=True),
+            # its processes were watched: they opened m.py, or only other files
+            child_reads=TestTrace(spawned=True, watched=frozenset({"m.py"}), unseen=False),
+            child_elsewhere=TestTrace(spawned=True, watched=frozenset({"n.py"}), unseen=False),
         ),
         {"m.py": SOURCE},
     )
-    assert found.ids == ("t.py::ran", "t.py::reads", "t.py::spawns")
-    assert found.reasons["t.py::spawns"] == "starts a process (not traced)"
-    assert found.why == "3 of 4 tests: those that ran m.py:6 cached()"
+    assert found.ids == ("t.py::ran", "t.py::reads", "t.py::spawns", "t.py::child_reads")
+    assert found.reasons["t.py::spawns"] == "starts a process whose file opens were not seen"
+    assert found.reasons["t.py::child_reads"].startswith("m.py was opened while it ran")
+    assert found.why == "4 of 6 tests: those that ran m.py:6 cached()"
 
 
 def test_selection_runs_everything_when_the_function_also_ran_outside_a_test() -> None:

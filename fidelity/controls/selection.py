@@ -2,10 +2,12 @@
 
 The unmodified tree runs once with `fidelity_pytest_controls` tracing, per test, the
 functions of the tree it entered, the tree files it opened, and whether it started a
-process. An edit is then placed: the innermost function whose *body* holds every changed
-line (decorators, defaults and annotations run where the function is defined, so they count
-as the enclosing scope). The tests selected are those that entered that function, opened
-the edited file, or started a process, plus the control's `caught_by`. Everything else runs
+process, and which tree files any process opened while it ran (`fidelity_watch`). An edit
+is then placed: the innermost function whose *body* holds every changed line (decorators,
+defaults and annotations run where the function is defined, so they count as the enclosing
+scope). The tests selected are those that entered that function, opened the edited file
+(or some process did while they ran), or started a process whose opens were not all seen,
+plus the control's `caught_by`. Everything else runs
 the full suite: an edit at module or class level, to a file that is not Python, that adds
 or removes a file, that does not parse, or whose function also ran outside any test
 (collection, hooks). An edit that moves later lines selects every test that entered any
@@ -13,8 +15,8 @@ function of the file (line numbers show in tracebacks and warnings); one that on
 lines of Python is placed as `edit` applies it, with blank lines kept (`inplace`).
 
 Not seen, and so not guaranteed: state a test inherits from an earlier test (a cache filled
-by another test's call, a global set elsewhere), a file read by C code, code run in a
-process the tree starts that is not a test's (a test that starts one is always selected).
+by another test's call, a global set elsewhere, a process another test started), code run
+in a process the tree starts that is not a test's, and off Linux a file read by C code.
 `--full` runs every test.
 """
 
@@ -39,6 +41,8 @@ class TestTrace:
     opened: frozenset[str] = frozenset()
     spawned: bool = False
     duration_s: float = 0.0
+    watched: frozenset[str] = frozenset()  # tree files any process opened while it ran
+    unseen: bool = True  # it started a process whose opens were not all seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,8 @@ def parse_trace(data: Mapping[str, Any]) -> Trace:
             frozenset(raw.get("opened", ())),
             bool(raw.get("spawned", False)),
             float(raw.get("duration_s", 0.0)),
+            frozenset(raw.get("watched", ())),
+            bool(raw.get("unseen", True)),  # a trace from before the watch saw nothing
         )
 
     tests = {nodeid: one(raw) for nodeid, raw in data.get("tests", {}).items()}
@@ -281,10 +287,12 @@ def _broad(p: Place, trace: Trace) -> str:
 
 
 def _hit(p: Place, t: TestTrace) -> str:
-    if t.spawned:
-        return "starts a process (not traced)"
+    if t.spawned and t.unseen:
+        return "starts a process whose file opens were not seen"
     if p.file in t.opened:
         return f"opened {p.file}"
+    if p.file in t.watched:
+        return f"{p.file} was opened while it ran (by a process it started, or by its own)"
     if p.key is None:
         return ""
     if p.moves_lines:

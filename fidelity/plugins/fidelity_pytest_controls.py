@@ -8,12 +8,14 @@ by an environment variable naming a file:
 - ``FIDELITY_EXPECT`` (read): test ids a control table expects; when one names no collected
   test, the run stops after collection (exit 4), before any test runs.
 - ``FIDELITY_TRACE`` (written): per test, the functions of the tree it ran (``path:line`` of
-  each code object, ``path:0`` for a module body), the tree files it opened, and whether it
-  started a process (a fixture's setup counts for every test that uses the fixture, not only
-  the first); what ran outside every test (collection, hooks); and the modules imported from
-  outside the tree (what a warm interpreter may import ahead). `sys.settrace` sees only the calling
-  thread and threads started after it; processes a test starts are not traced, so such a
-  test is marked and always selected.
+  each code object, ``path:0`` for a module body), the tree files it opened, whether it
+  started a process, and the tree files any process opened while it ran (a fixture's setup
+  counts for every test that uses the fixture, not only the first); what ran outside every
+  test (collection, hooks); and the modules imported from outside the tree (what a warm
+  interpreter may import ahead). `sys.settrace` sees only the calling thread and threads
+  started after it; processes a test starts are not traced, but the kernel reports the files
+  they open (``fidelity_watch``); where it cannot (no inotify, a queue overflow, bytecode
+  kept outside the tree), the test is marked ``unseen`` and always selected.
 - ``FIDELITY_RAISES`` (read, then written): ``{"names": [...]}``, the classes a control
   table's `raises` names; after collection the file gets ``"unknown"``, those that are no
   exception class the tests can see (`controls validate` refuses them).
@@ -39,6 +41,7 @@ from types import FrameType
 from typing import Any
 
 import fidelity_testids
+import fidelity_watch
 import pytest
 
 COLLECTED_ENV = "FIDELITY_COLLECTED"
@@ -74,17 +77,21 @@ def _read(env: str) -> Any:
 class Seen:
     """What one test (or one fixture's setup, or everything outside tests) touched."""
 
-    __slots__ = ("code", "opened", "spawned")
+    __slots__ = ("code", "opened", "spawned", "watched", "unseen")
 
     def __init__(self) -> None:
         self.code: set[tuple[str, int]] = set()  # (path in the tree, first line)
         self.opened: set[str] = set()
         self.spawned = False
+        self.watched: set[str] = set()  # tree files opened by any process while it ran
+        self.unseen = False  # a process it started may have opened files not seen
 
     def merge(self, other: Seen) -> None:
         self.code |= other.code
         self.opened |= other.opened
         self.spawned = self.spawned or other.spawned
+        self.watched |= other.watched
+        self.unseen = self.unseen or other.unseen
 
 
 class Tracer:
@@ -100,6 +107,20 @@ class Tracer:
         self.fixtures: dict[int, Seen] = {}
         self.durations: dict[str, float] = {}
         self.active = False
+        self.watch: fidelity_watch.Watch | None = None
+        self.watch_tried = False
+
+    def switch(self, seen: Seen) -> None:
+        """Make seen current, after crediting what processes opened to the one before.
+        The watch starts at the first test, after collection (its imports are no test's)."""
+        if not self.watch_tried:
+            self.watch_tried = True
+            self.watch = fidelity_watch.Watch.start(self.root)
+        elif self.watch is not None:
+            opened, lost = self.watch.drain()
+            self.current.watched |= opened
+            self.current.unseen = self.current.unseen or lost
+        self.current = seen
 
     def _relative(self, name: str) -> str | None:
         if not name or name.startswith("<"):  # <frozen os>, <string>: no file of the tree
@@ -141,6 +162,8 @@ class Tracer:
                 self.current.opened.add(rel)
         elif event in _SPAWN:
             self.current.spawned = True
+            if self.watch is None or fidelity_watch.hides_bytecode(event, args):
+                self.current.unseen = True
 
     def start(self) -> None:
         sys.addaudithook(self.audit)  # once: an audit hook cannot be removed
@@ -168,6 +191,8 @@ class Tracer:
                     "code": self.keys(seen.code),
                     "opened": sorted(seen.opened),
                     "spawned": seen.spawned,
+                    "watched": sorted(seen.watched),
+                    "unseen": seen.unseen,
                     "duration_s": round(self.durations.get(nodeid, 0.0), 6),
                 }
                 for nodeid, seen in self.tests.items()
@@ -264,11 +289,11 @@ def pytest_fixture_setup(fixturedef: Any, request: Any) -> Iterator[None]:
         yield
         return
     outer, own = _TRACER.current, Seen()
-    _TRACER.current = own
+    _TRACER.switch(own)
     try:
         yield
     finally:
-        _TRACER.current = outer
+        _TRACER.switch(outer)
         outer.merge(own)
         _TRACER.fixtures.setdefault(id(fixturedef), Seen()).merge(own)
 
@@ -282,13 +307,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: object) -> Iterator[Non
     source = _TRACER._relative(str(item.path)) if type(item).__name__ == "DoctestItem" else None
     if source:  # a doctest's examples are its file's text: an edit of the file selects it
         seen.opened.add(source)
-    _TRACER.current = seen
+    _TRACER.switch(seen)
     start = time.perf_counter()
     try:
         yield
     finally:
         _TRACER.durations[item.nodeid] = time.perf_counter() - start
-        _TRACER.current = _TRACER.outside
+        _TRACER.switch(_TRACER.outside)
         info = getattr(item, "_fixtureinfo", None)
         for defs in getattr(info, "name2fixturedefs", {}).values():
             for fixturedef in defs:

@@ -1,0 +1,145 @@
+"""Which files of the tree any process opens, seen by the kernel (Linux inotify).
+
+A process a test starts is not traced: it may not be Python, may not load the plugin, may
+drop the environment. But a process can only run the tree's code or read its data by
+opening the tree's files (a module's source, or its bytecode in ``__pycache__``), and inotify
+reports every open of a file in a watched folder, whoever opens it. So a test that starts
+processes need only be selected for edits of files opened while it ran, not for every edit.
+
+Imported by ``fidelity_pytest_controls`` (standard library only). Anything that could hide
+an open makes `drain` say so, and the test stays selected for every edit: no inotify on
+this platform, a folder that cannot be watched, an overflowed event queue.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import struct
+import sys
+
+IN_OPEN = 0x00000020
+IN_MOVED_TO = 0x00000080
+IN_CREATE = 0x00000100
+IN_Q_OVERFLOW = 0x00004000
+IN_ISDIR = 0x40000000
+_MASK = IN_OPEN | IN_CREATE | IN_MOVED_TO
+_NONBLOCK_CLOEXEC = os.O_NONBLOCK | 0o2000000  # IN_NONBLOCK | IN_CLOEXEC
+_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
+_SKIP = frozenset({".git", ".hg", ".svn"})
+MAX_FOLDERS = 20_000  # beyond this the tree is not watched (each folder is a kernel watch)
+
+
+def source_of(rel: str) -> str:
+    """A bytecode file's source: ``pkg/__pycache__/mod.cpython-311.pyc`` -> ``pkg/mod.py``
+    (any interpreter's tag: a process may run another Python)."""
+    head, _, name = rel.rpartition("/")
+    folder, _, cache = head.rpartition("/")
+    if cache != "__pycache__" or not name.endswith(".pyc"):
+        return rel
+    module = name.split(".", 1)[0]
+    return f"{folder}/{module}.py" if folder else f"{module}.py"
+
+
+class Watch:
+    """inotify watches on every folder of a tree; `drain` says which files were opened."""
+
+    def __init__(self, root: str, fd: int, libc: ctypes.CDLL) -> None:
+        self.root = root
+        self.fd = fd
+        self._libc = libc
+        self.folders: dict[int, str] = {}  # watch descriptor -> folder relative to root
+        self.broken = False  # a folder could not be watched: opens may go unseen
+
+    @classmethod
+    def start(cls, root: str) -> Watch | None:
+        """Watches on root and every folder under it, or None where inotify is missing."""
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            fd = libc.inotify_init1(_NONBLOCK_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
+        if fd < 0:
+            return None
+        watch = cls(root, fd, libc)
+        watch.add_tree("")
+        if watch.broken:
+            watch.close()
+            return None
+        return watch
+
+    def add_tree(self, rel: str) -> None:
+        """Watch a folder and everything under it (a folder made while a test ran, too)."""
+        top = os.path.join(self.root, rel) if rel else self.root
+        for folder, subfolders, _files in os.walk(top):
+            subfolders[:] = [d for d in subfolders if d not in _SKIP]
+            if len(self.folders) >= MAX_FOLDERS:
+                self.broken = True
+                return
+            wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK)
+            if wd < 0:
+                if ctypes.get_errno() != errno.ENOENT:  # gone already: nothing to open
+                    self.broken = True
+                continue
+            path = os.path.relpath(folder, self.root)
+            self.folders[wd] = "" if path == "." else path.replace(os.sep, "/")
+
+    def drain(self) -> tuple[set[str], bool]:
+        """Tree files opened since the last drain (bytecode as its source), and whether
+        some opens may have gone unseen (a queue overflow, a folder not watched)."""
+        opened: set[str] = set()
+        lost = self.broken
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return opened, lost
+            lost = self._parse(data, opened) or lost
+
+    def _parse(self, data: bytes, opened: set[str]) -> bool:
+        lost, at = False, 0
+        while at + _EVENT.size <= len(data):
+            wd, mask, _cookie, size = _EVENT.unpack_from(data, at)
+            raw = data[at + _EVENT.size : at + _EVENT.size + size].rstrip(b"\0")
+            at += _EVENT.size + size
+            if mask & IN_Q_OVERFLOW:
+                lost = True
+                continue
+            folder = self.folders.get(wd)
+            if folder is None or not raw:
+                continue
+            name = os.fsdecode(raw)
+            rel = f"{folder}/{name}" if folder else name
+            if mask & IN_ISDIR:
+                if mask & (IN_CREATE | IN_MOVED_TO) and name not in _SKIP:
+                    self.add_tree(rel)
+            elif mask & IN_OPEN:
+                opened.add(source_of(rel))
+        return lost or self.broken
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+_ENV_AT = {"subprocess.Popen": 3, "os.exec": 2, "os.posix_spawn": 2, "os.spawn": 3}
+
+
+def hides_bytecode(event: str, args: tuple[object, ...]) -> bool:
+    """Whether a process started now (an audit event's arguments) may read the tree's
+    bytecode from a cache outside the tree (``PYTHONPYCACHEPREFIX``, ``-X pycache_prefix``),
+    where its opens of the tree's modules are not seen."""
+    if sys.pycache_prefix or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return True
+    at = _ENV_AT.get(event)
+    env = args[at] if at is not None and len(args) > at else None
+    if isinstance(env, dict) and ("PYTHONPYCACHEPREFIX" in env or b"PYTHONPYCACHEPREFIX" in env):
+        return True
+    words = [a for a in args if isinstance(a, (str, bytes))]
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            words.extend(w for w in a if isinstance(w, (str, bytes)))
+    return any("pycache_prefix" in os.fsdecode(w) for w in words)
