@@ -65,8 +65,10 @@ def test_full_runs_every_test_cold_and_selected_runs_fewer_warm(lib) -> None:
 def test_the_report_says_why_all_tests_ran(lib) -> None:
     selected, _ = lib
     by_id = {r.id: r for r in selected.results}
+    # a new value of a module-level name: the tests that ran a function reading it, and
+    # test_cli, whose process opened shop/prices.py
     assert by_id["tax-rate"].selection == (
-        "all tests: the edit to shop/prices.py is at module or class level"
+        "4 of 20 tests: those that ran a function of shop/prices.py that reads TAX"
     )
     assert by_id["dollar-rate"].selection.endswith("those that ran or opened shop/data/rates.json")
     # the fixture set up while test_names ran is counted for test_total too

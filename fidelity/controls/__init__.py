@@ -13,6 +13,7 @@
 - `diffsel`: `--in-diff BASE`: the controls a change since BASE can affect
 - `edit`: a control's edits applied to its own worktree
 - `inplace`: an edit that deletes lines of Python keeps later lines where they were
+- `constants`: an edit that only gives a module-level name a new value: the functions that read it
 - `runner`: how a control's test command is run: argv, environment, why a run said nothing
 - `warm`: the client of a warm pytest, one per lane, forked per control
 - `lane`: one worktree per worker, reused control after control, with its forked pytests

@@ -29,7 +29,7 @@ from fidelity.controls import anchors, diffsel, render, treenames, unmodified
 from fidelity.controls.lane import Job, Lane, Tree
 from fidelity.controls.lanes import Lanes
 from fidelity.controls.runner import check_command
-from fidelity.controls.selection import Selection
+from fidelity.controls.selection import NamedElsewhere, Selection
 from fidelity.controls.selection import select as select_tests
 from fidelity.controls.table import Control, ControlTable, parse
 from fidelity.controls.unmodified import Tracing, Unmodified
@@ -195,6 +195,17 @@ def originals(repo: Path, sha: str, controls: Sequence[Control]) -> dict[str, st
     return found
 
 
+def named_elsewhere(repo: Path, sha: str) -> NamedElsewhere:
+    """Whether a Python file of the tree other than `file` names `name` (a module-level
+    name given a new value is then read from there, `constants`)."""
+
+    @functools.cache
+    def asked(file: str, name: str) -> bool:
+        return any(f != file for f in objects.files_naming(repo, sha, name, "*.py"))
+
+    return asked
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     control: Control
@@ -210,6 +221,7 @@ def plans(
     full: bool,
     *,
     swap: bool = True,
+    named_elsewhere: NamedElsewhere | None = None,
 ) -> list[Plan]:
     found = []
     for c in chosen:
@@ -218,7 +230,7 @@ def plans(
         selection = (
             Selection(None, "all tests: --full")
             if full
-            else select_tests(c, u.trace, originals)
+            else select_tests(c, u.trace, originals, named_elsewhere)
             if c.edits
             else Selection(None, "all tests: the no-op control", swappable=True)
         )
@@ -381,7 +393,15 @@ def _judge_all(
         return Report("", sha, table.source, baseline, None, (), len(chosen), notes=reused)
     known = tuple(baseline.tests)
     noop = unmodified.noop_for(table, runs)
-    planned = plans([*chosen, noop], runs, originals(repo, sha, chosen), logs, full, swap=swap)
+    planned = plans(
+        [*chosen, noop],
+        runs,
+        originals(repo, sha, chosen),
+        logs,
+        full,
+        swap=swap,
+        named_elsewhere=named_elsewhere(repo, sha),
+    )
 
     def shown(r: ControlResult) -> None:
         if progress:

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fidelity.controls import constants
 from fidelity.controls.inplace import in_place
 from fidelity.controls.table import Control, Edit
 from fidelity.plugins import fidelity_testids as testids
@@ -90,11 +91,8 @@ class Place:
     name: str = ""
     moves_lines: bool = False
     broad: str = ""  # non-empty: every test must run, and this says why
-
-
-def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-    """The code object's co_firstlineno: the first decorator's line, if any."""
-    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    constant: str = ""  # a module-level name the edit gives a new value (`constants`)
+    readers: frozenset[str] = frozenset()  # the keys of the functions that name it
 
 
 def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -204,11 +202,34 @@ def place(file: str, original: str | None, lines: Sequence[int], moves_lines: bo
         return Place(file, None, broad=f"{file} does not parse")
     if node is None:
         return Place(file, None, broad=f"the edit to {file} is at module or class level")
-    return Place(file, f"{file}:{_first_line(node)}", node.name, moves_lines)
+    return Place(file, f"{file}:{constants.first_line(node)}", node.name, moves_lines)
 
 
-def places(edits: Sequence[Edit], originals: Mapping[str, str | None]) -> list[Place]:
-    """Every place a control's edits land (originals: file -> text at the tree, None if absent)."""
+NamedElsewhere = Callable[[str, str], bool]  # (file, name): does another file name it?
+
+
+def _constant(p: Place, old: str, new: str, named_elsewhere: NamedElsewhere | None) -> Place:
+    """An edit at module level that only gives a name a new value lands in the functions
+    that read it (`constants`), when nothing else can."""
+    name = constants.changed_constant(old, new) if named_elsewhere is not None else None
+    if name is None or named_elsewhere is None:
+        return p
+    keys, why = constants.readers(old, name)
+    if not why and named_elsewhere(p.file, name):
+        why = f"{name} is named in another file of the tree"
+    if why:
+        return replace(p, broad=f"{p.broad}: {why}")
+    found = frozenset(f"{p.file}:{line}" for line in keys)
+    return Place(p.file, None, moves_lines=p.moves_lines, constant=name, readers=found)
+
+
+def places(
+    edits: Sequence[Edit],
+    originals: Mapping[str, str | None],
+    named_elsewhere: NamedElsewhere | None = None,
+) -> list[Place]:
+    """Every place a control's edits land (originals: file -> text at the tree, None if
+    absent); with named_elsewhere, a new value of a module-level name lands where it is read."""
     found = []
     edited = Counter(edit.file for edit in edits)
     for edit in edits:
@@ -221,7 +242,11 @@ def places(edits: Sequence[Edit], originals: Mapping[str, str | None]) -> list[P
             if edited[edit.file] == 1:  # as `edit` applies it; for several, as written (broader)
                 replace = in_place(edit.file, text, find, replace)
             lines, moves = find_lines(text, find, replace)
-            found.append(place(edit.file, text, lines, moves))
+            landed = place(edit.file, text, lines, moves)
+            if landed.broad.endswith("is at module or class level") and edited[edit.file] == 1:
+                new = text.replace(find, replace, 1)
+                landed = _constant(landed, text, new, named_elsewhere)
+            found.append(landed)
             continue
         for pf in parse_patch(edit.patch):
             if not pf.old or not pf.new or pf.old != pf.new:
@@ -233,11 +258,16 @@ def places(edits: Sequence[Edit], originals: Mapping[str, str | None]) -> list[P
     return found
 
 
-def select(control: Control, trace: Trace | None, originals: Mapping[str, str | None]) -> Selection:
+def select(
+    control: Control,
+    trace: Trace | None,
+    originals: Mapping[str, str | None],
+    named_elsewhere: NamedElsewhere | None = None,
+) -> Selection:
     """The tests that can tell this control's tree from the unmodified one."""
     if trace is None or not trace.tests:
         return Selection(None, "all tests: no trace of the unmodified tree")
-    found = places(control.edits, originals)
+    found = places(control.edits, originals, named_elsewhere)
     if not found:
         return Selection(None, "all tests: the control edits nothing", swappable=True)
     reasons: dict[str, str] = {}
@@ -263,6 +293,8 @@ def select(control: Control, trace: Trace | None, originals: Mapping[str, str | 
 
 
 def _where(p: Place) -> str:
+    if p.constant:
+        return f"a function of {p.file} that reads {p.constant}"
     if p.key is None:
         return f"or opened {p.file}"
     return (
@@ -279,6 +311,8 @@ def _broad(p: Place, trace: Trace) -> str:
         return f"{p.file} is read outside any test"
     if p.key is not None and p.key in trace.outside.code:
         return f"{p.name}() in {p.file} also runs outside any test (collection or a hook)"
+    if p.readers & trace.outside.code:
+        return f"a function that reads {p.constant} in {p.file} also runs outside any test"
     if p.moves_lines and any(
         k.startswith(p.file + ":") and not k.endswith(":0") for k in trace.outside.code
     ):
@@ -293,7 +327,9 @@ def _hit(p: Place, t: TestTrace) -> str:
         return f"opened {p.file}"
     if p.file in t.watched:
         return f"{p.file} was opened while it ran (by a process it started, or by its own)"
-    if p.key is None:
+    if p.readers & t.code:
+        return f"ran a function that reads {p.constant} in {p.file}"
+    if p.key is None and not p.constant:
         return ""
     if p.moves_lines:
         prefix = p.file + ":"

@@ -138,3 +138,13 @@ def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
         found.append(out[pos : pos + size])
         pos += size + 1
     return found
+
+
+def files_naming(repo: Path, sha: str, word: str, *pathspecs: str) -> list[str]:
+    """The text files of commit sha (those pathspecs match) that hold word as a whole word."""
+    result = attempt(repo, "grep", "-l", "-I", "-w", "-F", "-e", word, sha, "--", *pathspecs)
+    if result.status is ProcStatus.OK:
+        return [line.partition(":")[2] for line in result.stdout.decode().splitlines()]
+    if result.status is ProcStatus.FAILED and result.returncode == 1 and not result.stderr:
+        return []  # no match
+    raise GitError(f"git grep for {word!r} failed in {repo}: {result.stderr.decode().strip()}")
