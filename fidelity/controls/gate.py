@@ -402,6 +402,10 @@ def _judge_all(
         swap=swap,
         named_elsewhere=named_elsewhere(repo, sha),
     )
+    mine = [p.job.selection for p in planned[:-1] if p.control.command == noop.command]
+    narrowed = unmodified.noop_selection(runs[noop.command], mine)
+    if narrowed is not None:
+        planned[-1] = replace(planned[-1], job=replace(planned[-1].job, selection=narrowed))
 
     def shown(r: ControlResult) -> None:
         if progress:

@@ -107,6 +107,11 @@ def why_ran(r: ControlResult) -> str:
     return f"{ran(r)}: {r.selection}" if r.selection else ran(r)
 
 
+def _noop_scope(noop: ControlResult) -> str:
+    """Which tests the no-op control ran, when not all (`unmodified.noop_selection`)."""
+    return "" if noop.selection.startswith("all tests") else f" ({noop.selection})"
+
+
 def trust_problem(report: Report) -> str:
     """Why the report cannot be trusted, or ''."""
     b = report.baseline
@@ -234,7 +239,8 @@ def report(console: Console, result: Report, *, quiet: bool = False) -> None:
             console,
             f"unmodified tree: {b.status}, {counted(len(b.tests), 'test')} in "
             f"{b.duration_s:.2f} s; "
-            f"no-op control: {'survived' if n.verdict is Verdict.RESIDUE_HELD else n.verdict}; "
+            f"no-op control: {'survived' if n.verdict is Verdict.RESIDUE_HELD else n.verdict}"
+            f"{_noop_scope(n)}; "
             f"import guard: {', '.join(result.guard) or 'the table import_check only'}",
         )
         never = result.never_failed()
