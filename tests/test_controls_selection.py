@@ -166,7 +166,9 @@ CHILD = (
     "def test_b_with_bytecode_elsewhere(tmp_path):\n"
     "    code = 'from pkg.b import fb; print(fb())'\n"
     "    assert child(code, PYTHONPYCACHEPREFIX=str(tmp_path)) == '2'\n\n\n"
-    "def test_echo():\n    assert subprocess.run(['echo', 'x'], capture_output=True).returncode == 0\n"
+    "def test_echo():\n    assert subprocess.run(['echo', 'x'], capture_output=True).returncode == 0\n\n\n"
+    "def test_git_in_the_tree():\n"
+    "    assert subprocess.run(['git', 'status'], capture_output=True).returncode == 0\n"
 )
 
 
@@ -177,8 +179,9 @@ def test_a_test_that_starts_processes_is_selected_only_where_they_opened_the_edi
     """Issue 38: a test that starts a process was selected for every control, since its
     process is not traced (fidelity's own table: 56 such tests in each of 15 controls). The
     kernel now reports the tree's files any process opens while a test runs: the edit of
-    pkg/a.py selects the test whose process imported it, and the one whose process kept its
-    bytecode outside the tree, where its opens are not seen. Red before: 4 of 4 tests."""
+    pkg/a.py selects the test whose process imported it, the one whose process kept its
+    bytecode outside the tree, where its opens are not seen, and the one that ran git in the
+    tree (git tells an edited file by its size and time). Red before: 5 of 5 tests."""
     from test_controls import control, fr, header
 
     repo: Repo = make_repo("child-opens")
@@ -201,7 +204,7 @@ def test_a_test_that_starts_processes_is_selected_only_where_they_opened_the_edi
     assert report.exit_code() == 0, [(r.id, r.verdict, r.failing, r.detail) for r in report.results]
     (r,) = report.results
     assert r.failing == ("tests/test_child.py::test_a_in_a_process",)
-    assert (r.tests_run, r.selection) == (2, "2 of 4 tests: those that ran pkg/a.py:1 fa()")
+    assert (r.tests_run, r.selection) == (3, "3 of 5 tests: those that ran pkg/a.py:1 fa()")
     (kept,) = Path(report.logs).glob("*.trace.json")
     traced = parse_trace(json.loads(kept.read_text()))
     chosen = select(
@@ -212,4 +215,6 @@ def test_a_test_that_starts_processes_is_selected_only_where_they_opened_the_edi
         "(by a process it started, or by its own)",
         "tests/test_child.py::test_b_with_bytecode_elsewhere": "starts a process whose file "
         "opens were not seen",
+        "tests/test_child.py::test_git_in_the_tree": "starts a process whose file opens were "
+        "not seen",
     }

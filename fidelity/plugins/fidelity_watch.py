@@ -8,7 +8,9 @@ processes need only be selected for edits of files opened while it ran, not for 
 
 Imported by ``fidelity_pytest_controls`` (standard library only). Anything that could hide
 an open makes `drain` say so, and the test stays selected for every edit: no inotify on
-this platform, a folder that cannot be watched, an overflowed event queue.
+this platform, a folder that cannot be watched, an overflowed event queue, and git run in
+the tree (it opens ``.git``, then tells edited files by their size and time, opening none).
+A process that only looks at a file's size or time otherwise is not seen.
 """
 
 from __future__ import annotations
@@ -114,6 +116,9 @@ class Watch:
                 continue
             name = os.fsdecode(raw)
             rel = f"{folder}/{name}" if folder else name
+            if name == ".git" and mask & IN_OPEN:
+                lost = True  # git ran in the tree: it sees every edit by its size and time
+                continue
             if mask & IN_ISDIR:
                 if mask & (IN_CREATE | IN_MOVED_TO) and name not in _SKIP:
                     self.add_tree(rel)
