@@ -65,6 +65,17 @@ def test_the_readers_are_the_functions_that_name_it_closures_included() -> None:
             "import sys\nRATE = 2\n\n\ndef f():\n    return sys.modules[__name__].__dict__\n",
             "(__dict__)",
         ),
+        # red before (review of this change): each read RATE without naming it bare
+        (
+            "import sys\nRATE = 2\n\n\ndef f():\n    return sys.modules[__name__].RATE\n",
+            "attribute",
+        ),
+        ("RATE = 2\n\n\ndef f():\n    return eval('RATE + 1')\n", "(eval)"),
+        ("RATE = 2\nNOTE = 'the RATE in words'\n", "names RATE in a string"),
+        (
+            "import inspect\nRATE = 2\n\n\ndef f(m):\n    return inspect.getmembers(m)\n",
+            "getmembers",
+        ),
     ],
 )
 def test_every_other_way_to_read_the_name_keeps_every_test(source: str, why: str) -> None:

@@ -16,7 +16,8 @@ lines of Python is placed as `edit` applies it, with blank lines kept (`inplace`
 
 Not seen, and so not guaranteed: state a test inherits from an earlier test (a cache filled
 by another test's call, a global set elsewhere, a process another test started), code run
-in a process the tree starts that is not a test's, and off Linux a file read by C code.
+in a process the tree starts that is not a test's, and a file read by C code outside any
+test, or in the test's own process where the kernel's reports are not running (off Linux).
 `--full` runs every test.
 """
 

@@ -167,7 +167,7 @@ def noop_selection(u: Unmodified, selections: Sequence[Selection | None]) -> Sel
         wanted.update(s.ids)
     ids = tuple(t for t in u.trace.tests if t in wanted)
     every = len(u.trace.tests)
-    if len(ids) == every:
+    if not ids or len(ids) == every:  # none: a no-op that runs nothing would say nothing
         return None
     why = f"{len(ids)} of {every} tests: those the controls under its command run"
     return Selection(ids, why, swappable=True)

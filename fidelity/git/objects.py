@@ -142,9 +142,10 @@ def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
 
 def files_naming(repo: Path, sha: str, word: str, *pathspecs: str) -> list[str]:
     """The text files of commit sha (those pathspecs match) that hold word as a whole word."""
-    result = attempt(repo, "grep", "-l", "-I", "-w", "-F", "-e", word, sha, "--", *pathspecs)
-    if result.status is ProcStatus.OK:
-        return [line.partition(":")[2] for line in result.stdout.decode().splitlines()]
+    result = attempt(repo, "grep", "-l", "-z", "-w", "-F", "-e", word, sha, "--", *pathspecs)
+    if result.status is ProcStatus.OK:  # -z: names as they are, unquoted
+        names = result.stdout.decode(errors="surrogateescape").split("\0")
+        return [name.partition(":")[2] for name in names if name]
     if result.status is ProcStatus.FAILED and result.returncode == 1 and not result.stderr:
         return []  # no match
     raise GitError(f"git grep for {word!r} failed in {repo}: {result.stderr.decode().strip()}")

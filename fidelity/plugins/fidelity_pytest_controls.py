@@ -162,7 +162,9 @@ class Tracer:
                 self.current.opened.add(rel)
         elif event in _SPAWN:
             self.current.spawned = True
-            if self.watch is None or fidelity_watch.hides_bytecode(event, args):
+            # a forked child runs what its parent loaded, opening nothing
+            forked = event == "os.fork"
+            if forked or self.watch is None or fidelity_watch.hides_bytecode(event, args):
                 self.current.unseen = True
 
     def start(self) -> None:
@@ -294,6 +296,8 @@ def pytest_fixture_setup(fixturedef: Any, request: Any) -> Iterator[None]:
         yield
     finally:
         _TRACER.switch(outer)
+        if own.spawned and getattr(fixturedef, "scope", "function") != "function":
+            own.unseen = True  # its processes may serve later tests, opening nothing then
         outer.merge(own)
         _TRACER.fixtures.setdefault(id(fixturedef), Seen()).merge(own)
 

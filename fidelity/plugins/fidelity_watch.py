@@ -8,9 +8,11 @@ processes need only be selected for edits of files opened while it ran, not for 
 
 Imported by ``fidelity_pytest_controls`` (standard library only). Anything that could hide
 an open makes `drain` say so, and the test stays selected for every edit: no inotify on
-this platform, a folder that cannot be watched, an overflowed event queue, and git run in
-the tree (it opens ``.git``, then tells edited files by their size and time, opening none).
-A process that only looks at a file's size or time otherwise is not seen.
+this platform, a folder that cannot be watched, an overflowed event queue, files already in
+a folder made during the test, and tools that tell edited files by their size and time,
+opening none: git run in the tree (seen where ``.git`` is a file, as in the worktrees
+controls run in) and a tool reading its cache in the tree (``.mypy_cache``). Another
+process that only looks at a file's size or time (``make``) is not seen.
 """
 
 from __future__ import annotations
@@ -68,27 +70,42 @@ class Watch:
         if fd < 0:
             return None
         watch = cls(root, fd, libc)
-        watch.add_tree("")
+        watch.add_tree("", new=False)
         if watch.broken:
             watch.close()
             return None
         return watch
 
-    def add_tree(self, rel: str) -> None:
-        """Watch a folder and everything under it (a folder made while a test ran, too)."""
+    def add_tree(self, rel: str, *, new: bool = True) -> bool:
+        """Watch a folder and everything under it. For a folder made while a test ran
+        (new), whether files were already in it, whose opens went unseen (bytecode aside:
+        it was compiled from a source whose open was seen)."""
         top = os.path.join(self.root, rel) if rel else self.root
-        for folder, subfolders, _files in os.walk(top):
-            subfolders[:] = [d for d in subfolders if d not in _SKIP]
-            if len(self.folders) >= MAX_FOLDERS:
+        missed = False
+        try:
+            for folder, subfolders, files in os.walk(top, onerror=self._unreadable):
+                subfolders[:] = [d for d in subfolders if d not in _SKIP]
+                missed = missed or bool(new and files and not folder.endswith("__pycache__"))
+                self._add(folder)
+        except RecursionError:  # os.walk recurses on Python 3.11: a tree too deep
+            self.broken = True
+        return missed
+
+    def _add(self, folder: str) -> None:
+        if len(self.folders) >= MAX_FOLDERS:
+            self.broken = True
+            return
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK)
+        if wd < 0:
+            if ctypes.get_errno() != errno.ENOENT:  # gone already: nothing to open
                 self.broken = True
-                return
-            wd = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), _MASK)
-            if wd < 0:
-                if ctypes.get_errno() != errno.ENOENT:  # gone already: nothing to open
-                    self.broken = True
-                continue
-            path = os.path.relpath(folder, self.root)
-            self.folders[wd] = "" if path == "." else path.replace(os.sep, "/")
+            return
+        path = os.path.relpath(folder, self.root)
+        self.folders[wd] = "" if path == "." else path.replace(os.sep, "/")
+
+    def _unreadable(self, error: OSError) -> None:
+        if not isinstance(error, FileNotFoundError):  # a folder not listed is not watched
+            self.broken = True
 
     def drain(self) -> tuple[set[str], bool]:
         """Tree files opened since the last drain (bytecode as its source), and whether
@@ -100,6 +117,9 @@ class Watch:
                 data = os.read(self.fd, 65536)
             except BlockingIOError:
                 return opened, lost
+            except OSError:  # a test closed the descriptor: nothing is seen from now on
+                self.broken = True
+                return opened, True
             lost = self._parse(data, opened) or lost
 
     def _parse(self, data: bytes, opened: set[str]) -> bool:
@@ -116,18 +136,25 @@ class Watch:
                 continue
             name = os.fsdecode(raw)
             rel = f"{folder}/{name}" if folder else name
-            if name == ".git" and mask & IN_OPEN:
-                lost = True  # git ran in the tree: it sees every edit by its size and time
+            if mask & IN_OPEN and (name == ".git" or _tool_cache(rel)):
+                lost = True  # git, or a tool with a cache: they tell edits by size and time
                 continue
             if mask & IN_ISDIR:
                 if mask & (IN_CREATE | IN_MOVED_TO) and name not in _SKIP:
-                    self.add_tree(rel)
+                    lost = self.add_tree(rel) or lost
             elif mask & IN_OPEN:
                 opened.add(source_of(rel))
         return lost or self.broken
 
     def close(self) -> None:
         os.close(self.fd)
+
+
+def _tool_cache(rel: str) -> bool:
+    """A file in a tool's cache in the tree (``.mypy_cache``, ``.ruff_cache``): the tool
+    reads it instead of the sources whose size and time match it. pytest's own is no tool
+    run by a test."""
+    return any(p.endswith("_cache") and p != ".pytest_cache" for p in rel.split("/")[:-1])
 
 
 _ENV_AT = {"subprocess.Popen": 3, "os.exec": 2, "os.posix_spawn": 2, "os.spawn": 3}
@@ -141,10 +168,9 @@ def hides_bytecode(event: str, args: tuple[object, ...]) -> bool:
         return True
     at = _ENV_AT.get(event)
     env = args[at] if at is not None and len(args) > at else None
-    if isinstance(env, dict) and ("PYTHONPYCACHEPREFIX" in env or b"PYTHONPYCACHEPREFIX" in env):
-        return True
     words = [a for a in args if isinstance(a, (str, bytes))]
-    for a in args:
-        if isinstance(a, (list, tuple)):
+    for a in [*args, *([env] if isinstance(env, dict) else [])]:
+        if isinstance(a, (list, tuple, dict)):
             words.extend(w for w in a if isinstance(w, (str, bytes)))
-    return any("pycache_prefix" in os.fsdecode(w) for w in words)
+    # any spelling a shell line, `env` or -X may carry: PYTHONPYCACHEPREFIX=, pycache_prefix=
+    return any("pycacheprefix" in os.fsdecode(w).lower().replace("_", "") for w in words)

@@ -1,0 +1,95 @@
+"""The kernel's reports of the files any process opens while a test runs (issue 38): what
+counts as opened, and everything that makes opens go unseen, so that a test that starts a
+process stays selected for every edit. Real inotify on real folders; Linux only."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fidelity.plugins import fidelity_watch as watch
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+
+
+def started(tmp_path: Path) -> watch.Watch:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("X = 1\n")
+    found = watch.Watch.start(str(tmp_path))
+    assert found is not None
+    return found
+
+
+def test_bytecode_counts_as_its_source_whatever_the_interpreter() -> None:
+    assert watch.source_of("pkg/__pycache__/m.cpython-311.pyc") == "pkg/m.py"
+    assert watch.source_of("__pycache__/m.pypy310.opt-1.pyc") == "m.py"
+    assert watch.source_of("pkg/m.py") == "pkg/m.py"
+    assert watch.source_of("pkg/__pycache__/notes.txt") == "pkg/__pycache__/notes.txt"
+
+
+@pytest.mark.parametrize(
+    ("event", "args"),
+    [
+        ("subprocess.Popen", ("python", ["python", "-X", "pycache_prefix=/t"], None, None)),
+        ("subprocess.Popen", ("python", ["python"], None, {"PYTHONPYCACHEPREFIX": "/t"})),
+        # red before (review of this change): a shell line, matched case-sensitively
+        (
+            "subprocess.Popen",
+            ("/bin/sh", ["/bin/sh", "-c", "PYTHONPYCACHEPREFIX=/t python"], None, None),
+        ),
+        ("os.system", ("env PythonPycachePrefix=/t python",)),
+    ],
+)
+def test_bytecode_kept_outside_the_tree_is_seen_in_any_spelling(event: str, args: tuple) -> None:
+    assert watch.hides_bytecode(event, args)
+
+
+def test_a_plain_process_hides_nothing() -> None:
+    assert not watch.hides_bytecode(
+        "subprocess.Popen", ("git", ["git", "status"], None, {"A": "b"})
+    )
+
+
+def test_opens_by_any_process_are_seen_and_git_in_the_tree_is_unseen(tmp_path: Path) -> None:
+    w = started(tmp_path)
+    subprocess.run(["cat", "pkg/m.py"], cwd=tmp_path, check=True, capture_output=True)
+    assert w.drain() == ({"pkg/m.py"}, False)
+    (tmp_path / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's link
+    subprocess.run(["cat", ".git"], cwd=tmp_path, check=True, capture_output=True)
+    assert w.drain()[1], "git tells edits by size and time: the test must stay selected"
+
+
+def test_a_tool_cache_and_files_in_a_new_folder_are_unseen_opens(tmp_path: Path) -> None:
+    """Red before (review of this change): mypy reads its cache, not sources whose size and
+    time match it; a folder made and filled within one test had no watch when its files
+    were opened."""
+    w = started(tmp_path)
+    (tmp_path / ".mypy_cache").mkdir()
+    assert w.drain() == (set(), False), "an empty new folder hides nothing"
+    (tmp_path / ".mypy_cache" / "m.meta.json").write_text("{}")
+    assert w.drain()[1], "a tool read its cache"
+    (tmp_path / "restored").mkdir()
+    (tmp_path / "restored" / "data.txt").write_text("x")
+    assert w.drain()[1], "files were in a new folder before it was watched"
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "pkg" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"")
+    assert not w.drain()[1], "bytecode: compiled from a source whose open was seen"
+
+
+def test_a_closed_descriptor_or_a_tree_too_deep_is_unseen_not_a_crash(tmp_path: Path) -> None:
+    w = started(tmp_path)
+    os.close(w.fd)
+    assert w.drain() == (set(), True)
+    deep = tmp_path / "deep"
+    deep.joinpath(*["d"] * 300).mkdir(parents=True)
+    # os.walk recurses on Python 3.11: past the limit the tree is not watched, no crash
+    code = (
+        "import sys; from fidelity.plugins import fidelity_watch as w; "
+        f"sys.setrecursionlimit(200); print(w.Watch.start({str(deep)!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr[-500:]
