@@ -189,7 +189,7 @@ def test_a_test_that_starts_processes_is_selected_only_where_they_opened_the_edi
     process is not traced (fidelity's own table: 56 such tests in each of 15 controls). The
     kernel now reports the tree's files any process opens while a test runs: the edit of
     pkg/a.py selects the test whose process imported it, the one whose process kept its
-    bytecode outside the tree, where its opens are not seen, the one that ran git in the
+    bytecode outside the tree, where its opens are not seen, the one that ran git status in the
     tree (git tells an edited file by its size and time), the one whose forked child ran
     fa (loaded already, so opened by no one) and the one that uses a process a module
     fixture started (it may serve several tests). Red before: 7 of 7 tests; the last two

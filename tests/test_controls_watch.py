@@ -54,13 +54,23 @@ def test_a_plain_process_hides_nothing() -> None:
     )
 
 
-def test_opens_by_any_process_are_seen_and_git_in_the_tree_is_unseen(tmp_path: Path) -> None:
-    w = started(tmp_path)
-    subprocess.run(["cat", "pkg/m.py"], cwd=tmp_path, check=True, capture_output=True)
+def test_opens_by_any_process_are_seen_and_git_reading_the_index_is_unseen(
+    tmp_path: Path,
+) -> None:
+    gitdir = tmp_path / "repo.git" / "worktrees" / "lane"
+    gitdir.mkdir(parents=True)
+    (gitdir / "index").write_bytes(b"")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / ".git").write_text(f"gitdir: {gitdir}\n")  # a worktree's link
+    w = started(tree)
+    subprocess.run(["cat", "pkg/m.py"], cwd=tree, check=True, capture_output=True)
     assert w.drain() == ({"pkg/m.py"}, False)
-    (tmp_path / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's link
-    subprocess.run(["cat", ".git"], cwd=tmp_path, check=True, capture_output=True)
-    assert w.drain()[1], "git tells edits by size and time: the test must stay selected"
+    # finding the repository (`git hash-object`, `rev-parse`) reads no index: still seen
+    subprocess.run(["cat", ".git", str(gitdir / "HEAD")], cwd=tree, capture_output=True)
+    assert not w.drain()[1]
+    subprocess.run(["cat", str(gitdir / "index")], cwd=tree, check=True, capture_output=True)
+    assert w.drain()[1], "git status tells edits by size and time: the test stays selected"
 
 
 def test_a_tool_cache_and_files_in_a_new_folder_are_unseen_opens(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ Imported by ``fidelity_pytest_controls`` (standard library only). Anything that 
 an open makes `drain` say so, and the test stays selected for every edit: no inotify on
 this platform, a folder that cannot be watched, an overflowed event queue, files already in
 a folder made during the test, and tools that tell edited files by their size and time,
-opening none: git run in the tree (seen where ``.git`` is a file, as in the worktrees
-controls run in) and a tool reading its cache in the tree (``.mypy_cache``). Another
-process that only looks at a file's size or time (``make``) is not seen.
+opening none: git reading the tree's index (``git status``, ``diff``, ``add``) and a tool
+reading its cache in the tree (``.mypy_cache``). Another process that only looks at a
+file's size or time (``make``) is not seen.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ class Watch:
         self._libc = libc
         self.folders: dict[int, str] = {}  # watch descriptor -> folder relative to root
         self.broken = False  # a folder could not be watched: opens may go unseen
+        self.git_dir = -1  # the watch on the tree's git folder, where its index is
 
     @classmethod
     def start(cls, root: str) -> Watch | None:
@@ -71,6 +72,7 @@ class Watch:
             return None
         watch = cls(root, fd, libc)
         watch.add_tree("", new=False)
+        watch.add_git_dir()
         if watch.broken:
             watch.close()
             return None
@@ -90,6 +92,24 @@ class Watch:
         except RecursionError:  # os.walk recurses on Python 3.11: a tree too deep
             self.broken = True
         return missed
+
+    def add_git_dir(self) -> None:
+        """Watch the folder that holds the tree's git index (``.git``, or the folder a
+        worktree's ``.git`` file names): git reads the index, then tells edited files by
+        their size and time, opening none. Finding the repository opens no index."""
+        link = os.path.join(self.root, ".git")
+        folder = link
+        try:
+            if os.path.isfile(link):
+                with open(link, encoding="utf-8", errors="replace") as f:
+                    named = f.read().partition("gitdir:")[2].strip()
+                folder = os.path.join(self.root, named) if named else ""
+        except OSError:
+            self.broken = True
+            return
+        if folder and os.path.isdir(folder):
+            self.git_dir = self._libc.inotify_add_watch(self.fd, os.fsencode(folder), IN_OPEN)
+            self.broken = self.broken or self.git_dir < 0
 
     def _add(self, folder: str) -> None:
         if len(self.folders) >= MAX_FOLDERS:
@@ -131,13 +151,16 @@ class Watch:
             if mask & IN_Q_OVERFLOW:
                 lost = True
                 continue
+            if wd == self.git_dir:
+                lost = lost or raw.rstrip(b"\0") == b"index"  # git read the tree's index
+                continue
             folder = self.folders.get(wd)
-            if folder is None or not raw:
+            if folder is None or not raw or raw == b".git":  # the repository, no file of it
                 continue
             name = os.fsdecode(raw)
             rel = f"{folder}/{name}" if folder else name
-            if mask & IN_OPEN and (name == ".git" or _tool_cache(rel)):
-                lost = True  # git, or a tool with a cache: they tell edits by size and time
+            if mask & IN_OPEN and _tool_cache(rel):
+                lost = True  # a tool read its cache: it tells edits by size and time
                 continue
             if mask & IN_ISDIR:
                 if mask & (IN_CREATE | IN_MOVED_TO) and name not in _SKIP:
