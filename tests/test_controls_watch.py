@@ -103,3 +103,17 @@ def test_a_closed_descriptor_or_a_tree_too_deep_is_unseen_not_a_crash(tmp_path: 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr[-500:]
+
+
+def test_installed_packages_in_the_tree_are_not_watched(tmp_path: Path) -> None:
+    """A child importing from a `.venv` in the tree opened thousands of watched files,
+    enough to overflow the queue and leave every test that starts one unseen."""
+    for folder in (".venv/lib", "node_modules/a", ".tox/py/lib"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "x.py").write_text("")
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    w = started(tmp_path)
+    assert sorted(w.folders.values()) == ["", "pkg"]
+    for name in (".venv/lib/x.py", "node_modules/a/x.py", ".tox/py/lib/x.py", "pkg/m.py"):
+        subprocess.run(["cat", name], cwd=tmp_path, check=True, capture_output=True)
+    assert w.drain() == ({"pkg/m.py"}, False)

@@ -33,6 +33,9 @@ _MASK = IN_OPEN | IN_CREATE | IN_MOVED_TO
 _NONBLOCK_CLOEXEC = os.O_NONBLOCK | 0o2000000  # IN_NONBLOCK | IN_CLOEXEC
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 _SKIP = frozenset({".git", ".hg", ".svn"})
+# installed packages, never the tree's own files: a child importing from a virtual
+# environment in the tree (`.venv`) would open thousands, and could overflow the queue
+_PACKAGES = frozenset({"node_modules", ".tox", ".nox"})
 MAX_FOLDERS = 20_000  # beyond this the tree is not watched (each folder is a kernel watch)
 
 
@@ -86,7 +89,7 @@ class Watch:
         missed = False
         try:
             for folder, subfolders, files in os.walk(top, onerror=self._unreadable):
-                subfolders[:] = [d for d in subfolders if d not in _SKIP]
+                subfolders[:] = [d for d in subfolders if not _unwatched(folder, d)]
                 missed = missed or bool(new and files and not folder.endswith("__pycache__"))
                 self._add(folder)
         except RecursionError:  # os.walk recurses on Python 3.11: a tree too deep
@@ -163,7 +166,9 @@ class Watch:
                 lost = True  # a tool read its cache: it tells edits by size and time
                 continue
             if mask & IN_ISDIR:
-                if mask & (IN_CREATE | IN_MOVED_TO) and name not in _SKIP:
+                if mask & (IN_CREATE | IN_MOVED_TO) and not _unwatched(
+                    os.path.join(self.root, folder), name
+                ):
                     lost = self.add_tree(rel) or lost
             elif mask & IN_OPEN:
                 opened.add(source_of(rel))
@@ -171,6 +176,14 @@ class Watch:
 
     def close(self) -> None:
         os.close(self.fd)
+
+
+def _unwatched(parent: str, name: str) -> bool:
+    """Version control's own folders, and folders of installed packages: a virtual
+    environment (it holds ``pyvenv.cfg``), ``node_modules``, tox's and nox's."""
+    if name in _SKIP or name in _PACKAGES:
+        return True
+    return os.path.exists(os.path.join(parent, name, "pyvenv.cfg"))
 
 
 def _tool_cache(rel: str) -> bool:
