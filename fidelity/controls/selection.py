@@ -212,8 +212,10 @@ NamedElsewhere = Callable[[str, str], bool]  # (file, name): does another file n
 def _constant(p: Place, old: str, new: str, named_elsewhere: NamedElsewhere | None) -> Place:
     """An edit at module level that only gives a name a new value lands in the functions
     that read it (`constants`), when nothing else can."""
-    name = constants.changed_constant(old, new) if named_elsewhere is not None else None
-    if name is None or named_elsewhere is None:
+    if named_elsewhere is None:
+        return p
+    name = constants.changed_constant(old, new)  # None unless module level: nothing parses
+    if name is None:
         return p
     keys, why = constants.readers(old, name)
     if not why and named_elsewhere(p.file, name):
@@ -244,7 +246,7 @@ def places(
                 replace = in_place(edit.file, text, find, replace)
             lines, moves = find_lines(text, find, replace)
             landed = place(edit.file, text, lines, moves)
-            if landed.broad.endswith("is at module or class level") and edited[edit.file] == 1:
+            if landed.broad and edited[edit.file] == 1:
                 new = text.replace(find, replace, 1)
                 landed = _constant(landed, text, new, named_elsewhere)
             found.append(landed)

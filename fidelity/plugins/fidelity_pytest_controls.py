@@ -164,7 +164,7 @@ class Tracer:
             self.current.spawned = True
             # a forked child runs what its parent loaded, opening nothing
             forked = event == "os.fork"
-            if forked or self.watch is None or fidelity_watch.hides_bytecode(event, args):
+            if forked or self.watch is None or fidelity_watch.hides_bytecode(args):
                 self.current.unseen = True
 
     def start(self) -> None:

@@ -155,7 +155,7 @@ class Watch:
                 lost = True
                 continue
             if wd == self.git_dir:
-                lost = lost or raw.rstrip(b"\0") == b"index"  # git read the tree's index
+                lost = lost or raw == b"index"  # git read the tree's index
                 continue
             folder = self.folders.get(wd)
             if folder is None or not raw or raw == b".git":  # the repository, no file of it
@@ -193,19 +193,14 @@ def _tool_cache(rel: str) -> bool:
     return any(p.endswith("_cache") and p != ".pytest_cache" for p in rel.split("/")[:-1])
 
 
-_ENV_AT = {"subprocess.Popen": 3, "os.exec": 2, "os.posix_spawn": 2, "os.spawn": 3}
-
-
-def hides_bytecode(event: str, args: tuple[object, ...]) -> bool:
+def hides_bytecode(args: tuple[object, ...]) -> bool:
     """Whether a process started now (an audit event's arguments) may read the tree's
     bytecode from a cache outside the tree (``PYTHONPYCACHEPREFIX``, ``-X pycache_prefix``),
     where its opens of the tree's modules are not seen."""
     if sys.pycache_prefix or os.environ.get("PYTHONPYCACHEPREFIX"):
         return True
-    at = _ENV_AT.get(event)
-    env = args[at] if at is not None and len(args) > at else None
     words = [a for a in args if isinstance(a, (str, bytes))]
-    for a in [*args, *([env] if isinstance(env, dict) else [])]:
+    for a in args:  # argv, and the environment given to the process (its names)
         if isinstance(a, (list, tuple, dict)):
             words.extend(w for w in a if isinstance(w, (str, bytes)))
     # any spelling a shell line, `env` or -X may carry: PYTHONPYCACHEPREFIX=, pycache_prefix=
