@@ -54,6 +54,10 @@ class Trace:
     tests: Mapping[str, TestTrace]
     outside: TestTrace = TestTrace()
     modules: tuple[str, ...] = ()
+    # made by probes (`fidelity_probe`): the files whose functions it holds (None: all of
+    # the tree's), and those whose code also ran where no probe saw it
+    probed: frozenset[str] | None = None
+    unprobed: frozenset[str] = frozenset()
 
 
 def parse_trace(data: Mapping[str, Any]) -> Trace:
@@ -68,7 +72,14 @@ def parse_trace(data: Mapping[str, Any]) -> Trace:
         )
 
     tests = {nodeid: one(raw) for nodeid, raw in data.get("tests", {}).items()}
-    return Trace(tests, one(data.get("outside", {})), tuple(data.get("modules", ())))
+    probed = data.get("probed")
+    return Trace(
+        tests,
+        one(data.get("outside", {})),
+        tuple(data.get("modules", ())),
+        frozenset(probed) if probed is not None else None,
+        frozenset(data.get("unprobed", ())),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +321,11 @@ def _where(p: Place) -> str:
 def _broad(p: Place, trace: Trace) -> str:
     if p.broad:
         return p.broad
+    if trace.probed is not None and p.file.endswith(".py"):
+        if p.file not in trace.probed:
+            return f"the trace followed the functions of other files than {p.file}"
+        if p.file in trace.unprobed:
+            return f"{p.file} was loaded again while tests ran, where no probe saw its code"
     if p.file in trace.outside.opened:
         return f"{p.file} is read outside any test"
     if p.key is not None and p.key in trace.outside.code:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fidelity.controls import reuse
-from fidelity.controls.lane import Job, Lane, Tree
+from fidelity.controls.lane import Job, Lane, Tree, edited_files
 from fidelity.controls.lanes import Lanes
 from fidelity.controls.runner import is_pytest
 from fidelity.controls.selection import Selection, Trace, parse_trace
@@ -62,20 +62,25 @@ def _unmodified_one(
     reuse_key: str = "",
     fresh: bool = False,
     serve: bool = False,
+    probe: Sequence[str] = (),
 ) -> Unmodified:
-    if reuse_key and not fresh and (kept := reuse.find(log.parent, reuse_key)) is not None:
+    kept = reuse.find(log.parent, reuse_key) if reuse_key and not fresh else None
+    if kept is not None and _covers(kept.trace, probe):
         kept_trace = parse_trace(kept.trace) if kept.trace is not None else None
         listed = tuple(kept.collected) if kept.collected is not None else None
         return Unmodified(command, kept.run, kept_trace, listed, reused=kept.source.name)
     noop = replace(table.noop(), command=command)
+    # serve: the run is the first child of a collected server, which then serves the
+    # controls under this command in this lane (`Job.traced`), and traces by probes
+    serve = serve and traced and is_pytest(command)
     kinds = ("trace", "expect", "collected") if traced else ("expect", "collected")
+    kinds = (*kinds, "probe") if serve else kinds
     files = {k: log.with_suffix(f".{k}.json") for k in kinds}
     files["expect"].write_text(json.dumps(expected))
+    if serve:
+        files["probe"].write_text(json.dumps(sorted(probe)))
     env = {f"FIDELITY_{k.upper()}": str(p) for k, p in files.items()}
     timeout = table.timeout_s or UNMODIFIED_TIMEOUT_S
-    # serve: the run is the first child of a collected server, which then serves the
-    # controls under this command in this lane (`Job.traced`)
-    serve = serve and traced and is_pytest(command)
     job = Job(noop, log, timeout, env=env if is_pytest(command) else {})
     run = lane.run(replace(job, swap=serve, collect=serve, traced=serve))
     trace = _read_json(files["trace"]) if traced else None
@@ -124,10 +129,18 @@ def runs(
                 reuse_key=keys.get(command, ""),
                 fresh=tracing is not Tracing.REUSE,
                 serve=serve,
+                probe=sorted({f for c in chosen if c.command == command for f in edited_files(c)}),
             )
         )
     found = lanes.map(tasks)
     return {u.command: u for u in found}
+
+
+def _covers(trace: object, probe: Sequence[str]) -> bool:
+    """Whether a kept trace follows every file probe names: one made by probes holds the
+    functions of the files it probed alone (`fidelity_probe`)."""
+    probed = trace.get("probed") if isinstance(trace, dict) else None
+    return probed is None or set(probe) <= set(probed)
 
 
 def _reuse_keys(tree: Tree, commands: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], str]:

@@ -40,6 +40,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import fidelity_probe
 import fidelity_testids
 import fidelity_watch
 import pytest
@@ -49,6 +50,7 @@ EXPECT_ENV = "FIDELITY_EXPECT"
 TRACE_ENV = "FIDELITY_TRACE"
 SELECT_ENV = "FIDELITY_SELECT"
 RAISES_ENV = "FIDELITY_RAISES"
+PROBE_ENV = "FIDELITY_PROBE"
 ROOT_ENV = "FIDELITY_GUARD_ROOT"
 UNKNOWN_EXIT = 4
 FAILURE_PROPERTY = "fidelity_failure"
@@ -77,10 +79,11 @@ def _read(env: str) -> Any:
 class Seen:
     """What one test (or one fixture's setup, or everything outside tests) touched."""
 
-    __slots__ = ("code", "opened", "spawned", "watched", "unseen")
+    __slots__ = ("code", "keys", "opened", "spawned", "watched", "unseen")
 
     def __init__(self) -> None:
         self.code: set[tuple[str, int]] = set()  # (path in the tree, first line)
+        self.keys: set[str] = set()  # `path:line`, from probes (`fidelity_probe`)
         self.opened: set[str] = set()
         self.spawned = False
         self.watched: set[str] = set()  # tree files opened by any process while it ran
@@ -88,6 +91,7 @@ class Seen:
 
     def merge(self, other: Seen) -> None:
         self.code |= other.code
+        self.keys |= other.keys
         self.opened |= other.opened
         self.spawned = self.spawned or other.spawned
         self.watched |= other.watched
@@ -109,6 +113,8 @@ class Tracer:
         self.active = False
         self.watch: fidelity_watch.Watch | None = None
         self.watch_tried = False
+        self.probes: fidelity_probe.Probes | None = None
+        self.refused = ""  # why probes could not be used, when they were asked for
 
     def switch(self, seen: Seen) -> None:
         """Make seen current, after crediting what processes opened to the one before.
@@ -160,6 +166,8 @@ class Tracer:
             rel = self._relative(raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw))
             if rel is not None:
                 self.current.opened.add(rel)
+        elif event == "exec" and self.probes is not None and args:
+            self.probes.executed(args[0])
         elif event in _SPAWN:
             self.current.spawned = True
             # a forked child runs what its parent loaded, opening nothing
@@ -177,20 +185,51 @@ class Tracer:
         threading.settrace(trace)
         sys.settrace(trace)
 
+    def probe(
+        self,
+        rels: list[str],
+        live: dict[str, list[object]],
+        sources: dict[str, bytes | None],
+    ) -> bool:
+        """Record the functions of the files rels names by probes, not by tracing every call
+        (`fidelity_probe`); False, with `refused` saying why, when that cannot be done."""
+        probes = fidelity_probe.Probes(self.root, rels)
+        tracer = self
+
+        def record(*keys: str) -> None:
+            tracer.current.keys.update(keys)
+
+        self.refused = fidelity_probe.start(probes, record, live, sources)
+        if self.refused:
+            return False
+        self.probes = probes
+        self.active = True
+        return True
+
     def stop(self) -> None:
         sys.settrace(None)
         threading.settrace(None)
         self.active = False
 
-    def keys(self, codes: set[tuple[str, int]]) -> list[str]:
-        return sorted({f"{rel}:{line}" for rel, line in codes})
+    def keys(self, seen: Seen) -> list[str]:
+        return sorted({f"{rel}:{line}" for rel, line in seen.code} | seen.keys)
+
+    def probe_report(self) -> dict[str, Any]:
+        """With probes, the files they watched (the trace holds their functions alone) and
+        those whose code also ran unprobed."""
+        if self.probes is None:
+            return {"probe_refused": self.refused} if self.refused else {}
+        return {
+            "probed": sorted(self.probes.files.values()),
+            "unprobed": sorted(self.probes.unprobed),
+        }
 
     def report(self, modules: list[str]) -> dict[str, Any]:
         return {
             "root": self.root,
             "tests": {
                 nodeid: {
-                    "code": self.keys(seen.code),
+                    "code": self.keys(seen),
                     "opened": sorted(seen.opened),
                     "spawned": seen.spawned,
                     "watched": sorted(seen.watched),
@@ -200,11 +239,12 @@ class Tracer:
                 for nodeid, seen in self.tests.items()
             },
             "outside": {
-                "code": self.keys(self.outside.code),
+                "code": self.keys(self.outside),
                 "opened": sorted(self.outside.opened),
                 "spawned": self.outside.spawned,
             },
             "modules": modules,
+            **self.probe_report(),
         }
 
 
@@ -249,9 +289,17 @@ def pause_tracing() -> None:
         _TRACER.stop()
 
 
-def resume_tracing() -> None:
-    """In the forked child that is the traced run of the unmodified tree."""
-    if _TRACER is not None:
+def resume_tracing(
+    live: dict[str, list[object]] | None = None, sources: dict[str, bytes | None] | None = None
+) -> None:
+    """In the forked child that is the traced run of the unmodified tree: by probes in the
+    files ``FIDELITY_PROBE`` names, given the server's live functions and sources of the
+    tree, else (or where they cannot be used) by tracing every call."""
+    if _TRACER is None:
+        return
+    rels = _read(PROBE_ENV)
+    probing = isinstance(rels, list) and live is not None and sources is not None
+    if not probing or not _TRACER.probe([str(r) for r in rels], live or {}, sources or {}):
         _TRACER.resume()
 
 
@@ -263,7 +311,7 @@ def drop_tracing() -> None:
     if _TRACER is not None:
         _TRACER.stop()
     _TRACER = None
-    for name in (TRACE_ENV, EXPECT_ENV, COLLECTED_ENV):
+    for name in (TRACE_ENV, EXPECT_ENV, COLLECTED_ENV, PROBE_ENV):
         os.environ.pop(name, None)
 
 

@@ -19,7 +19,8 @@ the controls plugin's failure kinds) are written as in any run; it leaves with
 Started with the controls plugin's trace switched on, the server is also the traced run of
 the unmodified tree: collection is traced as in a cold run, the tracer pauses once it is
 done, and the child of a ``"traced"`` request (no edit, every test) resumes it and writes
-the trace; every other child drops it. So the tree is imported and collected once for both.
+the trace (by probes in the files the controls edit, where it can: ``fidelity_probe``);
+every other child drops it. So the tree is imported and collected once for both.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class Collected:
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
-                _enter(session, request, swaps, (self.requests, self.proto))
+                _enter(session, request, swaps, (self.requests, self.proto), live)
                 return None  # the child goes on into pytest's own run loop
             self.answer({"pid": pid})
             _, status = os.waitpid(pid, 0)
@@ -148,6 +149,7 @@ def _enter(
     request: dict[str, Any],
     swaps: list[tuple[types.FunctionType, Any]],
     channels: tuple[IO[str], IO[str]],
+    live: Live,
 ) -> None:
     """In the child: the control's output, its code and its tests; None lets pytest's own
     run loop run them. Anything that goes wrong here ends the child with code 70."""
@@ -161,7 +163,10 @@ def _enter(
             os.dup2(log, fd)
         os.environ.update({str(k): str(v) for k, v in (request.get("env") or {}).items()})
         importlib.invalidate_caches()
-        _tracing("resume_tracing" if request.get("traced") else "drop_tracing")
+        if request.get("traced"):
+            _tracing("resume_tracing", live.objects, live.sources)
+        else:
+            _tracing("drop_tracing")
         if request.get("tb"):
             session.config.option.tbstyle = str(request["tb"])
         for function, code in swaps:
@@ -180,12 +185,13 @@ def _enter(
         os._exit(70)
 
 
-def _tracing(what: str) -> None:
+def _tracing(what: str, *args: object) -> None:
     """Pause, resume or drop the controls plugin's tracer, when the server was started as the
-    traced run of the unmodified tree (the plugin is loaded as a module of that name)."""
+    traced run of the unmodified tree (the plugin is loaded as a module of that name); it
+    resumes with the live functions and sources of the tree, for its probes."""
     plugin = sys.modules.get("fidelity_pytest_controls")
     if plugin is not None:
-        getattr(plugin, what)()
+        getattr(plugin, what)(*args)
 
 
 def _saved_fds(config: pytest.Config) -> list[int]:
