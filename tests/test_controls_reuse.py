@@ -4,6 +4,7 @@ repositories and real pytest runs; the checkout is never touched."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -136,3 +137,28 @@ def test_an_installed_package_changing_changes_the_environment(
     upgraded = reuse.environment()
     (site / "extra.pth").write_text("")
     assert len({before, upgraded, reuse.environment()}) == 3
+
+
+def test_a_trace_by_probes_is_reused_only_for_the_files_it_followed(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    """The traced run follows by probes only the files the controls edit: a table that edits
+    another file traces again (red before: the kept trace was read, and the control on the
+    test file ran no test). A test module is rewritten by pytest, so its live code is no
+    compile of the file's: the probes are refused, and every call is traced instead."""
+    repo = make_repo("reuse-probed")
+    project(repo, TABLE)
+    first = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    kept = json.loads(traces(first)[0].read_text())
+    assert kept["probed"] == ["calc/__init__.py"], kept.get("probe_refused")
+    edit = fr("assert mul(2, 3) == 6", "assert mul(2, 3) == 7", "tests/test_calc.py")
+    wider = TABLE + control("test-edited", edit, caught("test_mul"))
+    (repo.path / "cases" / "controls.toml").write_text(wider)  # the same tree, a new table
+    second = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert traces(second), "traced again"
+    assert not any("not traced again" in n for n in second.notes), second.notes
+    again = json.loads(traces(second)[0].read_text())
+    assert "probed" not in again and "rewritten" not in again["probe_refused"], again
+    assert "test_calc.py" in again["probe_refused"]
+    assert second.exit_code() == 0, verdicts(second)
+    assert verdicts(second)[:2] == verdicts(first)

@@ -9,7 +9,7 @@ import getpass
 import json
 import os
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -182,13 +182,26 @@ def test_swap_and_a_fresh_import_give_the_same_verdict_on_every_edit_shape(
     assert snapshot(repo.path) == before
 
 
-def _trace(report: Report) -> dict[str, object]:
+def _trace(report: Report, files: Sequence[str] = ()) -> dict[str, object]:
+    """The unmodified run's trace; with files, the code of those files alone (what a trace
+    made by probes holds during the tests)."""
     data = json.loads(Path(report.logs, "_unmodified-1.trace.json").read_text())
+
+    def code(keys: list[str]) -> list[str]:
+        return [k for k in keys if not files or k.rpartition(":")[0] in files]
+
     return {
-        "tests": {t: (v["code"], v["opened"], v["spawned"]) for t, v in data["tests"].items()},
-        "outside": data["outside"],
+        "tests": {
+            t: (code(v["code"]), v["opened"], v["spawned"]) for t, v in data["tests"].items()
+        },
+        "outside": {**data["outside"], "code": code(data["outside"]["code"])},
         "modules": sorted(data["modules"]),
     }
+
+
+def _probed(report: Report) -> list[str] | None:
+    data = json.loads(Path(report.logs, "_unmodified-1.trace.json").read_text())
+    return data.get("probed")  # type: ignore[no-any-return]
 
 
 SEES_TRACE = """import os
@@ -208,7 +221,8 @@ def test_the_traced_run_is_the_collected_servers_first_child(
 ) -> None:
     """The unmodified tree is imported and collected once, for its traced run and for every
     swapped control after it; the trace equals a cold run's, collection included (an edit of
-    code that runs at import is still imported afresh)."""
+    code that runs at import is still imported afresh), in the files the controls edit, which
+    its tests follow by probes."""
     repo = make_repo("swap-traced")
     imports = tmp_path / "imports.txt"
     calc = CALC.replace(
@@ -237,7 +251,8 @@ def test_the_traced_run_is_the_collected_servers_first_child(
     )
     assert imports.read_text() == "1111", "cold traced run, then each control and the no-op"
     assert _verdicts(once) == _verdicts(cold)
-    assert _trace(once) == _trace(cold)
+    assert _probed(once) == ["calc/__init__.py"] and _probed(cold) is None
+    assert _trace(once, ["calc/__init__.py"]) == _trace(cold, ["calc/__init__.py"])
     assert any(code.endswith(":0") for code in _trace(cold)["outside"]["code"])  # type: ignore[index]
 
 

@@ -52,8 +52,9 @@ def _has_docstring(body: Sequence[ast.stmt]) -> bool:
 
 
 def _run_here(body: Iterable[ast.stmt]) -> Iterator[ast.AST]:
-    """The comprehensions a module or class body runs itself (not those of its functions,
-    lambdas or classes): each is a code object of its own, with its own key."""
+    """The comprehensions a body runs itself (not those of its functions, lambdas or
+    classes): each is a code object of its own, with its own key, credited with the body's
+    (a generator expression made in one test and run in another is credited to the first)."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
@@ -95,11 +96,7 @@ class _Insert(ast.NodeTransformer):
 
     def _scope(self, node: Any) -> Any:
         self.generic_visit(node)
-        here = (
-            [getattr(c, "lineno", 0) for c in _run_here(node.body)]
-            if isinstance(node, ast.ClassDef)
-            else []
-        )
+        here = [getattr(c, "lineno", 0) for c in _run_here(node.body)]
         self._prepend(node.body, [first_line(node), *here])
         return node
 

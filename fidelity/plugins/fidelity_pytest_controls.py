@@ -16,9 +16,12 @@ by an environment variable naming a file:
   started after it; processes a test starts are not traced, but the kernel reports the files
   they open (``fidelity_watch``); where it cannot (no inotify, a queue overflow, bytecode
   kept outside the tree), the test is marked ``unseen`` and always selected.
+- ``FIDELITY_PROBE`` (read): the files the controls edit. In the traced fork of a collected
+  server (``fidelity_swap``) the tests' calls into them are recorded by probes in their
+  code, not by tracing every call (``fidelity_probe``), which about doubled a run's time.
 - ``FIDELITY_RAISES`` (read, then written): ``{"names": [...]}``, the classes a control
   table's `raises` names; after collection the file gets ``"unknown"``, those that are no
-  exception class the tests can see (`controls validate` refuses them).
+  exception class the tests can see (``fidelity_raises``).
 - ``FIDELITY_SELECT`` (read): ``{"files": [...], "ids": [...]}``: test files outside the list
   are not collected, and collected tests outside the list are deselected.
 
@@ -41,6 +44,7 @@ from types import FrameType
 from typing import Any
 
 import fidelity_probe
+import fidelity_raises
 import fidelity_testids
 import fidelity_watch
 import pytest
@@ -186,25 +190,16 @@ class Tracer:
         sys.settrace(trace)
 
     def probe(
-        self,
-        rels: list[str],
-        live: dict[str, list[object]],
-        sources: dict[str, bytes | None],
+        self, rels: list[str], live: dict[str, list[object]], sources: dict[str, bytes | None]
     ) -> bool:
         """Record the functions of the files rels names by probes, not by tracing every call
         (`fidelity_probe`); False, with `refused` saying why, when that cannot be done."""
         probes = fidelity_probe.Probes(self.root, rels)
-        tracer = self
-
-        def record(*keys: str) -> None:
-            tracer.current.keys.update(keys)
-
+        record = lambda *keys: self.current.keys.update(keys)  # noqa: E731
         self.refused = fidelity_probe.start(probes, record, live, sources)
-        if self.refused:
-            return False
-        self.probes = probes
-        self.active = True
-        return True
+        self.probes = None if self.refused else probes
+        self.active = not self.refused
+        return self.active
 
     def stop(self) -> None:
         sys.settrace(None)
@@ -403,47 +398,13 @@ def pytest_collection_modifyitems(
         items[:] = keep
 
 
-def _is_exception(value: object) -> bool:
-    return isinstance(value, type) and issubclass(value, BaseException)
-
-
-def _dotted(name: str) -> object:
-    """What `pkg.mod.Class` (or `pkg.Outer.Inner`) names: the longest prefix that imports,
-    then attributes; None when nothing does."""
-    import importlib
-
-    parts = name.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            value: object = importlib.import_module(".".join(parts[:cut]))
-        except Exception:  # any failure to import: try a shorter prefix
-            continue
-        for attr in parts[cut:]:
-            value = getattr(value, attr, None)
-        return value
-    return None
-
-
-def exception_known(name: str) -> bool:
-    """Whether `raises` can match name: a built-in exception, a dotted path that imports to
-    an exception class, or a bare name some module imported by collection defines as one."""
-    import builtins
-
-    if "." in name:
-        return _is_exception(_dotted(name))
-    if _is_exception(getattr(builtins, name, None)):
-        return True
-    modules = [m for m in list(sys.modules.values()) if m is not None]
-    return any(_is_exception(getattr(m, "__dict__", {}).get(name)) for m in modules)
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     ids = [item.nodeid for item in session.items]
     _write(COLLECTED_ENV, ids)
     raises = _read(RAISES_ENV)
     if raises is not None:
         names = [str(n) for n in raises.get("names", [])]
-        unknown = [n for n in names if not exception_known(n)]
+        unknown = [n for n in names if not fidelity_raises.known(n)]
         _write(RAISES_ENV, {"names": names, "unknown": unknown})
     expected = _read(EXPECT_ENV)
     if expected:
