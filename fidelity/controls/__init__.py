@@ -20,6 +20,8 @@
 - `lanes`: the pool of lanes, one per worker, and the clean-up on Ctrl-C
 - `unmodified`: the unmodified tree under each command: traced for selection, or its trace reused
 - `reuse`: a passing traced run kept by tree, command and environment, for a later run
+- `planning`: how each control is to run: its tests, its limit, its log, swapped or not
+- `noop`: the no-op control: its command, its tests, its parts side by side, one per lane
 - `gate`: `fidelity controls run`: table checks, the unmodified tree, every control, no-op
 - `negative`: `fidelity controls negative`: a fix's tests must fail on the code they fix
 - `authoring`: `suggest` and `validate`: controls that write themselves

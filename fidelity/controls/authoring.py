@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity.controls import anchors, failkinds, gate, unmodified
+from fidelity.controls import anchors, failkinds, gate, planning, unmodified
 from fidelity.controls.lane import Job, Lane, Tree
 from fidelity.controls.lanes import Lanes
 from fidelity.controls.table import Control, ControlTable, Edit, Match
@@ -117,7 +117,7 @@ def suggest(
             base = runs[probe.command]
             if base.run.status is not RunStatus.PASSED:
                 return Suggestion(control, base.run, None, "", "")
-            plan = gate.plans([probe], runs, gate.originals(repo, sha, [probe]), logs, full)[0]
+            plan = planning.plans([probe], runs, gate.originals(repo, sha, [probe]), logs, full)[0]
             run = run_once_or_twice(lanes, plan.job)
     how = plan.job.selection.why if plan.job.selection else "all tests"
     if run.status not in (RunStatus.PASSED, RunStatus.FAILED):

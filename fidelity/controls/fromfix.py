@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fidelity.controls import authoring, gate, hunkdeps, unmodified
+from fidelity.controls import authoring, gate, hunkdeps, planning, unmodified
 from fidelity.controls.fixtests import (
     Expectation,
     Hunk,
@@ -257,7 +257,7 @@ class _Trial:
         ]
         originals = gate.originals(self.lanes.tree.repo, self.lanes.tree.sha, controls)
         proposed = []
-        plans = gate.plans(probes, self.runs, originals, self.logs, False)
+        plans = planning.plans(probes, self.runs, originals, self.logs, False)
         for c, plan in zip(controls, plans, strict=True):
             how = plan.job.selection.why if plan.job.selection else "all tests"
             reverted = authoring.run_once_or_twice(self.lanes, plan.job)
@@ -268,7 +268,7 @@ class _Trial:
             plan.control.id: judge(
                 plan.control, authoring.run_once_or_twice(self.lanes, plan.job), known
             )
-            for plan in gate.plans(usable, self.runs, originals, self.logs, False)
+            for plan in planning.plans(usable, self.runs, originals, self.logs, False)
         }
         return [replace(p, check=checks.get(p.control.id)) for p in proposed]
 

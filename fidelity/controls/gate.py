@@ -18,19 +18,18 @@ import functools
 import json
 import shutil
 import tempfile
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from fidelity import config, workdir
-from fidelity.controls import anchors, diffsel, render, treenames, unmodified
-from fidelity.controls.lane import Job, Lane, Tree
+from fidelity.controls import anchors, diffsel, noop, render, treenames, unmodified
+from fidelity.controls.lane import Lane, Tree
 from fidelity.controls.lanes import Lanes
+from fidelity.controls.planning import Plan, alone, log_path, plans
 from fidelity.controls.runner import check_command
-from fidelity.controls.selection import NamedElsewhere, Selection
-from fidelity.controls.selection import select as select_tests
+from fidelity.controls.selection import NamedElsewhere
 from fidelity.controls.table import Control, ControlTable, parse
 from fidelity.controls.unmodified import Tracing, Unmodified
 from fidelity.controls.verdict import (
@@ -42,15 +41,11 @@ from fidelity.controls.verdict import (
     combine,
     judge,
 )
-from fidelity.controls.warm import pytest_args
 from fidelity.errors import UsageError
 from fidelity.git import objects, stage, worktrees
 from fidelity.progress import Progress
 
 UNCOMMITTED = "uncommitted"
-TIMEOUT_FACTOR = 5.0
-TIMEOUT_PAD_S = 30.0
-RECHECK_FACTOR = 2.0  # a derived limit, for the second run of a control that timed out
 
 
 def table_path(repo: Path, given: str | None) -> Path:
@@ -125,11 +120,6 @@ def log_dir(repo: Path, sha: str) -> Path:
     return folder
 
 
-def log_path(logs: Path, name: str) -> Path:
-    """The log of one run; a leading `_` keeps built-in names apart from control ids."""
-    return logs / f"{name}.log" if name[0].isalnum() else logs / f"_{name.strip('()')}.log"
-
-
 def table_notes(
     repo: Path, table: ControlTable, with_uncommitted: bool, sha: str = ""
 ) -> tuple[str, ...]:
@@ -173,16 +163,6 @@ def _check_ids(
     )
 
 
-def timeout_for(control: Control, unmodified: TreeRun) -> tuple[float, str]:
-    """The control's limit and how it was set."""
-    if control.timeout_s is not None:
-        return control.timeout_s, "timeout_s in the table"
-    limit = round(TIMEOUT_FACTOR * unmodified.duration_s + TIMEOUT_PAD_S, 1)
-    took = unmodified.duration_s
-    how = f"{TIMEOUT_FACTOR:g} x the unmodified tree's {took:.1f} s + {TIMEOUT_PAD_S:g} s"
-    return limit, how
-
-
 def originals(repo: Path, sha: str, controls: Sequence[Control]) -> dict[str, str | None]:
     from fidelity.controls.lane import edited_files
 
@@ -206,66 +186,15 @@ def named_elsewhere(repo: Path, sha: str) -> NamedElsewhere:
     return asked
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    control: Control
-    job: Job
-    how: str  # how the timeout was set
-
-
-def plans(
-    chosen: Sequence[Control],
-    runs: Mapping[tuple[str, ...], Unmodified],
-    originals: Mapping[str, str | None],
-    logs: Path,
-    full: bool,
-    *,
-    swap: bool = True,
-    named_elsewhere: NamedElsewhere | None = None,
-) -> list[Plan]:
-    found = []
-    for c in chosen:
-        u = runs[c.command]
-        limit, how = timeout_for(c, u.run)
-        selection = (
-            Selection(None, "all tests: --full")
-            if full
-            else select_tests(c, u.trace, originals, named_elsewhere)
-            if c.edits
-            else Selection(None, "all tests: the no-op control", swappable=True)
-        )
-        warm = not full and pytest_args(c.command) is not None
-        preload = u.trace.modules if u.trace is not None else ()
-        job = Job(
-            replace(c, timeout_s=limit),
-            log_path(logs, c.id),
-            limit,
-            selection,
-            warm=warm,
-            preload=preload,
-            brief=True,
-            swap=warm and swap and selection.swappable and u.trace is not None,
-        )
-        found.append(Plan(c, job, how))
-    return _swap_where_shared(found)
-
-
-def _swap_where_shared(found: list[Plan]) -> list[Plan]:
-    """Start a collected server only under a command that two or more swappable controls
-    share: it imports and collects the whole suite, which one control alone pays for without
-    gain (a warm child imports only the test files it selects). A lone control still swaps
-    in a server its lane has alive, such as the traced run's of the unmodified tree."""
-    shared = Counter(p.control.command for p in found if p.job.swap)
-    return [
-        replace(p, job=replace(p.job, collect=True))
-        if p.job.swap and shared[p.control.command] >= 2
-        else p
-        for p in found
-    ]
-
-
 def _judged(plan: Plan, known: Sequence[str], lane: Lane) -> ControlResult:
-    run = lane.run(plan.job)
+    return _result(plan, lane.run(plan.job), known)
+
+
+def _ran(plan: Plan, lane: Lane) -> TreeRun:
+    return lane.run(plan.job)
+
+
+def _result(plan: Plan, run: TreeRun, known: Sequence[str]) -> ControlResult:
     result = judge(plan.control, run, known)
     selection = plan.job.selection
     chosen = "" if selection is None else selection.why
@@ -279,17 +208,6 @@ def _judged(plan: Plan, known: Sequence[str], lane: Lane) -> ControlResult:
         timeout_s=plan.job.timeout_s,
         log=str(plan.job.log),
     )
-
-
-def alone(plan: Plan) -> Plan:
-    """The plan for a timed-out control's run alone: a limit derived from the unmodified
-    tree's time is doubled (a control whose tests fail can take longer than passing ones,
-    Hypothesis shrinking, and load on the machine is no verdict); one the table sets stays."""
-    if not plan.how.startswith(f"{TIMEOUT_FACTOR:g} x"):
-        return plan
-    limit = round(RECHECK_FACTOR * plan.job.timeout_s, 1)
-    job = replace(plan.job, timeout_s=limit, control=replace(plan.job.control, timeout_s=limit))
-    return replace(plan, job=job, how=f"{plan.how}, x {RECHECK_FACTOR:g} for the run alone")
 
 
 def _recheck(lanes: Lanes, plan: Plan, first: ControlResult, known: Sequence[str]) -> ControlResult:
@@ -392,9 +310,9 @@ def _judge_all(
     if baseline.status is not RunStatus.PASSED:
         return Report("", sha, table.source, baseline, None, (), len(chosen), notes=reused)
     known = tuple(baseline.tests)
-    noop = unmodified.noop_for(table, runs)
+    nothing = noop.control(table, runs)
     planned = plans(
-        [*chosen, noop],
+        [*chosen, nothing],
         runs,
         originals(repo, sha, chosen),
         logs,
@@ -402,17 +320,11 @@ def _judge_all(
         swap=swap,
         named_elsewhere=named_elsewhere(repo, sha),
     )
-    mine = [p.job.selection for p in planned[:-1] if p.control.command == noop.command]
-    narrowed = unmodified.noop_selection(runs[noop.command], mine)
+    mine = [p.job.selection for p in planned[:-1] if p.control.command == nothing.command]
+    narrowed = noop.selection(runs[nothing.command], mine)
     if narrowed is not None:
         planned[-1] = replace(planned[-1], job=replace(planned[-1].job, selection=narrowed))
-
-    def shown(r: ControlResult) -> None:
-        if progress:
-            progress.step("control", r.id, str(r.verdict), not r.met)
-
-    tasks = [functools.partial(_judged, p, known) for p in planned]
-    results = lanes.map(tasks, shown)
+    results = _controls_then_noop(lanes, planned, runs[nothing.command], known, progress)
     for i, (plan, result) in enumerate(zip(planned, results, strict=True)):
         if result.verdict is Verdict.TIMEOUT:
             results[i] = _recheck(lanes, plan, result, known)
@@ -426,3 +338,46 @@ def _judge_all(
         len(chosen),
         notes=reused,
     )
+
+
+def _controls_then_noop(
+    lanes: Lanes,
+    planned: Sequence[Plan],
+    u: Unmodified,
+    known: Sequence[str],
+    progress: Progress | None,
+) -> list[ControlResult]:
+    """Every control, then the no-op control (the last plan), in parts side by side where
+    there are lanes to share it (`noop.parts`); results in plan order."""
+    *controls, last = planned
+    parts = _noop_parts(last, u, lanes.jobs)
+
+    def shown(r: ControlResult | TreeRun) -> None:
+        if progress and isinstance(r, ControlResult):
+            progress.step("control", r.id, str(r.verdict), not r.met)
+
+    tasks: list[Callable[[Lane], ControlResult | TreeRun]]
+    tasks = [functools.partial(_judged, p, known) for p in controls]
+    tasks += [functools.partial(_ran, p) for p in parts] or [
+        functools.partial(_judged, last, known)
+    ]
+    done = lanes.map(tasks, shown)
+    results = [r for r in done if isinstance(r, ControlResult)]
+    if parts:
+        whole = replace(parts[0], job=replace(parts[0].job, timeout_s=last.job.timeout_s))
+        runs = [r for r in done if isinstance(r, TreeRun)]
+        results.append(_result(whole, noop.merged(runs), known))
+        shown(results[-1])
+    return results
+
+
+def _noop_parts(last: Plan, u: Unmodified, lanes: int) -> list[Plan]:
+    """The no-op control's plan in parts (`noop.parts`), or none where it runs whole."""
+    split = noop.parts(u, last.job.selection, lanes) if last.job.warm else []
+    if len(split) < 2:
+        return []
+    logs = last.job.log.parent
+    return [
+        replace(last, job=replace(last.job, selection=s, log=log_path(logs, f"(no-op-{i})")))
+        for i, s in enumerate(split, 1)
+    ]

@@ -30,6 +30,10 @@ class Lanes:
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=self._jobs)
 
+    @property
+    def jobs(self) -> int:
+        return self._jobs
+
     def __enter__(self) -> Lanes:
         return self
 

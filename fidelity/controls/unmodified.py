@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from fidelity.controls import reuse
 from fidelity.controls.lane import Job, Lane, Tree, edited_files
 from fidelity.controls.lanes import Lanes
 from fidelity.controls.runner import is_pytest
-from fidelity.controls.selection import Selection, Trace, parse_trace
+from fidelity.controls.selection import Trace, parse_trace
 from fidelity.controls.table import Control, ControlTable
 from fidelity.controls.verdict import TreeRun
 from fidelity.git import objects
@@ -149,14 +149,6 @@ def _reuse_keys(tree: Tree, commands: Sequence[tuple[str, ...]]) -> dict[tuple[s
     return {c: reuse.key(tree_id, tree.table, c, tree.names, env) for c in commands}
 
 
-def noop_for(table: ControlTable, runs: Mapping[tuple[str, ...], Unmodified]) -> Control:
-    """The no-op control, under the table's command when the chosen controls use it, else
-    under the first command they use (as `unmodified` orders them): `--only ID` of a
-    control with its own narrow command runs only that command, not the table's suite too."""
-    noop = table.noop()
-    return noop if noop.command in runs else replace(noop, command=next(iter(runs)))
-
-
 def reused_note(u: Unmodified) -> str:
     return (
         f"the unmodified tree was not traced again under {' '.join(u.command)!r}: the same "
@@ -164,23 +156,3 @@ def reused_note(u: Unmodified) -> str:
         f"{u.run.duration_s:.1f} s), whose trace selects the tests; the no-op control runs "
         "all of them again now (--fresh traces the tree again)"
     )
-
-
-def noop_selection(u: Unmodified, selections: Sequence[Selection | None]) -> Selection | None:
-    """The tests the no-op control runs, when not all: those the controls under its command
-    run, where the unmodified tree was traced now (every test passed just now, and a test no
-    control runs decides no verdict). With a kept trace, or a control that runs every test,
-    None: all of them (the tree has not been seen to pass now)."""
-    if u.reused or u.trace is None or not selections:
-        return None
-    wanted: set[str] = set()
-    for s in selections:
-        if s is None or s.ids is None:
-            return None
-        wanted.update(s.ids)
-    ids = tuple(t for t in u.trace.tests if t in wanted)
-    every = len(u.trace.tests)
-    if not ids or len(ids) == every:  # none: a no-op that runs nothing would say nothing
-        return None
-    why = f"{len(ids)} of {every} tests: those the controls under its command run"
-    return Selection(ids, why, swappable=True)

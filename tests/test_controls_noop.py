@@ -1,0 +1,86 @@
+"""The no-op control in parts, one per lane, run side by side after every control (issue 38):
+before, it ran alone at the end of a run while the other lanes stood idle. Each part is a
+real run in its own lane; a test that fails in any part makes the no-op fail."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from support import Repo, snapshot
+from test_controls import caught, control, fr, header, project
+
+from fidelity.controls import gate as controls
+from fidelity.controls import noop
+from fidelity.controls.verdict import RunStatus, TreeRun, Verdict
+
+MANY = """import os
+
+import pytest
+
+from calc import add, mul
+
+
+@pytest.mark.parametrize("x", range(20))
+def test_add(x):
+    assert add(x, 1) == x + 1
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+"""
+# passes in the traced run of the unmodified tree alone: what a part of the no-op must catch
+TRACED_ONLY = """
+
+def test_traced_only():
+    assert add(0, 0) == 0 and "FIDELITY_TRACE" in os.environ
+"""
+TABLE = header() + control("add-minus", fr("return a + b", "return a - b"), caught("test_add"))
+
+
+def test_with_two_lanes_the_noop_runs_in_two_parts_side_by_side(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("noop-parts")
+    project(repo, TABLE, MANY)
+    before = snapshot(repo.path)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    assert report.exit_code() == 0, report
+    assert report.noop is not None and report.noop.verdict is Verdict.RESIDUE_HELD
+    # add-minus runs the 20 that ran add(), and the no-op those 20 (test_mul: no control)
+    assert report.noop.tests_run == 20
+    assert report.noop.selection.endswith(", in 2 parts side by side"), report.noop.selection
+    logs = sorted(p.name for p in Path(report.logs).glob("_no-op*.log"))
+    assert logs == ["_no-op-1.log", "_no-op-2.log"]
+    one = controls.run(repo.path, controls.load(repo.path), jobs=1, fresh=True)
+    assert one.noop is not None and one.noop.tests_run == 20
+    assert "parts" not in one.noop.selection
+    assert snapshot(repo.path) == before
+
+
+def test_a_test_that_fails_in_one_part_fails_the_noop(make_repo: Callable[[str], Repo]) -> None:
+    """Red before (`merged` keeping the first part's run alone): the failing test is in one
+    part of two, and the no-op survived when that was the second."""
+    repo = make_repo("noop-parts-fail")
+    table = header() + control(
+        "add-minus", fr("return a + b", "return a - b"), caught("test_add", match="includes")
+    )
+    project(repo, table, MANY + TRACED_ONLY)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=2)
+    assert report.noop is not None and report.noop.tests_run == 21
+    assert "parts" in report.noop.selection
+    assert report.noop.verdict is Verdict.RESIDUE_CLOSED
+    assert report.noop.failing == ("tests/test_calc.py::test_traced_only",)
+    assert report.leaks and report.exit_code() == 3
+
+
+def test_merged_parts_pass_only_if_each_passed() -> None:
+    ok = TreeRun(RunStatus.PASSED, tests=frozenset({"a"}), duration_s=1.0, mode="swap")
+    bad = TreeRun(RunStatus.FAILED, failing=frozenset({"b"}), tests=frozenset({"b", "c"}))
+    for runs in ([ok, bad], [bad, ok]):
+        both = noop.merged(runs)
+        assert both.status is RunStatus.FAILED and both.failing == {"b"}
+        assert both.tests == {"a", "b", "c"}
+    assert noop.merged([ok, ok]).status is RunStatus.PASSED
+    assert json.dumps(sorted(noop.merged([ok, ok]).tests)) == '["a"]'
