@@ -201,7 +201,7 @@ def _trace(report: Report, files: Sequence[str] = ()) -> dict[str, object]:
 
 def _probed(report: Report) -> list[str] | None:
     data = json.loads(Path(report.logs, "_unmodified-1.trace.json").read_text())
-    return data.get("probed")  # type: ignore[no-any-return]
+    return data.get("probed")
 
 
 SEES_TRACE = """import os
@@ -434,7 +434,7 @@ def test_a_server_starts_only_under_a_command_two_swappable_controls_share(
     command pays that for nothing, so it starts none (it swaps in one its lane has alive)."""
     from dataclasses import replace
 
-    from fidelity.controls.gate import Plan, _swap_where_shared
+    from fidelity.controls.planning import Plan, _swap_where_shared
     from fidelity.controls.lane import Job
     from fidelity.controls.table import parse
 
