@@ -80,3 +80,35 @@ def test_a_control_swapped_into_frozen_functions_runs_its_edit(
     _project(repo, header() + ADD_MINUS, {"tests/conftest.py": FREEZE})
     report = controls.run(repo.path, controls.load(repo.path), jobs=1)
     assert _verdicts(report)["add-minus"][0] == str(Verdict.CAUGHT), _verdicts(report)
+
+
+# a module the tests import lazily, whose compile warns (`is` with a literal: a warning of
+# the compiler, not of the parser); the suite makes every warning an error, so a plain import
+# of it fails
+LAZY = 'def is_a(x):\n    return x is "a"\n\n\ndef double(x):\n    return x * 2\n'
+LAZY_TEST = (
+    TESTS + "\n\ndef test_lazy():\n    from calc import lazy\n\n    assert lazy.double(2) == 4\n"
+)
+STRICT = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: fidelity_probe.instrument compiles a file imported later with warnings "
+    "ignored ('the plain compile warned already'), but nothing compiled it before: the "
+    "traced run passes a suite whose plain run fails on that warning (the fork is trusted, "
+    "so the unmodified tree is called sound)",
+)
+def test_the_traced_run_fails_where_a_plain_run_fails_on_a_compile_warning(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("probe-warning")
+    table = header() + control(
+        "lazy-triple", fr("return x * 2", "return x * 3", "calc/lazy.py"), caught("test_lazy")
+    )
+    files = {"calc/lazy.py": LAZY, "tests/test_calc.py": LAZY_TEST, "pyproject.toml": STRICT}
+    _project(repo, table, files)
+    cold = controls.run(repo.path, controls.load(repo.path), jobs=1, swap=False)
+    assert not cold.sound and cold.exit_code() == 3, "a plain run of the tree fails"
+    probed = controls.run(repo.path, controls.load(repo.path), jobs=1, fresh=True)
+    assert not probed.sound, (probed.baseline, _verdicts(probed))
