@@ -112,3 +112,25 @@ def test_the_traced_run_fails_where_a_plain_run_fails_on_a_compile_warning(
     assert not cold.sound and cold.exit_code() == 3, "a plain run of the tree fails"
     probed = controls.run(repo.path, controls.load(repo.path), jobs=1, fresh=True)
     assert not probed.sound, (probed.baseline, _verdicts(probed))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole (speed): unmodified._covers asks the kept trace's 'probed' (Python files "
+    "alone) to hold every edited file, a text file too, so a table with any edit of a "
+    "file that is not Python never reads a kept trace",
+)
+def test_a_kept_trace_is_reused_by_a_table_that_edits_a_text_file(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    repo = make_repo("probe-reuse-text")
+    notes = fr("draft", "final", "NOTES.txt")
+    residue = 'survives = true\nresidue = "no test reads the notes"'
+    table = header() + ADD_MINUS + control("notes", notes, residue)
+    _project(repo, table, {"NOTES.txt": "draft\n"})
+    first = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert first.exit_code() == 0, _verdicts(first)
+    assert _trace(first)["probed"] == ["calc/__init__.py"]
+    second = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert second.exit_code() == 0, _verdicts(second)
+    assert not list(Path(second.logs).glob("*.trace.json")), "the second run traced again"
