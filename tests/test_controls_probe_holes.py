@@ -150,7 +150,7 @@ import calc
 
 
 def test_set():
-    time.sleep(0.4)
+    time.sleep(1.0)
     calc.STATE = 1
 
 
@@ -201,11 +201,11 @@ import pytest
 
 
 def test_slow():
-    time.sleep(0.4)
+    time.sleep(1.0)
 
 
 def test_traced_only():
-    time.sleep(0.2)
+    time.sleep(0.5)
     assert "FIDELITY_TRACE" in os.environ
 
 
