@@ -430,8 +430,8 @@ def test_uncommitted_source_and_tests_are_said_to_be_untested(lib: Repo) -> None
 def test_a_derived_limit_is_doubled_for_the_run_alone_and_a_set_one_is_kept(tmp_path: Path) -> None:
     """Issue 38 item 4: load on the machine broke a limit derived from the unmodified run
     twice over; the run alone gets twice the derived limit, never more than a set one."""
-    from fidelity.controls.planning import Plan, alone
     from fidelity.controls.lane import Job
+    from fidelity.controls.planning import Plan, alone
     from fidelity.controls.table import parse
 
     table = parse((PLAIN_HEAD + entry("slug-underscores")).encode(), "controls.toml")

@@ -15,9 +15,7 @@ from fidelity.controls import gate as controls
 from fidelity.controls import noop
 from fidelity.controls.verdict import RunStatus, TreeRun, Verdict
 
-MANY = """import os
-
-import pytest
+MANY = """import pytest
 
 from calc import add, mul
 
@@ -30,13 +28,22 @@ def test_add(x):
 def test_mul():
     assert mul(2, 3) == 6
 """
-# passes in the traced run of the unmodified tree alone: what a part of the no-op must catch
-TRACED_ONLY = """
+# a second test file: parts are cut between test files, never inside one
+MORE = """from calc import add
 
-def test_traced_only():
+
+def test_more():
+    assert add(1, 1) == 2
+
+
+def test_traced_only():  # passes in the traced run of the unmodified tree alone
+    import os
+
     assert add(0, 0) == 0 and "FIDELITY_TRACE" in os.environ
 """
-TABLE = header() + control("add-minus", fr("return a + b", "return a - b"), caught("test_add"))
+TABLE = header() + control(
+    "add-minus", fr("return a + b", "return a - b"), caught("test_add", match="includes")
+)
 
 
 def test_with_two_lanes_the_noop_runs_in_two_parts_side_by_side(
@@ -44,34 +51,36 @@ def test_with_two_lanes_the_noop_runs_in_two_parts_side_by_side(
 ) -> None:
     repo = make_repo("noop-parts")
     project(repo, TABLE, MANY)
+    repo.commit({"tests/test_more.py": MORE.split("\n\n\ndef test_traced_only")[0] + "\n"})
     before = snapshot(repo.path)
     report = controls.run(repo.path, controls.load(repo.path), jobs=2)
     assert report.exit_code() == 0, report
     assert report.noop is not None and report.noop.verdict is Verdict.RESIDUE_HELD
-    # add-minus runs the 20 that ran add(), and the no-op those 20 (test_mul: no control)
-    assert report.noop.tests_run == 20
+    # add-minus runs the 21 that ran add(), and the no-op those 21 (test_mul: no control)
+    assert report.noop.tests_run == 21
     assert report.noop.selection.endswith(", in 2 parts side by side"), report.noop.selection
     logs = sorted(p.name for p in Path(report.logs).glob("_no-op*.log"))
     assert logs == ["_no-op-1.log", "_no-op-2.log"]
     one = controls.run(repo.path, controls.load(repo.path), jobs=1, fresh=True)
-    assert one.noop is not None and one.noop.tests_run == 20
+    assert one.noop is not None and one.noop.tests_run == 21
     assert "parts" not in one.noop.selection
     assert snapshot(repo.path) == before
 
 
 def test_a_test_that_fails_in_one_part_fails_the_noop(make_repo: Callable[[str], Repo]) -> None:
-    """Red before (`merged` keeping the first part's run alone): the failing test is in one
-    part of two, and the no-op survived when that was the second."""
+    """Red before (`merged` keeping the first part's run alone): the failing test is in the
+    second part of two (its file comes last), and the no-op survived."""
     repo = make_repo("noop-parts-fail")
     table = header() + control(
         "add-minus", fr("return a + b", "return a - b"), caught("test_add", match="includes")
     )
-    project(repo, table, MANY + TRACED_ONLY)
+    project(repo, table, MANY)
+    repo.commit({"tests/test_more.py": MORE})
     report = controls.run(repo.path, controls.load(repo.path), jobs=2)
-    assert report.noop is not None and report.noop.tests_run == 21
+    assert report.noop is not None and report.noop.tests_run == 22
     assert "parts" in report.noop.selection
     assert report.noop.verdict is Verdict.RESIDUE_CLOSED
-    assert report.noop.failing == ("tests/test_calc.py::test_traced_only",)
+    assert report.noop.failing == ("tests/test_more.py::test_traced_only",)
     assert report.leaks and report.exit_code() == 3
 
 

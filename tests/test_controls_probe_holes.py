@@ -1,6 +1,6 @@
 """Holes found reviewing the probes of the traced run (commit 96ce9da): places where a test
 runs an edited function but the trace by probes does not show it, or where the traced run
-behaves unlike a plain run. Each test is xfail(strict=True) until the hole is closed. Real
+behaves unlike a plain run. Each test was red before its hole was closed. Real
 repositories, real pytest runs."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from support import Repo
 from test_controls import CALC, TESTS, caught, control, fr, header
 
@@ -49,12 +48,10 @@ DOCUMENTED = CALC.replace("return a + b", '"""Add."""\n    return a + b')
 NO_SWAP = fr('"""Add."""\n    return a + b', '"""Add!"""\n    return a - b')
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: Live reads gc.get_objects(), which leaves out objects gc.freeze() moved to "
-    "the permanent generation; probes then skip the file as 'nothing of it is alive' and "
-    "its imported functions run unprobed: test_both, which runs add(), is not selected",
-)
+# red before 96ce9da's fix (review): Live reads gc.get_objects(), which leaves out objects
+# gc.freeze() moved to the permanent generation; probes then skip the file as 'nothing of
+# it is alive' and its imported functions run unprobed: test_both, which runs add(), is
+# not selected
 def test_functions_frozen_at_collection_are_probed(make_repo: Callable[[str], Repo]) -> None:
     repo = make_repo("probe-freeze")
     table = header() + control("add-minus", NO_SWAP, caught("test_add"))
@@ -68,11 +65,9 @@ def test_functions_frozen_at_collection_are_probed(make_repo: Callable[[str], Re
     assert _verdicts(report) == _verdicts(full), trace["tests"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole (in the swap, before this commit too): Live misses the functions gc.freeze() "
-    "hid, so no swap is made and the fork runs the unmodified add(): survived",
-)
+# red before 96ce9da's fix (review): hole (in the swap, before this commit too): Live
+# misses the functions gc.freeze() hid, so no swap is made and the fork runs the
+# unmodified add(): survived
 def test_a_control_swapped_into_frozen_functions_runs_its_edit(
     make_repo: Callable[[str], Repo],
 ) -> None:
@@ -92,13 +87,10 @@ LAZY_TEST = (
 STRICT = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: fidelity_probe.instrument compiles a file imported later with warnings "
-    "ignored ('the plain compile warned already'), but nothing compiled it before: the "
-    "traced run passes a suite whose plain run fails on that warning (the fork is trusted, "
-    "so the unmodified tree is called sound)",
-)
+# red before 96ce9da's fix (review): fidelity_probe.instrument compiles a file imported
+# later with warnings ignored ('the plain compile warned already'), but nothing compiled
+# it before: the traced run passes a suite whose plain run fails on that warning (the fork
+# is trusted, so the unmodified tree is called sound)
 def test_the_traced_run_fails_where_a_plain_run_fails_on_a_compile_warning(
     make_repo: Callable[[str], Repo],
 ) -> None:
@@ -114,12 +106,9 @@ def test_the_traced_run_fails_where_a_plain_run_fails_on_a_compile_warning(
     assert not probed.sound, (probed.baseline, _verdicts(probed))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole (speed): unmodified._covers asks the kept trace's 'probed' (Python files "
-    "alone) to hold every edited file, a text file too, so a table with any edit of a "
-    "file that is not Python never reads a kept trace",
-)
+# red before 96ce9da's fix (review): unmodified._covers asks the kept trace's 'probed'
+# (Python files alone) to hold every edited file, a text file too, so a table with any
+# edit of a file that is not Python never reads a kept trace
 def test_a_kept_trace_is_reused_by_a_table_that_edits_a_text_file(
     make_repo: Callable[[str], Repo],
 ) -> None:
@@ -137,7 +126,8 @@ def test_a_kept_trace_is_reused_by_a_table_that_edits_a_text_file(
 
 
 # the no-op runs every test (a control edits at module level, which selects every test);
-# test_set takes longest, so the split puts it alone in part 1 and every other test in part 2
+# test_set takes longest: a split by test times put it alone in part 1 and test_read in part
+# 2; parts are now cut between test files, and a second file is there to cut before
 ORDERED = (
     TESTS
     + """
@@ -170,17 +160,15 @@ EVERY = control(
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: noop.parts splits the no-op's tests by their times, so a test that relies "
-    "on an earlier test (documented as unseen by selection) now fails the no-op of a suite "
-    "that passed whole, in order: exit 3, 'the no-op control did not survive', no leak",
-)
+# red before 96ce9da's fix (review): noop.parts splits the no-op's tests by their times,
+# so a test that relies on an earlier test (documented as unseen by selection) now fails
+# the no-op of a suite that passed whole, in order: exit 3, 'the no-op control did not
+# survive', no leak
 def test_the_noop_in_parts_keeps_the_tests_order_dependence(
     make_repo: Callable[[str], Repo],
 ) -> None:
     repo = make_repo("noop-order")
-    _project(repo, header() + EVERY, {"tests/test_calc.py": ORDERED})
+    _project(repo, header() + EVERY, {"tests/test_calc.py": ORDERED, "tests/test_more.py": MORE})
     one = controls.run(repo.path, controls.load(repo.path), jobs=1)
     assert one.exit_code() == 0, (one.noop, _verdicts(one))
     two = controls.run(repo.path, controls.load(repo.path), jobs=2, fresh=True)
@@ -188,8 +176,26 @@ def test_the_noop_in_parts_keeps_the_tests_order_dependence(
     assert two.exit_code() == 0, (two.noop.verdict, two.noop.failing)
 
 
-# test_slow is the longest and passes; test_traced_only, the next longest, fails outside the
-# traced run: the split puts it in part 2
+MORE = """from calc import add
+
+import pytest
+
+
+@pytest.mark.parametrize("x", range(16))
+def test_more(x):
+    assert add(x, 0) == x
+"""
+
+# test_slow is the longest and passes; test_traced_only, in the second file, fails outside
+# the traced run: the split puts it in part 2
+LATE = """import os
+import time
+
+
+def test_traced_only():
+    time.sleep(0.5)
+    assert "FIDELITY_TRACE" in os.environ
+"""
 TWO_PARTS = (
     TESTS
     + """
@@ -204,11 +210,6 @@ def test_slow():
     time.sleep(1.0)
 
 
-def test_traced_only():
-    time.sleep(0.5)
-    assert "FIDELITY_TRACE" in os.environ
-
-
 @pytest.mark.parametrize("x", range(16))
 def test_many(x):
     assert add(x, 0) == x
@@ -216,20 +217,18 @@ def test_many(x):
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole (report): the merged no-op names part 1's log (`_no-op-1.log`) whatever "
-    "part failed, so the log report.json gives for a failing no-op may not hold the failure",
-)
+# red before 96ce9da's fix (review): the merged no-op names part 1's log (`_no-op-1.log`)
+# whatever part failed, so the log report.json gives for a failing no-op may not hold the
+# failure
 def test_a_failing_noop_names_the_log_of_the_part_that_failed(
     make_repo: Callable[[str], Repo],
 ) -> None:
     repo = make_repo("noop-log")
-    _project(repo, header() + EVERY, {"tests/test_calc.py": TWO_PARTS})
+    _project(repo, header() + EVERY, {"tests/test_calc.py": TWO_PARTS, "tests/test_late.py": LATE})
     report = controls.run(repo.path, controls.load(repo.path), jobs=2)
     noop = report.noop
     assert noop is not None and "parts" in noop.selection and report.exit_code() == 3
-    assert noop.failing == ("tests/test_calc.py::test_traced_only",)
+    assert noop.failing == ("tests/test_late.py::test_traced_only",)
     failed = [p.name for p in Path(report.logs).glob("_no-op-*.log") if "FAILED" in p.read_text()]
     assert failed == ["_no-op-2.log"], "the split this test means did not happen"
     assert "test_traced_only" in Path(noop.log).read_text(), noop.log

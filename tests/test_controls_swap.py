@@ -434,8 +434,8 @@ def test_a_server_starts_only_under_a_command_two_swappable_controls_share(
     command pays that for nothing, so it starts none (it swaps in one its lane has alive)."""
     from dataclasses import replace
 
-    from fidelity.controls.planning import Plan, _swap_where_shared
     from fidelity.controls.lane import Job
+    from fidelity.controls.planning import Plan, _swap_where_shared
     from fidelity.controls.table import parse
 
     table = parse(TABLE.encode(), "controls.toml")

@@ -364,8 +364,11 @@ def _controls_then_noop(
     done = lanes.map(tasks, shown)
     results = [r for r in done if isinstance(r, ControlResult)]
     if parts:
-        whole = replace(parts[0], job=replace(parts[0].job, timeout_s=last.job.timeout_s))
         runs = [r for r in done if isinstance(r, TreeRun)]
+        # the report names the log of the first part that did not pass, else the first's
+        bad = [p for p, r in zip(parts, runs, strict=True) if r.status is not RunStatus.PASSED]
+        named = (bad or parts)[0]
+        whole = replace(named, job=replace(named.job, timeout_s=last.job.timeout_s))
         results.append(_result(whole, noop.merged(runs), known))
         shown(results[-1])
     return results

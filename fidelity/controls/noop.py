@@ -1,8 +1,9 @@
 """The no-op control: the unmodified tree run again the way the controls run, after them, so
 that what a lane leaves behind, or a fork that fails where a fresh process passes, shows as
 a no-op that did not survive. Its command, its tests, and its parts: with two or more lanes
-its tests are split into one part per lane (balanced by the traced run's times), run side by
-side after every control, so that the last stretch of a run leaves no lane idle.
+its tests are split into one part per lane (whole test files, in order, of about equal
+traced time), queued after every control and run side by side, so that the last stretch of
+a run leaves no lane idle.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from fidelity.controls.selection import Selection
+from fidelity.controls.selection import Selection, Trace
 from fidelity.controls.table import Control, ControlTable
 from fidelity.controls.unmodified import Unmodified
 from fidelity.controls.verdict import TreeRun, combine
@@ -47,31 +48,51 @@ def selection(u: Unmodified, selections: Sequence[Selection | None]) -> Selectio
 
 
 def parts(u: Unmodified, chosen: Selection | None, lanes: int) -> list[Selection | None]:
-    """The no-op's tests in one part per lane, balanced by the traced run's durations; the
-    selection as it is where there is no trace, one lane, or too few tests."""
+    """The no-op's tests in one part per lane: in their order, cut only between two test
+    files (a test that relies on an earlier one of its file keeps it before it), into parts
+    of about equal traced time; the selection as it is where there is no trace, one lane, or
+    too few tests or files."""
     trace = u.trace
     ids = chosen.ids if chosen is not None else None
     every = tuple(trace.tests) if trace is not None else ()
     wanted = ids if ids is not None else every
     if lanes < 2 or trace is None or len(wanted) < PART_MIN_TESTS * lanes:
         return [chosen]
-    bins: list[list[str]] = [[] for _ in range(lanes)]
-    load = [0.0] * lanes
-    took = {t: trace.tests[t].duration_s if t in trace.tests else 0.0 for t in wanted}
-    for test in sorted(wanted, key=lambda t: -took[t]):
-        emptiest = load.index(min(load))
-        bins[emptiest].append(test)
-        load[emptiest] += took[test]
-    order = {t: n for n, t in enumerate(wanted)}
+    files: dict[str, list[str]] = {}
+    for test in wanted:
+        files.setdefault(test.split("::")[0], []).append(test)
+    took = {f: sum(_took(trace, t) for t in tests) for f, tests in files.items()}
+    cut = _cut(list(files), took, lanes)
+    if len(cut) < 2:
+        return [chosen]
     why = chosen.why if ids is not None and chosen is not None else f"all {len(every)} tests"
     return [
         Selection(
-            tuple(sorted(part, key=order.__getitem__)),
-            f"{why}, in {lanes} parts side by side",
+            tuple(t for f in part for t in files[f]),
+            f"{why}, in {len(cut)} parts side by side",
             swappable=True,
         )
-        for part in bins
+        for part in cut
     ]
+
+
+def _took(trace: Trace, test: str) -> float:
+    """A test's traced time, and a little more, so that tests that took no time still count."""
+    found = trace.tests.get(test)
+    return (found.duration_s if found is not None else 0.0) + 0.001
+
+
+def _cut(files: list[str], took: Mapping[str, float], lanes: int) -> list[list[str]]:
+    """The files in order, cut into at most `lanes` runs of about equal time."""
+    share = sum(took.values()) / lanes
+    out: list[list[str]] = [[]]
+    spent = 0.0
+    for f in files:
+        if out[-1] and spent + took[f] / 2 > share * len(out) and len(out) < lanes:
+            out.append([])
+        out[-1].append(f)
+        spent += took[f]
+    return out
 
 
 def merged(runs: Sequence[TreeRun]) -> TreeRun:

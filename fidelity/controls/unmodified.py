@@ -137,10 +137,11 @@ def runs(
 
 
 def _covers(trace: object, probe: Sequence[str]) -> bool:
-    """Whether a kept trace follows every file probe names: one made by probes holds the
-    functions of the files it probed alone (`fidelity_probe`)."""
+    """Whether a kept trace follows every Python file probe names: one made by probes holds
+    the functions of the files it probed alone (`fidelity_probe`); other files are selected
+    by what was opened, which every trace holds."""
     probed = trace.get("probed") if isinstance(trace, dict) else None
-    return probed is None or set(probe) <= set(probed)
+    return probed is None or {p for p in probe if p.endswith(".py")} <= set(probed)
 
 
 def _reuse_keys(tree: Tree, commands: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], str]:

@@ -110,12 +110,21 @@ class _Insert(ast.NodeTransformer):
 
 
 def instrument(source: bytes, filename: str, rel: str) -> types.CodeType:
-    """The module's code with probes; SyntaxError or ValueError when it does not compile."""
-    tree = _Insert(rel).visit(ast.parse(source, filename))
-    ast.fix_missing_locations(tree)
+    """The module's code with probes, compiled without warnings: a plain compile of the same
+    source gave them already, where the module was imported (`_Loader` does one first);
+    SyntaxError or ValueError when it does not compile."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the plain compile warned already, at import
+        warnings.simplefilter("ignore")
+        tree = _Insert(rel).visit(ast.parse(source, filename))
+        ast.fix_missing_locations(tree)
         return compile(tree, filename, "exec", dont_inherit=True)
+
+
+def _quiet_compile(source: bytes, filename: str) -> types.CodeType:
+    """The plain code, as importing the file gave it (whose warnings were given then)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(source, filename, "exec", dont_inherit=True)
 
 
 def _all(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -164,7 +173,7 @@ class Probes:
                 return f"{rel} could not be read"
             name = _filename(objects[0])
             try:
-                plain = compile(source, name, "exec", dont_inherit=True)
+                plain = _quiet_compile(source, name)
                 pairs = _paired(plain, instrument(source, name, rel))
             except (SyntaxError, ValueError) as exc:
                 return f"{rel} does not compile: {exc}"
@@ -192,7 +201,8 @@ def _filename(obj: object) -> str:
 
 
 class _Loader(importlib.machinery.SourceFileLoader):
-    """Compiles a watched file with probes, from its source; writes no bytecode."""
+    """Imports a watched file as a plain import would (its compiler warnings, its bytecode
+    written as the interpreter writes it), then runs the same source compiled with probes."""
 
     def __init__(self, fullname: str, path: str, rel: str, probes: Probes) -> None:
         super().__init__(fullname, path)
@@ -200,6 +210,7 @@ class _Loader(importlib.machinery.SourceFileLoader):
         self.probes = probes
 
     def get_code(self, fullname: str) -> types.CodeType:
+        super().get_code(fullname)  # raises where a plain import raises, a warning made an error
         path = self.get_filename(fullname)
         code = instrument(self.get_data(path), path, self.rel)
         self.probes.probed_code.add(code)

@@ -61,6 +61,7 @@ class Live:
         prefix = os.path.realpath(root) + os.sep
         self.objects: dict[str, list[object]] = {}
         names: dict[str, str] = {}
+        gc.unfreeze()  # a suite's own gc.freeze() hides what it froze from gc.get_objects()
         for obj in codeswap.live_objects(gc.get_objects()):
             name = codeswap.code_file(obj)
             real = names.get(name)
