@@ -85,6 +85,10 @@ class Box:
 
 def unused():
     return 0
+
+
+def defaults(x=[i for i in range(2)]):
+    return x
 '''
 
 # what each "test" runs, by name; "import" is the module's own import

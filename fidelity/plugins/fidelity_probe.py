@@ -52,15 +52,19 @@ def _has_docstring(body: Sequence[ast.stmt]) -> bool:
 
 
 def _run_here(body: Iterable[ast.stmt]) -> Iterator[ast.AST]:
-    """The comprehensions a body runs itself (not those of its functions, lambdas or
-    classes): each is a code object of its own, with its own key, credited with the body's
-    (a generator expression made in one test and run in another is credited to the first)."""
+    """The comprehensions a body runs itself, those in its functions' defaults and decorators
+    too, not those of their bodies: each is a code object of its own, with its own key,
+    credited with the body's (a generator expression made in one test and run in another is
+    credited to the first)."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
         if isinstance(node, _COMPREHENSIONS):
             yield node
-        if not isinstance(node, _SCOPES):
+        if isinstance(node, _SCOPES):  # its decorators, defaults and bases run here
+            inner = node.body if isinstance(node.body, list) else [node.body]
+            todo.extend(c for c in ast.iter_child_nodes(node) if c not in inner)
+        else:
             todo.extend(ast.iter_child_nodes(node))
 
 
