@@ -20,6 +20,8 @@ import builtins
 import re
 from typing import Any
 
+from fidelity.plugins.fidelity_probe import first_line
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # ways a module reaches its own globals without naming one
 _DYNAMIC = frozenset(
@@ -196,10 +198,3 @@ def _outer_parts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> l
     if not isinstance(node, ast.Lambda):
         parts += [*node.decorator_list, *([node.returns] if node.returns else [])]
     return parts
-
-
-def first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
-    """The code object's co_firstlineno: the first decorator's line, if any."""
-    if isinstance(node, ast.Lambda):
-        return node.lineno
-    return min([node.lineno, *(d.lineno for d in node.decorator_list)])

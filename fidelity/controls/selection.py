@@ -33,6 +33,7 @@ from fidelity.controls import constants
 from fidelity.controls.inplace import in_place
 from fidelity.controls.table import Control, Edit
 from fidelity.plugins import fidelity_testids as testids
+from fidelity.plugins.fidelity_probe import first_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +215,7 @@ def place(file: str, original: str | None, lines: Sequence[int], moves_lines: bo
         return Place(file, None, broad=f"{file} does not parse")
     if node is None:
         return Place(file, None, broad=f"the edit to {file} is at module or class level")
-    return Place(file, f"{file}:{constants.first_line(node)}", node.name, moves_lines)
+    return Place(file, f"{file}:{first_line(node)}", node.name, moves_lines)
 
 
 NamedElsewhere = Callable[[str, str], bool]  # (file, name): does another file name it?

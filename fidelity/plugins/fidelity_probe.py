@@ -36,7 +36,9 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda) -> int:
-    """The code object's co_firstlineno: the first decorator's line, if any."""
+    """The code object's co_firstlineno: the first decorator's line, if any. The one place
+    a key's line is worked out: selection (`fidelity.controls.selection`, `constants`) names
+    a function by it, and each probe records it."""
     if isinstance(node, ast.Lambda):
         return node.lineno
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
