@@ -86,10 +86,13 @@ def test_a_test_that_fails_in_one_part_fails_the_noop(make_repo: Callable[[str],
 
 def test_merged_parts_pass_only_if_each_passed() -> None:
     ok = TreeRun(RunStatus.PASSED, tests=frozenset({"a"}), duration_s=1.0, mode="swap")
-    bad = TreeRun(RunStatus.FAILED, failing=frozenset({"b"}), tests=frozenset({"b", "c"}))
+    bad = TreeRun(
+        RunStatus.FAILED, failing=frozenset({"b"}), tests=frozenset({"b", "c"}), detail="1 failed"
+    )
     for runs in ([ok, bad], [bad, ok]):
         both = noop.merged(runs)
         assert both.status is RunStatus.FAILED and both.failing == {"b"}
         assert both.tests == {"a", "b", "c"}
+        assert both.detail == "1 failed", "red before: '1 failed (command: )'"
     assert noop.merged([ok, ok]).status is RunStatus.PASSED
     assert json.dumps(sorted(noop.merged([ok, ok]).tests)) == '["a"]'

@@ -14,7 +14,7 @@ from dataclasses import replace
 from fidelity.controls.selection import Selection, Trace
 from fidelity.controls.table import Control, ControlTable
 from fidelity.controls.unmodified import Unmodified
-from fidelity.controls.verdict import TreeRun, combine
+from fidelity.controls.verdict import RunStatus, TreeRun, combine
 
 PART_MIN_TESTS = 8  # fewer tests per part than this: one part, as a split saves nothing
 
@@ -99,4 +99,8 @@ def merged(runs: Sequence[TreeRun]) -> TreeRun:
     """The parts' runs as one: passed only if each passed, every failing test and how."""
     one = combine([("", r) for r in runs])
     kinds = {t: k for r in runs for t, k in r.kinds.items()}
-    return replace(one, kinds=kinds, mode=runs[0].mode if runs else "")
+    # the detail of the first part that did not pass, without `combine`'s note of a command
+    # (every part has the same one)
+    bad = [r for r in runs if r.status is not RunStatus.PASSED]
+    detail = bad[0].detail if bad else one.detail
+    return replace(one, kinds=kinds, detail=detail, mode=runs[0].mode if runs else "")
