@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,14 +12,12 @@ from fidelity.controls.lane import SELECT_ENV
 from fidelity.controls.table import ControlTable
 from fidelity.controls.warm import PRELOAD_ENV
 
-# the plugin reads these (fidelity_pytest_controls's docstring); not imported here, since
+# the files the controls plugin reads or writes: every `*_ENV = "FIDELITY_..."` of its source
+# but the guard's root (set anew for every run); read from the source, not imported, since
 # importing it under an outer traced run would make a second tracer
-PLUGIN_ENV = {
-    "FIDELITY_COLLECTED",
-    "FIDELITY_EXPECT",
-    "FIDELITY_RAISES",
-    "FIDELITY_SELECT",
-    "FIDELITY_TRACE",
+_PLUGIN = Path(runner.PLUGIN_SOURCE, "fidelity_pytest_controls.py").read_text()
+PLUGIN_ENV = set(re.findall(r'^[A-Z_]+_ENV = "(FIDELITY_[A-Z_]+)"$', _PLUGIN, re.M)) - {
+    runner.GUARD_ROOT_ENV
 }
 
 
@@ -26,7 +25,8 @@ def test_an_outer_run_s_plugin_settings_do_not_reach_the_test_command(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Seen: fidelity's from-fix tests under `controls run` inherited FIDELITY_EXPECT, so
-    the inner pytest refused its own tests and overwrote the outer run's collected ids."""
+    the inner pytest refused its own tests and overwrote the outer run's collected ids. Red
+    before (the list read from the plugin): FIDELITY_PROBE was not dropped."""
     names = {*PLUGIN_ENV, SELECT_ENV, PRELOAD_ENV}
     assert names == set(runner.RUN_ENV), "the runner drops every variable the plugins read"
     for name in names:

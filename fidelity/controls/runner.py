@@ -42,6 +42,7 @@ RUN_ENV = (
     "FIDELITY_COLLECTED",
     "FIDELITY_SELECT",
     "FIDELITY_RAISES",
+    "FIDELITY_PROBE",
     "FIDELITY_WARM_PRELOAD",
 )
 GUARD_MARK = "fidelity import guard"
