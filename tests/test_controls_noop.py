@@ -13,7 +13,9 @@ from test_controls import caught, control, fr, header, project
 
 from fidelity.controls import gate as controls
 from fidelity.controls import noop
-from fidelity.controls.verdict import RunStatus, TreeRun, Verdict
+from fidelity.controls.selection import Selection, TestTrace, Trace
+from fidelity.controls.unmodified import Unmodified
+from fidelity.controls.verdict import ControlResult, RunStatus, TreeRun, Verdict
 
 MANY = """import pytest
 
@@ -96,3 +98,51 @@ def test_merged_parts_pass_only_if_each_passed() -> None:
         assert both.detail == "1 failed", "red before: '1 failed (command: )'"
     assert noop.merged([ok, ok]).status is RunStatus.PASSED
     assert json.dumps(sorted(noop.merged([ok, ok]).tests)) == '["a"]'
+
+
+def test_the_noop_runs_the_tests_that_failed_under_the_controls(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    """Each catch rests on its failing tests, and a fork that fails a test where a fresh
+    process passes it fails that test in every control that runs it: the no-op needs those
+    tests, not every test the controls ran. Red before: 21, test_add_zero too (it ran add()
+    and passes under the edit)."""
+    repo = make_repo("noop-failed")
+    zero = MANY + "\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n"
+    project(repo, TABLE, zero)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, report
+    [add_minus] = report.results
+    assert add_minus.tests_run == 21 and len(add_minus.failing) == 20
+    assert report.noop is not None and report.noop.verdict is Verdict.RESIDUE_HELD
+    assert (report.noop.tests_run, report.noop.selection) == (
+        20,
+        "20 of 22 tests: those that failed under the controls of its command",
+    )
+
+
+def _ended(verdict: Verdict, *failing: str) -> ControlResult:
+    return ControlResult("c", verdict, (), failing)
+
+
+def test_a_control_whose_failures_are_not_known_gives_the_noop_all_its_tests() -> None:
+    tests = {t: TestTrace() for t in ("a", "b", "c", "d", "e")}
+    u = Unmodified(("pytest",), TreeRun(RunStatus.PASSED), Trace(tests), None)
+    ab, cd = Selection(("a", "b"), "two"), Selection(("c", "d"), "two")
+    caught = _ended(Verdict.CAUGHT, "a")
+    for ended in (Verdict.TIMEOUT, Verdict.CRASHED, Verdict.UNVIABLE):
+        chosen = noop.selection(u, [(ab, caught), (cd, _ended(ended))])
+        assert chosen is not None and chosen.ids == ("a", "c", "d"), ended
+    chosen = noop.selection(u, [(ab, caught), (cd, None)])  # ended in an error
+    assert chosen is not None and chosen.ids == ("a", "c", "d")
+    assert noop.selection(u, [(ab, caught), (None, _ended(Verdict.TIMEOUT))]) is None
+    # a control that ran every test and ended: only its failures count
+    chosen = noop.selection(u, [(None, _ended(Verdict.CAUGHT, "e")), (ab, caught)])
+    assert chosen is not None and chosen.ids == ("a", "e")
+    # nothing failed: the tests the controls ran; a kept trace: every test
+    survived = _ended(Verdict.SURVIVED)
+    chosen = noop.selection(u, [(ab, survived), (cd, survived)])
+    assert chosen is not None and chosen.ids == ("a", "b", "c", "d")
+    assert chosen.why == "4 of 5 tests: those the controls under its command run"
+    kept = Unmodified(("pytest",), TreeRun(RunStatus.PASSED), Trace(tests), None, reused="r")
+    assert noop.selection(kept, [(ab, caught)]) is None

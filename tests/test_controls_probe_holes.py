@@ -219,12 +219,20 @@ def test_many(x):
 
 # red before 96ce9da's fix (review): the merged no-op names part 1's log (`_no-op-1.log`)
 # whatever part failed, so the log report.json gives for a failing no-op may not hold the
-# failure
+# failure. The no-op runs the tests that failed under the controls: PLUS_ONE fails the 18
+# tests of test_calc.py that run add(), the first part, and EVERY fails test_traced_only
+# (it passes only traced), the second
+PLUS_ONE = control(
+    "add-plus-one", fr("return a + b", "return a + b + 1"), caught("test_add", match="includes")
+)
+
+
 def test_a_failing_noop_names_the_log_of_the_part_that_failed(
     make_repo: Callable[[str], Repo],
 ) -> None:
     repo = make_repo("noop-log")
-    _project(repo, header() + EVERY, {"tests/test_calc.py": TWO_PARTS, "tests/test_late.py": LATE})
+    table = header() + EVERY + PLUS_ONE
+    _project(repo, table, {"tests/test_calc.py": TWO_PARTS, "tests/test_late.py": LATE})
     report = controls.run(repo.path, controls.load(repo.path), jobs=2)
     noop = report.noop
     assert noop is not None and "parts" in noop.selection and report.exit_code() == 3

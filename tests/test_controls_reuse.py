@@ -48,12 +48,12 @@ def test_a_second_run_of_the_same_tree_reads_the_first_trace(
     assert f"passed in run {Path(first.logs).name}" in note, second.notes
     assert second.noop is not None and second.noop.verdict is Verdict.RESIDUE_HELD
     assert second.noop.tests_run == len(first.baseline.tests), "the no-op ran every test now"
-    # traced now, every test passed just now: the no-op runs the tests the controls run
-    # (test_mul is run by none); red before: all 4
+    # traced now, every test passed just now: the no-op runs the tests that failed under
+    # the controls (test_mul fails under none); red before: all 4
     assert first.noop is not None and first.noop.verdict is Verdict.RESIDUE_HELD
     assert (first.noop.tests_run, first.noop.selection) == (
         3,
-        "3 of 4 tests: those the controls under its command run",
+        "3 of 4 tests: those that failed under the controls of its command",
     )
     assert snapshot(repo.path) == before
 
@@ -84,9 +84,8 @@ def test_the_cli_says_it_reused_and_fresh_traces_again(
     project(repo, TABLE)
     argv = ["controls", "run", "--repo", str(repo.path), "--jobs", "1"]
     code, text = run_cli(argv)
-    assert code == 0 and "no-op control: survived (3 of 4 tests: those the controls under its" in (
-        " ".join(text.split())
-    ), text
+    said = "no-op control: survived (3 of 4 tests: those that failed under the controls of"
+    assert code == 0 and said in " ".join(text.split()), text
     code, text = run_cli(argv)
     assert code == 0 and "was not traced again" in " ".join(text.split()), text
     code, text = run_cli([*argv, "--fresh"])

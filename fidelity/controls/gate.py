@@ -320,10 +320,6 @@ def _judge_all(
         swap=swap,
         named_elsewhere=named_elsewhere(repo, sha),
     )
-    mine = [p.job.selection for p in planned[:-1] if p.control.command == nothing.command]
-    narrowed = noop.selection(runs[nothing.command], mine)
-    if narrowed is not None:
-        planned[-1] = replace(planned[-1], job=replace(planned[-1].job, selection=narrowed))
     results = _controls_then_noop(lanes, planned, runs[nothing.command], known, progress)
     for i, (plan, result) in enumerate(zip(planned, results, strict=True)):
         if result.verdict is Verdict.TIMEOUT:
@@ -347,30 +343,51 @@ def _controls_then_noop(
     known: Sequence[str],
     progress: Progress | None,
 ) -> list[ControlResult]:
-    """Every control, then the no-op control (the last plan), in parts side by side where
+    """Every control, then the no-op control (the last plan): its tests chosen once the
+    controls under its command have ended (`noop.selection`), in parts side by side where
     there are lanes to share it (`noop.parts`); results in plan order."""
     *controls, last = planned
-    parts = _noop_parts(last, u, lanes.jobs)
+    finished = noop.Finished()
+    mine = [i for i, p in enumerate(controls) if p.control.command == last.control.command]
 
-    def shown(r: ControlResult | TreeRun) -> None:
+    def judged(i: int, plan: Plan, lane: Lane) -> ControlResult:
+        result = None
+        try:
+            result = _judged(plan, known, lane)
+            return result
+        finally:
+            finished.record(i, result)
+
+    def noop_part(i: int, lane: Lane) -> tuple[Plan, TreeRun | ControlResult] | None:
+        ended = finished.wait(mine, lanes.tree.cancel.is_set)
+        ran = [(controls[j].job.selection, r) for j, r in zip(mine, ended, strict=True)]
+        chosen = noop.selection(u, ran)
+        whole = last if chosen is None else replace(last, job=replace(last.job, selection=chosen))
+        parts = _noop_parts(whole, u, lanes.jobs)
+        if not parts:
+            return (whole, _judged(whole, known, lane)) if i == 0 else None
+        return (parts[i], _ran(parts[i], lane)) if i < len(parts) else None
+
+    def shown(r: object) -> None:
         if progress and isinstance(r, ControlResult):
             progress.step("control", r.id, str(r.verdict), not r.met)
 
-    tasks: list[Callable[[Lane], ControlResult | TreeRun]]
-    tasks = [functools.partial(_judged, p, known) for p in controls]
-    tasks += [functools.partial(_ran, p) for p in parts] or [
-        functools.partial(_judged, last, known)
-    ]
+    tasks: list[Callable[[Lane], object]]
+    tasks = [functools.partial(judged, i, p) for i, p in enumerate(controls)]
+    tasks += [functools.partial(noop_part, i) for i in range(lanes.jobs if last.job.warm else 1)]
     done = lanes.map(tasks, shown)
-    results = [r for r in done if isinstance(r, ControlResult)]
-    if parts:
-        runs = [r for r in done if isinstance(r, TreeRun)]
+    results = [r for r in done[: len(controls)] if isinstance(r, ControlResult)]
+    ran = [r for r in done[len(controls) :] if isinstance(r, tuple)]
+    if len(ran) == 1 and isinstance(ran[0][1], ControlResult):
+        results.append(ran[0][1])
+    else:
+        runs = [r for _, r in ran if isinstance(r, TreeRun)]
         # the report names the log of the first part that did not pass, else the first's
-        bad = [p for p, r in zip(parts, runs, strict=True) if r.status is not RunStatus.PASSED]
-        named = (bad or parts)[0]
+        bad = [p for p, r in ran if isinstance(r, TreeRun) and r.status is not RunStatus.PASSED]
+        named = (bad or [p for p, _ in ran])[0]
         whole = replace(named, job=replace(named.job, timeout_s=last.job.timeout_s))
         results.append(_result(whole, noop.merged(runs), known))
-        shown(results[-1])
+    shown(results[-1])
     return results
 
 

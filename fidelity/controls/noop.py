@@ -1,21 +1,25 @@
 """The no-op control: the unmodified tree run again the way the controls run, after them, so
 that what a lane leaves behind, or a fork that fails where a fresh process passes, shows as
-a no-op that did not survive. Its command, its tests, and its parts: with two or more lanes
-its tests are split into one part per lane (whole test files, in order, of about equal
-traced time), queued after every control and run side by side, so that the last stretch of
-a run leaves no lane idle.
+a no-op that did not survive. Its command, its tests (those that failed under the controls
+of its command, known once they have ended: `Finished`), and its parts: with two or more
+lanes its tests are split into one part per lane (whole test files, in order, of about
+equal traced time), queued after every control and run side by side, so that the last
+stretch of a run leaves no lane idle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from fidelity.controls.selection import Selection, Trace
 from fidelity.controls.table import Control, ControlTable
 from fidelity.controls.unmodified import Unmodified
-from fidelity.controls.verdict import RunStatus, TreeRun, combine
+from fidelity.controls.verdict import ControlResult, RunStatus, TreeRun, Verdict, combine
 
+# a run that ended without a verdict on its tests: its failures are not all known
+_UNFINISHED = frozenset({Verdict.TIMEOUT, Verdict.CRASHED, Verdict.UNVIABLE})
 PART_MIN_TESTS = 8  # fewer tests per part than this: one part, as a split saves nothing
 
 
@@ -27,24 +31,64 @@ def control(table: ControlTable, runs: Mapping[tuple[str, ...], Unmodified]) -> 
     return noop if noop.command in runs else replace(noop, command=next(iter(runs)))
 
 
-def selection(u: Unmodified, selections: Sequence[Selection | None]) -> Selection | None:
-    """The tests the no-op control runs, when not all: those the controls under its command
-    run, where the unmodified tree was traced now (every test passed just now, and a test no
-    control runs decides no verdict). With a kept trace, or a control that runs every test,
-    None: all of them (the tree has not been seen to pass now)."""
-    if u.reused or u.trace is None or not selections:
+def selection(
+    u: Unmodified, ran: Sequence[tuple[Selection | None, ControlResult | None]]
+) -> Selection | None:
+    """The tests the no-op control runs, when not all, given each control under its command
+    and how it ended (None: not known). Where the unmodified tree was traced now (every test
+    passed just now): those that failed under those controls, since each catch rests on its
+    failures, and a fork or a lane that fails a test where a fresh process passes it shows
+    in each control that runs that test; with every test of a control whose run did not end
+    in a verdict on its tests (a timeout, a crash), whose failures are not all known. Where
+    no test failed, those the controls run. With a kept trace, or a control that runs every
+    test: None, all of them (the tree has not been seen to pass now)."""
+    if u.reused or u.trace is None or not ran:
         return None
-    wanted: set[str] = set()
-    for s in selections:
-        if s is None or s.ids is None:
+    failed: set[str] = set()
+    run: set[str] | None = set()
+    for chosen, result in ran:
+        ids = None if chosen is None else chosen.ids
+        run = None if run is None or ids is None else run | set(ids)
+        if result is not None and result.verdict not in _UNFINISHED:
+            failed.update(result.failing)
+        elif ids is None:
             return None
-        wanted.update(s.ids)
+        else:
+            failed.update(ids)
+    wanted, why = (
+        (failed, "those that failed under the controls of its command")
+        if failed
+        else (run, "those the controls under its command run")
+    )
+    if wanted is None:
+        return None
     ids = tuple(t for t in u.trace.tests if t in wanted)
     every = len(u.trace.tests)
     if not ids or len(ids) == every:  # none: a no-op that runs nothing would say nothing
         return None
-    why = f"{len(ids)} of {every} tests: those the controls under its command run"
-    return Selection(ids, why, swappable=True)
+    return Selection(ids, f"{len(ids)} of {every} tests: {why}", swappable=True)
+
+
+class Finished:
+    """Each control's result as its lane ends it, for the no-op, queued after every control,
+    to wait for those under its command (each has started by then: lanes take tasks in
+    order). A control that ends in an error counts as None, its failures unknown."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, ControlResult | None] = {}
+        self._changed = threading.Condition()
+
+    def record(self, index: int, result: ControlResult | None) -> None:
+        with self._changed:
+            self._done[index] = result
+            self._changed.notify_all()
+
+    def wait(self, indices: Sequence[int], stop: Callable[[], bool]) -> list[ControlResult | None]:
+        """Their results, in order; those not ended when `stop` says so (Ctrl-C) as None."""
+        with self._changed:
+            while not all(i in self._done for i in indices) and not stop():
+                self._changed.wait(timeout=0.2)
+            return [self._done.get(i) for i in indices]
 
 
 def parts(u: Unmodified, chosen: Selection | None, lanes: int) -> list[Selection | None]:
