@@ -151,7 +151,7 @@ def test_doctest_collection_is_no_read_of_the_module_and_its_doctests_follow_edi
     assert report.exit_code() == 0, [(r.id, r.verdict, r.failing, r.detail) for r in report.results]
     ran = {r.id: r.selection for r in report.results}
     # test_inc, and the doctest, whose text is the file's: not test_double
-    assert ran["inc"] == "2 of 3 tests: those that ran pkg/mod.py:10 inc()", ran
+    assert ran["inc"] == "2 of 3 tests: those that ran line 11 of inc() in pkg/mod.py", ran
     assert "pkg/mod.py::pkg.mod.double" in report.results[1].failing
 
 

@@ -29,7 +29,7 @@ from fidelity.controls.lane import Lane, Tree
 from fidelity.controls.lanes import Lanes
 from fidelity.controls.planning import Plan, alone, log_path, plans
 from fidelity.controls.runner import check_command
-from fidelity.controls.selection import NamedElsewhere
+from fidelity.controls.selection import NamedElsewhere, places
 from fidelity.controls.table import Control, ControlTable, parse
 from fidelity.controls.unmodified import Tracing, Unmodified
 from fidelity.controls.verdict import (
@@ -175,6 +175,15 @@ def originals(repo: Path, sha: str, controls: Sequence[Control]) -> dict[str, st
     return found
 
 
+def _statements(chosen: Sequence[Control], texts: Mapping[str, str | None]) -> dict[str, list[str]]:
+    """The statements each file's edits change (`linediff`), for the traced run to probe."""
+    found: dict[str, set[str]] = {}
+    for c in chosen:
+        for p in places(c.edits, texts):
+            found.setdefault(p.file, set()).update(p.statements)
+    return {f: sorted(keys) for f, keys in found.items() if keys}
+
+
 def named_elsewhere(repo: Path, sha: str) -> NamedElsewhere:
     """Whether a Python file of the tree other than `file` names `name` (a module-level
     name given a new value is then read from there, `constants`)."""
@@ -300,7 +309,16 @@ def _judge_all(
     if progress:
         progress.expect(2 + len(chosen))  # the unmodified tree, each control, the no-op one
     tracing = Tracing.NONE if full else Tracing.FRESH if fresh else Tracing.REUSE
-    runs = unmodified.runs(lanes, table, chosen, logs, tracing=tracing, serve=swap and not full)
+    texts = originals(repo, sha, chosen)
+    runs = unmodified.runs(
+        lanes,
+        table,
+        chosen,
+        logs,
+        tracing=tracing,
+        serve=swap and not full,
+        statements=_statements(chosen, texts),
+    )
     _check_ids(table, chosen, runs)
     reused = tuple(unmodified.reused_note(u) for u in runs.values() if u.reused)
     baseline = combine([(" ".join(u.command), u.run) for u in runs.values()])
@@ -314,7 +332,7 @@ def _judge_all(
     planned = plans(
         [*chosen, nothing],
         runs,
-        originals(repo, sha, chosen),
+        texts,
         logs,
         full,
         swap=swap,

@@ -24,6 +24,7 @@ test, or in the test's own process where the kernel's reports are not running (o
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ from typing import Any
 
 from fidelity.controls import constants
 from fidelity.controls.inplace import in_place
+from fidelity.controls.linediff import changed_statements
 from fidelity.controls.table import Control, Edit
 from fidelity.plugins import fidelity_testids as testids
 from fidelity.plugins.fidelity_probe import first_line
@@ -59,6 +61,9 @@ class Trace:
     # the tree's), and those whose code also ran where no probe saw it
     probed: frozenset[str] | None = None
     unprobed: frozenset[str] = frozenset()
+    # the statements probed in each file (`line:column`): a test that started one has
+    # `path@line:column` among its code
+    statements: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 def parse_trace(data: Mapping[str, Any]) -> Trace:
@@ -80,6 +85,7 @@ def parse_trace(data: Mapping[str, Any]) -> Trace:
         tuple(data.get("modules", ())),
         frozenset(probed) if probed is not None else None,
         frozenset(data.get("unprobed", ())),
+        {f: frozenset(keys) for f, keys in data.get("statements", {}).items()},
     )
 
 
@@ -106,6 +112,8 @@ class Place:
     broad: str = ""  # non-empty: every test must run, and this says why
     constant: str = ""  # a module-level name the edit gives a new value (`constants`)
     readers: frozenset[str] = frozenset()  # the keys of the functions that name it
+    # the statements of the function whose instructions the edit changes (`linediff`)
+    statements: tuple[str, ...] = ()
 
 
 def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -258,9 +266,13 @@ def places(
                 replace = in_place(edit.file, text, find, replace)
             lines, moves = find_lines(text, find, replace)
             landed = place(edit.file, text, lines, moves)
+            new = text.replace(find, replace, 1)
             if landed.broad and edited[edit.file] == 1:
-                new = text.replace(find, replace, 1)
                 landed = _constant(landed, text, new, named_elsewhere)
+            elif landed.key is not None and not moves and edited[edit.file] == 1:
+                line = int(landed.key.rsplit(":", 1)[1])
+                statements = changed_statements(text, new, edit.file, line)
+                landed = dataclasses.replace(landed, statements=statements)
             found.append(landed)
             continue
         for pf in parse_patch(edit.patch):
@@ -286,6 +298,7 @@ def select(
     if not found:
         return Selection(None, "all tests: the control edits nothing", swappable=True)
     reasons: dict[str, str] = {}
+    found = [_by_statement(p, trace) for p in found]
     for p in found:
         why = _broad(p, trace)
         if why:
@@ -307,7 +320,21 @@ def select(
     )
 
 
+def _by_statement(p: Place, trace: Trace) -> Place:
+    """The place as selection reads it: by the statements the edit changes where the trace
+    probed each of them, else by its function (a kept trace made for other edits)."""
+    probed = trace.statements.get(p.file, frozenset())
+    return p if set(p.statements) <= probed else dataclasses.replace(p, statements=())
+
+
+def _lines(p: Place) -> str:
+    lines = sorted({int(k.split(":")[0]) for k in p.statements})
+    return ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, lines))
+
+
 def _where(p: Place) -> str:
+    if p.statements:
+        return f"{_lines(p)} of {p.name}() in {p.file}"
     if p.constant:
         return f"a function of {p.file} that reads {p.constant}"
     if p.key is None:
@@ -358,4 +385,7 @@ def _hit(p: Place, t: TestTrace) -> str:
             if any(k.startswith(prefix) and not k.endswith(":0") for k in t.code)
             else ""
         )
+    if p.statements:
+        ran = any(f"{p.file}@{k}" in t.code for k in p.statements)
+        return f"ran {_lines(p)} of {p.name}() in {p.file}" if ran else ""
     return f"ran {p.name}() of {p.file}" if p.key in t.code else ""

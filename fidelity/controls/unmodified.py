@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -62,8 +62,9 @@ def _unmodified_one(
     reuse_key: str = "",
     fresh: bool = False,
     serve: bool = False,
-    probe: Sequence[str] = (),
+    probe: Mapping[str, Sequence[str]] | None = None,
 ) -> Unmodified:
+    probe = probe or {}
     kept = reuse.find(log.parent, reuse_key) if reuse_key and not fresh else None
     if kept is not None and _covers(kept.trace, probe):
         kept_trace = parse_trace(kept.trace) if kept.trace is not None else None
@@ -78,7 +79,7 @@ def _unmodified_one(
     files = {k: log.with_suffix(f".{k}.json") for k in kinds}
     files["expect"].write_text(json.dumps(expected))
     if serve:
-        files["probe"].write_text(json.dumps(sorted(probe)))
+        files["probe"].write_text(json.dumps({f: list(probe[f]) for f in sorted(probe)}))
     env = {f"FIDELITY_{k.upper()}": str(p) for k, p in files.items()}
     timeout = table.timeout_s or UNMODIFIED_TIMEOUT_S
     job = Job(noop, log, timeout, env=env if is_pytest(command) else {})
@@ -103,6 +104,7 @@ def runs(
     *,
     tracing: Tracing = Tracing.FRESH,
     serve: bool = False,
+    statements: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[tuple[str, ...], Unmodified]:
     """The unmodified tree under each command the chosen controls use, traced as `tracing`
     says; a trace made now is kept for later runs under the no-op control's command. With
@@ -129,14 +131,19 @@ def runs(
                 reuse_key=keys.get(command, ""),
                 fresh=tracing is not Tracing.REUSE,
                 serve=serve,
-                probe=sorted({f for c in chosen if c.command == command for f in edited_files(c)}),
+                probe={
+                    f: sorted((statements or {}).get(f, ()))
+                    for c in chosen
+                    if c.command == command
+                    for f in edited_files(c)
+                },
             )
         )
     found = lanes.map(tasks)
     return {u.command: u for u in found}
 
 
-def _covers(trace: object, probe: Sequence[str]) -> bool:
+def _covers(trace: object, probe: Iterable[str]) -> bool:
     """Whether a kept trace follows every Python file probe names: one made by probes holds
     the functions of the files it probed alone (`fidelity_probe`); other files are selected
     by what was opened, which every trace holds."""

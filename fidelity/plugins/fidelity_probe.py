@@ -115,15 +115,54 @@ class _Insert(ast.NodeTransformer):
         return node
 
 
-def instrument(source: bytes, filename: str, rel: str) -> types.CodeType:
+_LISTS = ("body", "orelse", "finalbody")
+
+
+def _before_statements(tree: ast.AST, rel: str, wanted: frozenset[str]) -> set[str]:
+    """A probe before each statement ``wanted`` names (``line:column`` where it starts,
+    `fidelity.controls.linediff`), keyed ``rel@line:column``; the keys it put in."""
+    put: set[str] = set()
+    if not wanted:
+        return put
+    for node in list(ast.walk(tree)):
+        for name in _LISTS:
+            body = getattr(node, name, None)
+            if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+                continue
+            out: list[ast.stmt] = []
+            for stmt in body:
+                key = f"{stmt.lineno}:{stmt.col_offset}"
+                docstring = stmt is body[0] and name == "body" and _has_docstring(body)
+                if key in wanted and not docstring:
+                    call = ast.Call(ast.Name(PROBE, ast.Load()), [ast.Constant(f"{rel}@{key}")], [])
+                    out.append(ast.copy_location(ast.Expr(call), stmt))
+                    put.add(key)
+                out.append(stmt)
+            setattr(node, name, out)
+    return put
+
+
+def instrument(
+    source: bytes,
+    filename: str,
+    rel: str,
+    statements: frozenset[str] = frozenset(),
+    put: set[str] | None = None,
+) -> types.CodeType:
     """The module's code with probes, compiled without warnings: a plain compile of the same
     source gave them already, where the module was imported (`_Loader` does one first);
-    SyntaxError or ValueError when it does not compile."""
+    SyntaxError or ValueError when it does not compile. With `statements`, a probe before
+    each of those too, whose keys go into `put`."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = _Insert(rel).visit(ast.parse(source, filename))
+        tree = ast.parse(source, filename)
+        done = _before_statements(tree, rel, statements)
+        tree = _Insert(rel).visit(tree)
         ast.fix_missing_locations(tree)
-        return compile(tree, filename, "exec", dont_inherit=True)
+        code = compile(tree, filename, "exec", dont_inherit=True)
+    if put is not None:
+        put |= done
+    return code
 
 
 def _quiet_compile(source: bytes, filename: str) -> types.CodeType:
@@ -156,11 +195,29 @@ Record = Callable[..., None]
 class Probes:
     """The probed files of one run, and those whose code later ran unprobed."""
 
-    def __init__(self, root: str, rels: Iterable[str]) -> None:
+    def __init__(
+        self, root: str, rels: Iterable[str], statements: Mapping[str, Iterable[str]] | None = None
+    ) -> None:
         prefix = os.path.realpath(root) + os.sep
         self.files = {os.path.realpath(prefix + rel): rel for rel in rels if rel.endswith(".py")}
         self.probed_code: set[types.CodeType] = set()  # module bodies this compiled
         self.unprobed: set[str] = set()
+        # statements to probe too (`line:column`), and those probed, by file
+        self.statements = {rel: frozenset(keys) for rel, keys in (statements or {}).items()}
+        self.probed_statements: dict[str, set[str]] = {}
+
+    def report(self) -> dict[str, object]:
+        """For the trace: the files watched (it holds their functions alone), those whose
+        code also ran unprobed, and the statements probed in each."""
+        return {
+            "probed": sorted(self.files.values()),
+            "unprobed": sorted(self.unprobed),
+            "statements": {rel: sorted(k) for rel, k in self.probed_statements.items() if k},
+        }
+
+    def instrument(self, source: bytes, filename: str, rel: str) -> types.CodeType:
+        put = self.probed_statements.setdefault(rel, set())
+        return instrument(source, filename, rel, self.statements.get(rel, frozenset()), put)
 
     def rel(self, filename: str) -> str | None:
         return self.files.get(os.path.realpath(filename)) if filename[:1] != "<" else None
@@ -180,7 +237,7 @@ class Probes:
             name = _filename(objects[0])
             try:
                 plain = _quiet_compile(source, name)
-                pairs = _paired(plain, instrument(source, name, rel))
+                pairs = _paired(plain, self.instrument(source, name, rel))
             except (SyntaxError, ValueError) as exc:
                 return f"{rel} does not compile: {exc}"
             for obj in objects:
@@ -218,7 +275,7 @@ class _Loader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> types.CodeType:
         super().get_code(fullname)  # raises where a plain import raises, a warning made an error
         path = self.get_filename(fullname)
-        code = instrument(self.get_data(path), path, self.rel)
+        code = self.probes.instrument(self.get_data(path), path, self.rel)
         self.probes.probed_code.add(code)
         return code
 

@@ -16,9 +16,11 @@ by an environment variable naming a file:
   started after it; processes a test starts are not traced, but the kernel reports the files
   they open (``fidelity_watch``); where it cannot (no inotify, a queue overflow, bytecode
   kept outside the tree), the test is marked ``unseen`` and always selected.
-- ``FIDELITY_PROBE`` (read): the files the controls edit. In the traced fork of a collected
-  server (``fidelity_swap``) the tests' calls into them are recorded by probes in their
-  code, not by tracing every call (``fidelity_probe``), which about doubled a run's time.
+- ``FIDELITY_PROBE`` (read): the files the controls edit, each with the statements whose
+  instructions an edit changes (``fidelity.controls.linediff``). In the traced fork of a
+  collected server (``fidelity_swap``) the tests' calls into those files, and starts of
+  those statements, are recorded by probes in their code, not by tracing every call
+  (``fidelity_probe``), which about doubled a run's time.
 - ``FIDELITY_RAISES`` (read, then written): ``{"names": [...]}``, the classes a control
   table's `raises` names; after collection the file gets ``"unknown"``, those that are no
   exception class the tests can see (``fidelity_raises``).
@@ -190,11 +192,12 @@ class Tracer:
         sys.settrace(trace)
 
     def probe(
-        self, rels: list[str], live: dict[str, list[object]], sources: dict[str, bytes | None]
+        self, rels: dict[str, list[str]], live: dict[str, Any], sources: dict[str, Any]
     ) -> bool:
-        """Record the functions of the files rels names by probes, not by tracing every call
-        (`fidelity_probe`); False, with `refused` saying why, when that cannot be done."""
-        probes = fidelity_probe.Probes(self.root, rels)
+        """Record the functions of the files rels names, and the statements it names in them,
+        by probes, not by tracing every call (`fidelity_probe`); False, with `refused`
+        saying why, when that cannot be done."""
+        probes = fidelity_probe.Probes(self.root, rels, rels)
         record = lambda *keys: self.current.keys.update(keys)  # noqa: E731
         self.refused = fidelity_probe.start(probes, record, live, sources)
         self.probes = None if self.refused else probes
@@ -210,14 +213,9 @@ class Tracer:
         return sorted({f"{rel}:{line}" for rel, line in seen.code} | seen.keys)
 
     def probe_report(self) -> dict[str, Any]:
-        """With probes, the files they watched (the trace holds their functions alone) and
-        those whose code also ran unprobed."""
         if self.probes is None:
             return {"probe_refused": self.refused} if self.refused else {}
-        return {
-            "probed": sorted(self.probes.files.values()),
-            "unprobed": sorted(self.probes.unprobed),
-        }
+        return dict(self.probes.report())  # `Probes.report`
 
     def report(self, modules: list[str]) -> dict[str, Any]:
         return {
@@ -292,9 +290,11 @@ def resume_tracing(
     tree, else (or where they cannot be used) by tracing every call."""
     if _TRACER is None:
         return
-    rels = _read(PROBE_ENV)
-    probing = isinstance(rels, list) and live is not None and sources is not None
-    if not probing or not _TRACER.probe([str(r) for r in rels], live or {}, sources or {}):
+    rels = _read(PROBE_ENV)  # the files, or each file's statements to probe too
+    rels = {str(r): [] for r in rels} if isinstance(rels, list) else rels
+    probing = isinstance(rels, dict) and live is not None and sources is not None
+    wanted = {str(r): [str(k) for k in keys] for r, keys in rels.items()} if probing else {}
+    if not probing or not _TRACER.probe(wanted, live or {}, sources or {}):
         _TRACER.resume()
 
 

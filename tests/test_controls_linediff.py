@@ -1,0 +1,121 @@
+"""Selection by the statements an edit changes (`linediff`), not the whole function: a test
+that called the function but never started a changed statement ran the same instructions.
+Red before: every test that called the function was selected. Where more than instructions
+change (a name made local, a generator, a lambda that may run later), it stays with the
+function. Real compiles; one real repository and pytest run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from support import Repo, snapshot
+from test_controls import caught, control, fr, header, project
+
+from fidelity.controls import gate as controls
+from fidelity.controls.linediff import changed_statements
+from fidelity.controls.selection import Place, TestTrace, Trace, _by_statement
+
+SHOP = """def price(amount, member):
+    total = amount * 2
+    if member: total -= 1
+    if amount > 100:
+        total = total - 10
+    return total
+
+
+def gen(xs):
+    return [x + 1 for x in xs]
+
+
+def later(xs):
+    return (x + 1 for x in xs)
+
+
+def scoped(x):
+    y = len(x)
+    return y
+"""
+
+
+def changed(find: str, replace: str, first_line: int) -> tuple[str, ...]:
+    return changed_statements(SHOP, SHOP.replace(find, replace, 1), "shop.py", first_line)
+
+
+def test_the_statements_whose_instructions_change() -> None:
+    # the branch's body alone
+    assert changed("total - 10", "total - 11", 1) == ("5:8",)
+    # `if member: total -= 1` on one line: the test is the if's, not the body's
+    assert changed("if member:", "if not member:", 1) == ("3:4",)
+    # a list comprehension runs where it is made: the statement that makes it
+    assert changed("x + 1 for x in xs]", "x + 2 for x in xs]", 9) == ("10:4",)
+
+
+@pytest.mark.parametrize(
+    ("find", "replace", "first_line", "why"),
+    [
+        ("(x + 1 for", "(x + 2 for", 13, "a generator expression may run later"),
+        ("y = len(x)", "y = len(x); len = 1", 17, "a name made local changes its code"),
+        ("return y", "return (yield y)", 17, "a yield makes a generator"),
+        ('def price(amount, member):\n    """', "", 1, "the edit does not apply"),
+        ("return total", "return total  # same code", 1, "no instruction changes"),
+    ],
+)
+def test_where_more_than_statements_change_there_is_no_answer(
+    find: str, replace: str, first_line: int, why: str
+) -> None:
+    assert changed(find, replace, first_line) == (), why
+
+
+def test_a_trace_that_did_not_probe_the_statements_selects_by_the_function() -> None:
+    p = Place("shop.py", "shop.py:1", "price", statements=("5:8",))
+    probed = Trace({"t": TestTrace()}, statements={"shop.py": frozenset({"5:8"})})
+    assert _by_statement(p, probed).statements == ("5:8",)
+    assert _by_statement(p, Trace({"t": TestTrace()})).statements == ()
+
+
+TESTS = """from calc import add, clamp
+
+
+def test_small():
+    assert clamp(3) == 3
+
+
+def test_big():
+    assert clamp(300) == 100
+
+
+def test_add():
+    assert add(1, 2) == 3
+"""
+CALC = """def add(a, b):
+    return a + b
+
+
+def clamp(x):
+    if x > 100:
+        return 100
+    return x
+"""
+
+
+def test_a_control_runs_the_tests_that_started_a_changed_statement(
+    make_repo: Callable[[str], Repo],
+) -> None:
+    """test_small calls clamp() but never reaches `return 100`: red before, it was run."""
+    repo = make_repo("linediff")
+    table = header() + control(
+        "clamp-high", fr("        return 100", "        return 101"), caught("test_big")
+    )
+    project(repo, table, TESTS)
+    repo.commit({"calc/__init__.py": CALC})
+    before = snapshot(repo.path)
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, report
+    (r,) = report.results
+    assert r.failing == ("tests/test_calc.py::test_big",)
+    assert (r.tests_run, r.selection) == (
+        1,
+        "1 of 3 tests: those that ran line 7 of clamp() in calc/__init__.py",
+    )
+    assert snapshot(repo.path) == before
