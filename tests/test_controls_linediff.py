@@ -35,6 +35,10 @@ def later(xs):
 def scoped(x):
     y = len(x)
     return y
+
+
+def keyed(xs):
+    return sorted(xs, key=lambda x: -x)
 """
 
 
@@ -47,14 +51,16 @@ def test_the_statements_whose_instructions_change() -> None:
     assert changed("total - 10", "total - 11", 1) == ("5:8",)
     # `if member: total -= 1` on one line: the test is the if's, not the body's
     assert changed("if member:", "if not member:", 1) == ("3:4",)
-    # a list comprehension runs where it is made: the statement that makes it
+    # a list comprehension runs where it is made: the statement that makes it; so is a
+    # generator expression credited, as the probes credit its function
     assert changed("x + 1 for x in xs]", "x + 2 for x in xs]", 9) == ("10:4",)
+    assert changed("(x + 1 for", "(x + 2 for", 13) == ("14:4",)
 
 
 @pytest.mark.parametrize(
     ("find", "replace", "first_line", "why"),
     [
-        ("(x + 1 for", "(x + 2 for", 13, "a generator expression may run later"),
+        ("lambda x: -x", "lambda x: x", 22, "a lambda may run later"),
         ("y = len(x)", "y = len(x); len = 1", 17, "a name made local changes its code"),
         ("return y", "return (yield y)", 17, "a yield makes a generator"),
         ('def price(amount, member):\n    """', "", 1, "the edit does not apply"),

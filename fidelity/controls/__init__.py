@@ -14,6 +14,7 @@
 - `edit`: a control's edits applied to its own worktree
 - `inplace`: an edit that deletes lines of Python keeps later lines where they were
 - `constants`: an edit that only gives a module-level name a new value: the functions that read it
+- `linediff`: the statements of a function whose instructions an edit changes
 - `runner`: how a control's test command is run: argv, environment, why a run said nothing
 - `warm`: the client of a warm pytest, one per lane, forked per control
 - `lane`: one worktree per worker, reused control after control, with its forked pytests
