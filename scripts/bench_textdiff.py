@@ -23,8 +23,10 @@ the run), for both arms. Each line states the 1-minute load before and after the
 the machine's cores (`os.cpu_count()`), the cores the arms may run on (`--cpus` runs every
 arm under `taskset -c CPUS`), and the interpreter. `--fidelity NAME=PATH` (repeatable)
 measures several installs in the same rounds, e.g. this branch against main, each a clean
-non-editable install.
+non-editable install. `--cores 1,2,all` runs the whole script once per core count under
+`taskset -c` (scripts/benchenv.py; the first line names the interpreters and the cores).
 Usage: python scripts/bench_textdiff.py [--rounds 5] [--workloads ...] [--cpus 0]
+    [--cores 1,2,all]
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import benchenv  # scripts/: the header and the --cores axis
 
 NAIVE_TEXT = r"""
 import difflib, sys
@@ -297,7 +301,10 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=200, help="pairs of the pair workloads")
     parser.add_argument("--small", type=int, default=20, help="pairs of their small variant")
     parser.add_argument("--fidelity", action="append", default=[], metavar="NAME=PATH")
+    benchenv.add_arguments(parser)
     args = parser.parse_args()
+    if benchenv.axis(args):
+        return  # it ran once per core count, under taskset
     installs = dict(a.split("=", 1) for a in args.fidelity) or {"fidelity": "fidelity"}
     missing = [exe for exe in installs.values() if shutil.which(exe) is None]
     if missing:
