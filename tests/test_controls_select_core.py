@@ -213,3 +213,15 @@ def test_expanding_expected_ids_reads_each_known_id_once(monkeypatch) -> None:
     found = fidelity_testids.expand(expected, known)
     assert len(made) == len(known) + len(expected)
     assert found["t.py::f"] == tuple(known[:300]) and found["t.py::f[3]"] == ("t.py::f[3]",)
+
+
+def test_a_file_spelled_with_dot_slash_is_the_trees_file() -> None:
+    """Red before: `./m.py` never matched the trace's `m.py`, so a function that also ran
+    outside any test was narrowed to the tests that ran it."""
+    dotted = Control("c", "w", (Edit("./m.py", find="return x + LIMIT", replace="return x"),), ())
+    outside = Trace(
+        {"t.py::a": TestTrace(frozenset({"m.py:6"})), "t.py::b": TestTrace()},
+        TestTrace(frozenset({"m.py:6"})),
+    )
+    assert select(dotted, outside, {"m.py": SOURCE, "./m.py": SOURCE}).ids is None
+    assert dotted.edits[0].file == "m.py"

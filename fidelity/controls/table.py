@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,6 +32,10 @@ class Edit:
     find: str | None = None
     replace: str | None = None
     patch: str | None = None
+
+    def __post_init__(self) -> None:
+        # `./pkg/m.py` is `pkg/m.py`: the trace and selection name files as the tree does
+        object.__setattr__(self, "file", posixpath.normpath(self.file))
 
 
 @dataclass(frozen=True, slots=True)
