@@ -220,7 +220,10 @@ def test_a_test_that_starts_processes_is_selected_only_where_they_opened_the_edi
         "tests/test_child.py::test_a_in_a_process",
         "tests/test_child.py::test_fork",
     )
-    assert (r.tests_run, r.selection) == (5, "5 of 7 tests: those that ran pkg/a.py:1 fa()")
+    assert (r.tests_run, r.selection) == (
+        5,
+        "5 of 7 tests: those that ran line 2 of fa() in pkg/a.py",
+    )
     (kept,) = Path(report.logs).glob("*.trace.json")
     traced = parse_trace(json.loads(kept.read_text()))
     chosen = select(
