@@ -37,8 +37,8 @@ def selection(
     """The tests the no-op control runs, when not all, given each control under its command
     and how it ended (None: not known). Where the unmodified tree was traced now (every test
     passed just now): those that failed under those controls, since each catch rests on its
-    failures, and a fork or a lane that fails a test where a fresh process passes it shows
-    in each control that runs that test; with every test of a control whose run did not end
+    failures, and one that came from the fork or a used lane, not the edit, fails in the
+    no-op too; with every test of a control whose run did not end
     in a verdict on its tests (a timeout, a crash), whose failures are not all known. Where
     no test failed, those the controls run. With a kept trace, or a control that runs every
     test: None, all of them (the tree has not been seen to pass now)."""
