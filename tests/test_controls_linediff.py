@@ -122,6 +122,7 @@ def test_a_control_runs_the_tests_that_started_a_changed_statement(
     assert r.failing == ("tests/test_calc.py::test_big",)
     assert (r.tests_run, r.selection) == (
         1,
-        "1 of 3 tests: those that ran line 7 of clamp() in calc/__init__.py",
+        "1 of 3 tests: those that ran line 7 of clamp() in calc/__init__.py, or called it after "
+        "a test that did",
     )
     assert snapshot(repo.path) == before

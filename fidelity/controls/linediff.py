@@ -186,28 +186,42 @@ def _innermost(function: ast.AST, span: Span) -> ast.stmt:
 
 def changed_statements(old: str, new: str, filename: str, first_line: int) -> tuple[str, ...]:
     """The statements (`statement_key`) of the function at `first_line` whose instructions
-    the edit changes; () when that cannot be told (selection then takes every test that
-    ran the function)."""
+    the edit changes, compiled as the tests may run it: plain, and optimized (`-O`,
+    ``PYTHONOPTIMIZE``: asserts and ``if __debug__`` blocks compiled away); () when that
+    cannot be told (selection then takes every test that ran the function)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            before = compile(old, filename, "exec", dont_inherit=True)
-            after = compile(new, filename, "exec", dont_inherit=True)
-            tree = ast.parse(old, filename)
+        tree = ast.parse(old, filename)
     except (SyntaxError, ValueError):
         return ()
-    a, b = find_code(before, first_line), find_code(after, first_line)
     functions = [
         n
         for n in ast.walk(tree)
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
         and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == first_line
     ]
-    if a is None or b is None or len(functions) != 1:
+    if len(functions) != 1:
         return ()
-    try:
-        spans = _changed(a, b)
-        found = {statement_key(_innermost(functions[0], s)) for s in spans}
-    except Unknown:
-        return ()
+    found: set[str] = set()
+    for level in (0, 1):
+        spans = _spans(old, new, filename, first_line, level)
+        if spans is None:
+            return ()
+        try:
+            found |= {statement_key(_innermost(functions[0], s)) for s in spans}
+        except Unknown:
+            return ()
     return tuple(sorted(found, key=lambda k: tuple(map(int, k.split(":")))))
+
+
+def _spans(old: str, new: str, filename: str, first_line: int, level: int) -> list[Span] | None:
+    """Where the function's changed instructions lie, compiled at one optimization level;
+    None when that cannot be told."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            before = compile(old, filename, "exec", dont_inherit=True, optimize=level)
+            after = compile(new, filename, "exec", dont_inherit=True, optimize=level)
+        a, b = find_code(before, first_line), find_code(after, first_line)
+        return None if a is None or b is None else _changed(a, b)
+    except (SyntaxError, ValueError, Unknown):
+        return None

@@ -303,8 +303,12 @@ def select(
         why = _broad(p, trace)
         if why:
             return Selection(None, f"all tests: {why}")
+        # once a changed statement has run, what it left (a global, a cache, an attribute)
+        # may reach any later call of the function: from then on, every test that called it
+        whole, since = dataclasses.replace(p, statements=()), False
         for nodeid, t in trace.tests.items():
-            hit = _hit(p, t)
+            hit = _hit(whole if since else p, t)
+            since = since or bool(p.statements and _started(p, t))
             if hit:
                 reasons.setdefault(nodeid, hit)
     for expected, hits in testids.expand(control.caught_by, trace.tests).items():
@@ -334,7 +338,7 @@ def _lines(p: Place) -> str:
 
 def _where(p: Place) -> str:
     if p.statements:
-        return f"{_lines(p)} of {p.name}() in {p.file}"
+        return f"{_lines(p)} of {p.name}() in {p.file}, or called it after a test that did"
     if p.constant:
         return f"a function of {p.file} that reads {p.constant}"
     if p.key is None:
@@ -386,6 +390,9 @@ def _hit(p: Place, t: TestTrace) -> str:
             else ""
         )
     if p.statements:
-        ran = any(f"{p.file}@{k}" in t.code for k in p.statements)
-        return f"ran {_lines(p)} of {p.name}() in {p.file}" if ran else ""
+        return f"ran {_lines(p)} of {p.name}() in {p.file}" if _started(p, t) else ""
     return f"ran {p.name}() of {p.file}" if p.key in t.code else ""
+
+
+def _started(p: Place, t: TestTrace) -> bool:
+    return any(f"{p.file}@{k}" in t.code for k in p.statements)
