@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support import Repo
 from test_controls import caught, control, fr, header, project
+from test_controls_linediff import CALC, TESTS
 
 from fidelity.controls import gate as controls
 from fidelity.controls.verdict import Report
@@ -206,29 +207,7 @@ def test_a_branch_the_optimized_tests_compile_away_is_not_the_changed_statement(
 
 # checked and sound: where the statements cannot be told, or the trace did not probe them,
 # selection stays with the whole function
-CALC = """def add(a, b):
-    return a + b
-
-
-def clamp(x):
-    if x > 100:
-        return 100
-    return x
-"""
-TESTS = """from calc import add, clamp
-
-
-def test_small():
-    assert clamp(3) == 3
-
-
-def test_big():
-    assert clamp(300) == 100
-
-
-def test_add():
-    assert add(1, 2) == 3
-"""
+# the clamp project of test_controls_linediff: test_small, test_big, test_add
 CLAMP_PATCH = """--- a/calc/__init__.py
 +++ b/calc/__init__.py
 @@ -6,3 +6,3 @@
