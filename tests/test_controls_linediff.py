@@ -14,7 +14,8 @@ from test_controls import caught, control, fr, header, project
 
 from fidelity.controls import gate as controls
 from fidelity.controls.linediff import changed_statements
-from fidelity.controls.selection import Place, TestTrace, Trace, _by_statement
+from fidelity.controls.selection import Place, TestTrace, Trace, _by_statement, select
+from fidelity.controls.table import Control, Edit
 
 SHOP = """def price(amount, member):
     total = amount * 2
@@ -78,6 +79,19 @@ def test_a_trace_that_did_not_probe_the_statements_selects_by_the_function() -> 
     probed = Trace({"t": TestTrace()}, statements={"shop.py": frozenset({"5:8"})})
     assert _by_statement(p, probed).statements == ("5:8",)
     assert _by_statement(p, Trace({"t": TestTrace()})).statements == ()
+
+
+def test_a_changed_statement_that_also_ran_outside_any_test_selects_every_test() -> None:
+    """A generator's `finally` run at garbage collection, a statement of a function a hook
+    calls: what it did reaches any later test. Red before: no test was selected."""
+    control = Control("c", "w", (Edit("shop.py", find="total - 10", replace="total - 11"),), ())
+    tests = {"t.py::a": TestTrace(frozenset({"shop.py:1"})), "t.py::b": TestTrace()}
+    statement = {"shop.py": frozenset({"5:8"})}
+    inside = Trace(tests, statements=statement)
+    assert select(control, inside, {"shop.py": SHOP}).ids == ()
+    outside = Trace(tests, TestTrace(frozenset({"shop.py@5:8"})), statements=statement)
+    found = select(control, outside, {"shop.py": SHOP})
+    assert found.ids is None and "also run outside any test" in found.why
 
 
 TESTS = """from calc import add, clamp

@@ -362,6 +362,8 @@ def _broad(p: Place, trace: Trace) -> str:
         return f"{p.file} is read outside any test"
     if p.key is not None and p.key in trace.outside.code:
         return f"{p.name}() in {p.file} also runs outside any test (collection or a hook)"
+    if _started(p, trace.outside):
+        return f"{_lines(p)} of {p.name}() in {p.file} also run outside any test"
     if p.readers & trace.outside.code:
         return f"a function that reads {p.constant} in {p.file} also runs outside any test"
     if p.moves_lines and any(
