@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import difflib
 import dis
+import functools
 import types
 import warnings
 from collections.abc import Iterator
@@ -184,6 +185,7 @@ def _innermost(function: ast.AST, span: Span) -> ast.stmt:
     return best
 
 
+@functools.lru_cache(maxsize=256)  # asked twice per control: to probe, then to select
 def changed_statements(old: str, new: str, filename: str, first_line: int) -> tuple[str, ...]:
     """The statements (`statement_key`) of the function at `first_line` whose instructions
     the edit changes, compiled as the tests may run it: plain, and optimized (`-O`,
