@@ -17,16 +17,21 @@ the cores this process may use; the load average is printed before and after.
   listed), 1,000 broken fragments (all listed), bracket-heavy prose (unclosed ``[a``,
   reference-style ``[a][b]``, nested ``[[x]]``); first run with an empty cache and
   ``--no-cache``, each against the floor on the same page.
+- ``--pages DIR`` (repeatable): the same four figures on real pages, every ``*.md`` under
+  each DIR, copied with their folders so that links between them still resolve (issue 39:
+  the generated corpus's prose has no punctuation, so nearly every inline token is bare
+  text, a shape few real pages have).
 - ``--startup``: ``python -c pass``, ``fidelity --version``, ``cases list`` (two cases) and
   ``check-docs`` on one 3 KB page (answered from the cache, and ``--no-cache``).
 
-Usage: python scripts/bench_docs_cores.py [--corpus] [--shapes] [--startup]
+Usage: python scripts/bench_docs_cores.py [--corpus] [--pages DIR ...] [--shapes] [--startup]
        [--cores 1 2 all] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import random
@@ -128,6 +133,32 @@ def corpus_figures(
     report(rounds(jobs, repeats), repeats)
 
 
+def real_figures(
+    root: Path, env: dict[str, str], cores: dict[str, Command], repeats: int, sources: list[Path]
+) -> None:
+    names = []
+    for k, source in enumerate(sources):
+        for found in sorted(source.rglob("*.md")):
+            if not found.is_file():
+                continue
+            name = Path(f"real{k}") / found.relative_to(source)
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(found, root / name)
+            names.append(str(name))
+    if not names:
+        raise SystemExit(f"no *.md files under {', '.join(map(str, sources))}")
+    size = sum((root / n).stat().st_size for n in names) / 1e6
+    cli = ["fidelity", "-q", "check-docs", "--json", "-", "."]
+    jobs: dict[str, Callable[[], float]] = {}
+    for label, prefix in cores.items():
+        jobs[f"{label}|floor"] = run([*prefix, sys.executable, "-c", FLOOR, *names], root, env)
+        jobs[f"{label}|first run"] = first_run(root, [*prefix, *cli], env)
+        jobs[f"{label}|re-run"] = run([*prefix, *cli], root, env)
+        jobs[f"{label}|--no-cache"] = run([*prefix, *cli, "--no-cache"], root, env)
+    print(f"real pages: {len(names):,} files, {size:.1f} MB, from {', '.join(map(str, sources))}")
+    report(rounds(jobs, repeats), repeats)
+
+
 def broken_page(count: int, headings: int) -> str:
     rng = random.Random(5)
     parts = ["# Broken\n\n"]
@@ -220,17 +251,20 @@ def main() -> None:
     parser.add_argument("--corpus", action="store_true")
     parser.add_argument("--shapes", action="store_true")
     parser.add_argument("--startup", action="store_true")
+    parser.add_argument("--pages", action="append", type=Path, default=[], metavar="DIR")
     parser.add_argument("--cores", nargs="+", default=["1", "2", "all"])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    chosen = [m for m in ("corpus", "shapes", "startup") if getattr(args, m)] or [
-        "corpus",
-        "shapes",
-        "startup",
-    ]
+    modes = ("corpus", "pages", "shapes", "startup")
+    chosen = [m for m in modes if getattr(args, m)] or ["corpus", "shapes", "startup"]
     header()
     cores = core_settings(args.cores)
-    figures = {"corpus": corpus_figures, "shapes": shape_figures, "startup": startup_figures}
+    figures: dict[str, Callable[..., None]] = {
+        "corpus": corpus_figures,
+        "pages": functools.partial(real_figures, sources=[p.resolve() for p in args.pages]),
+        "shapes": shape_figures,
+        "startup": startup_figures,
+    }
     for mode in chosen:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from urllib.parse import unquote
 
@@ -10,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
+from checkers import markdown
 from checkers.check import Page, check_text
 from checkers.config import KeyedTable, PageRules
 from checkers.fences import code_blocks
@@ -284,3 +287,44 @@ def test_the_ascii_slug_keeps_what_the_category_rule_keeps(text: str) -> None:
     lowered = text.lower()
     kept = "".join(ch for ch in lowered if ch in " -" or unicodedata.category(ch) in KEPT)
     assert slug(text) == kept.replace(" ", "-")
+
+
+EVERY_CHARACTER = string.ascii_letters[:4] + string.digits[:2] + string.punctuation + " \t\n\u00a0é"
+# what each inline rule matches, so that generated content holds them whole
+MARKUP = ["&amp;", "&#35;", "\\#", "`x`", "*x*", "_x_", "[x](y)", "[x]", "![x](y)", "<b>", "<a:b>"]
+INLINE = st.lists(st.sampled_from([*EVERY_CHARACTER, *MARKUP]), max_size=20).map("".join)
+EVERYTHING = re.compile("")  # matches any content: no fast path, every inline content parsed
+
+
+def _children(text: str, fast: bool) -> list[list[dict[str, object]]]:
+    with pytest.MonkeyPatch.context() as patch:
+        if not fast:
+            patch.setattr(markdown, "_ACTIVE", EVERYTHING)
+        tokens = parse(text).tokens
+    return [[c.as_dict() for c in t.children or ()] for t in tokens if t.type == "inline"]
+
+
+@PROFILE
+@given(text=st.one_of(any_text, INLINE))
+def test_inline_content_without_markup_is_one_text_token_as_the_parse_makes_it(text: str) -> None:
+    """Red when a character at which an inline rule matches is missing from `_ACTIVE`: its
+    content would be one text token where the parse makes a link, a break or an entity."""
+    assert _children(text, fast=True) == _children(text, fast=False)
+
+
+for _markup in [*MARKUP, "a\nb"]:  # each rule's markup alone, whatever the draw
+    test_inline_content_without_markup_is_one_text_token_as_the_parse_makes_it = example(_markup)(
+        test_inline_content_without_markup_is_one_text_token_as_the_parse_makes_it
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["a\nb", "a\\#b", "a `b` c", "*a*", "_a_", "[a](b)", "<http://a.b>", "<b>", "a &amp; b"],
+)
+def test_each_active_character_is_one_some_content_needs(content: str) -> None:
+    """The other way: content with one active character parses to more than its text."""
+    assert markdown._ACTIVE.search(content) is not None
+    alone: list[Token] = []
+    markdown._plain_text(content, alone)
+    assert _children(content, fast=False) != [[t.as_dict() for t in alone]]
