@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections.abc import MutableMapping
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
@@ -296,7 +298,7 @@ INLINE = st.lists(st.sampled_from([*EVERY_CHARACTER, *MARKUP]), max_size=20).map
 EVERYTHING = re.compile("")  # matches any content: no fast path, every inline content parsed
 
 
-def _children(text: str, fast: bool) -> list[list[dict[str, object]]]:
+def _children(text: str, fast: bool) -> list[list[MutableMapping[str, Any]]]:
     with pytest.MonkeyPatch.context() as patch:
         if not fast:
             patch.setattr(markdown, "_ACTIVE", EVERYTHING)
