@@ -135,7 +135,7 @@ def test_the_cycle_collector_is_paused_while_two_documents_are_compared(enabled:
     several collections that scan every object and free none (issue 39: a sixth of the
     CPU). At most one runs, as the pause ends, once the documents are freed. It is left as
     it was found, enabled or not, also when a side is no JSON."""
-    records = [{"id": i, "t": i * 0.5, "s": [i, "x"]} for i in range(1_000)]
+    records: list[dict[str, Any]] = [{"id": i, "t": i * 0.5, "s": [i, "x"]} for i in range(1_000)]
     base = json.dumps(records).encode()
     cand = json.dumps([{**r, "t": r["t"] + 1} for r in records]).encode()
     spec = {"kind": "json", "rtol": 1e-9}
