@@ -122,6 +122,15 @@ def corpus_figures(
 ) -> None:
     names = corpus(root, 1000)
     size = sum((root / n).stat().st_size for n in names) / 1e6
+    print(f"corpus: 1,000 files, {size:.1f} MB")
+    four_figures(root, env, cores, repeats, names)
+
+
+def four_figures(
+    root: Path, env: dict[str, str], cores: dict[str, Command], repeats: int, names: list[str]
+) -> None:
+    """The floor, the first run, the re-run and `--no-cache` on `names`, under each core
+    setting, in interleaved rounds."""
     cli = ["fidelity", "-q", "check-docs", "--json", "-", "."]
     jobs: dict[str, Callable[[], float]] = {}
     for label, prefix in cores.items():
@@ -129,7 +138,6 @@ def corpus_figures(
         jobs[f"{label}|first run"] = first_run(root, [*prefix, *cli], env)
         jobs[f"{label}|re-run"] = run([*prefix, *cli], root, env)
         jobs[f"{label}|--no-cache"] = run([*prefix, *cli, "--no-cache"], root, env)
-    print(f"corpus: 1,000 files, {size:.1f} MB")
     report(rounds(jobs, repeats), repeats)
 
 
@@ -148,15 +156,8 @@ def real_figures(
     if not names:
         raise SystemExit(f"no *.md files under {', '.join(map(str, sources))}")
     size = sum((root / n).stat().st_size for n in names) / 1e6
-    cli = ["fidelity", "-q", "check-docs", "--json", "-", "."]
-    jobs: dict[str, Callable[[], float]] = {}
-    for label, prefix in cores.items():
-        jobs[f"{label}|floor"] = run([*prefix, sys.executable, "-c", FLOOR, *names], root, env)
-        jobs[f"{label}|first run"] = first_run(root, [*prefix, *cli], env)
-        jobs[f"{label}|re-run"] = run([*prefix, *cli], root, env)
-        jobs[f"{label}|--no-cache"] = run([*prefix, *cli, "--no-cache"], root, env)
     print(f"real pages: {len(names):,} files, {size:.1f} MB, from {', '.join(map(str, sources))}")
-    report(rounds(jobs, repeats), repeats)
+    four_figures(root, env, cores, repeats, names)
 
 
 def broken_page(count: int, headings: int) -> str:
