@@ -149,3 +149,20 @@ def test_a_control_runs_the_tests_that_started_a_changed_statement(
         "a test that did",
     )
     assert snapshot(repo.path) == before
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_a_file_with_other_line_endings_selects_as_one_with_newlines(
+    make_repo: Callable[[str], Repo], newline: str
+) -> None:
+    """Red before for a lone `\\r`: every edit was on line 1, at module level, so every test
+    was selected ("all 3 tests")."""
+    repo = make_repo("endings")
+    edit = fr("        return 100".replace("\n", newline), "        return 101")
+    project(repo, header() + control("clamp-high", edit, caught("test_big")), TESTS)
+    repo.commit({"calc/__init__.py": CALC.replace("\n", newline)})
+    report = controls.run(repo.path, controls.load(repo.path), jobs=1)
+    assert report.exit_code() == 0, report
+    (r,) = report.results
+    assert r.failing == ("tests/test_calc.py::test_big",)
+    assert r.selection.startswith("1 of 3 tests: those that ran line 7 of clamp()"), r.selection

@@ -193,6 +193,16 @@ def test_an_edit_is_applied_as_written_where_blank_lines_would_change_the_code()
     assert in_place("m.py", broken, "    return 1\n", "") == ""
     crlf = DELETES.replace("\n", "\r\n")
     assert in_place("m.py", crlf, "    f(x)\r\n", "") == "\r\n"
+    cr = DELETES.replace("\n", "\r")  # red before: a lone \r was no line break
+    assert in_place("m.py", cr, "    f(x)\r", "") == "\r"
+
+
+def test_a_line_is_counted_as_python_counts_it() -> None:
+    from fidelity.controls.inplace import breaks, line_of
+
+    text = "a\r\nb\rc\nd"
+    assert [line_of(text, i) for i in range(len(text))] == [1, 1, 1, 2, 2, 3, 3, 4]
+    assert breaks(text) == 3 and breaks("x") == 0
 
 
 def test_expanding_expected_ids_reads_each_known_id_once(monkeypatch) -> None:

@@ -13,6 +13,23 @@ deleted lines were inside a string) or either does not parse, the edit is applie
 from __future__ import annotations
 
 import ast
+import re
+
+_BREAK = re.compile(r"\r\n?|\n")  # a line ends as Python's tokenizer ends one
+
+
+def line_of(text: str, pos: int) -> int:
+    """The line (from 1) of `text[pos]`, counted as Python counts them: a file may end its
+    lines with `\r\n` or a lone `\r` as well as `\n`."""
+    found = len(_BREAK.findall(text, 0, pos))
+    if 0 < pos < len(text) and text[pos - 1] == "\r" and text[pos] == "\n":
+        found -= 1  # `pos` is the second half of one `\r\n`: that line has not ended
+    return found + 1
+
+
+def breaks(text: str) -> int:
+    """How many line breaks `text` holds, counted as `line_of` counts them."""
+    return len(_BREAK.findall(text))
 
 
 def _code(text: str) -> str | None:
@@ -25,8 +42,8 @@ def _code(text: str) -> str | None:
 def in_place(file: str, text: str, find: str, replace: str) -> str:
     """The `replace` to apply to `text`: as written, or with a blank line before it per line
     it deletes, when that leaves a Python file the same code."""
-    newline = "\r\n" if "\r\n" in find else "\n"
-    missing = find.count("\n") - replace.count("\n")
+    newline = next((n for n in ("\r\n", "\r") if n in find), "\n")
+    missing = breaks(find) - breaks(replace)
     if missing <= 0 or not file.endswith(".py") or text.count(find) != 1:
         return replace
     kept = newline * missing + replace

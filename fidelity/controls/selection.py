@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fidelity.controls import constants
-from fidelity.controls.inplace import in_place
+from fidelity.controls.inplace import breaks, in_place, line_of
 from fidelity.controls.linediff import changed_statements
 from fidelity.controls.table import Control, Edit
 from fidelity.plugins import fidelity_testids as testids
@@ -138,9 +138,9 @@ def innermost(source: str, lines: Iterable[int]) -> ast.FunctionDef | ast.AsyncF
 def find_lines(text: str, find: str, replace: str) -> tuple[list[int], bool]:
     """The original lines a find/replace edit changes, and whether it moves later lines."""
     offset = text.index(find)
-    first = text.count("\n", 0, offset) + 1
-    last = text.count("\n", 0, offset + max(len(find) - 1, 0)) + 1  # the line of its last char
-    return list(range(first, last + 1)), find.count("\n") != replace.count("\n")
+    first = line_of(text, offset)
+    last = line_of(text, offset + max(len(find) - 1, 0))  # the line of its last char
+    return list(range(first, last + 1)), breaks(find) != breaks(replace)
 
 
 @dataclass(frozen=True, slots=True)
