@@ -30,6 +30,16 @@ def _selected_and_full(repo: Repo) -> tuple[Report, Report]:
     return controls.run(repo.path, table, jobs=1), controls.run(repo.path, table, jobs=1, full=True)
 
 
+def _ends_as_full(repo: Repo, table: str, tests: str, module: str, cid: str) -> None:
+    """The control, run on its selection, ends as it ends with every test: the edit is one a
+    test catches (its residue entry is closed), so a selection that misses that test is red."""
+    project(repo, table, tests)
+    repo.commit({"calc/__init__.py": module})
+    report, full = _selected_and_full(repo)
+    assert _verdicts(full)[cid][0] == "residue-closed", _verdicts(full)
+    assert _verdicts(report) == _verdicts(full), report.results[0].selection
+
+
 def _trace(report: Report) -> dict[str, object]:
     data: dict[str, object] = json.loads(Path(report.logs, "_unmodified-1.trace.json").read_text())
     return data
@@ -66,13 +76,8 @@ def test_rate():
 def test_a_value_kept_by_the_function_is_read_by_a_later_caller(
     make_repo: Callable[[str], Repo],
 ) -> None:
-    repo = make_repo("lazy")
     table = header() + control("rate-three", fr("_RATE = 2", "_RATE = 3"), RESIDUE)
-    project(repo, table, LAZY_TESTS)
-    repo.commit({"calc/__init__.py": LAZY})
-    report, full = _selected_and_full(repo)
-    assert _verdicts(full)["rate-three"][0] == "residue-closed", _verdicts(full)
-    assert _verdicts(report) == _verdicts(full), report.results[0].selection
+    _ends_as_full(make_repo("lazy"), table, LAZY_TESTS, LAZY, "rate-three")
 
 
 # A generator that one test starts (up to the `yield` inside a statement) and a later test
@@ -111,13 +116,8 @@ def test_other():
 def test_a_generator_resumed_by_a_later_test_runs_the_changed_statement(
     make_repo: Callable[[str], Repo],
 ) -> None:
-    repo = make_repo("resumed")
     table = header() + control("triple", fr(") * 2", ") * 3"), RESIDUE)
-    project(repo, table, DOUBLER_TESTS)
-    repo.commit({"calc/__init__.py": DOUBLER})
-    report, full = _selected_and_full(repo)
-    assert _verdicts(full)["triple"][0] == "residue-closed", _verdicts(full)
-    assert _verdicts(report) == _verdicts(full), report.results[0].selection
+    _ends_as_full(make_repo("resumed"), table, DOUBLER_TESTS, DOUBLER, "triple")
 
 
 # A generator expression one test makes and keeps, and a later test consumes: it counts for
@@ -152,13 +152,8 @@ def test_other():
 def test_a_generator_expression_consumed_by_a_later_test(
     make_repo: Callable[[str], Repo],
 ) -> None:
-    repo = make_repo("consumed")
     table = header() + control("triple", fr("x * 2 for", "x * 3 for"), RESIDUE)
-    project(repo, table, EVENS_TESTS)
-    repo.commit({"calc/__init__.py": EVENS})
-    report, full = _selected_and_full(repo)
-    assert _verdicts(full)["triple"][0] == "residue-closed", _verdicts(full)
-    assert _verdicts(report) == _verdicts(full), report.results[0].selection
+    _ends_as_full(make_repo("consumed"), table, EVENS_TESTS, EVENS, "triple")
 
 
 # The tests run optimized (the table's env sets PYTHONOPTIMIZE), where `if __debug__:`
@@ -194,15 +189,10 @@ def _optimized_header() -> str:
 def test_a_branch_the_optimized_tests_compile_away_is_not_the_changed_statement(
     make_repo: Callable[[str], Repo],
 ) -> None:
-    repo = make_repo("optimized")
     table = _optimized_header() + control(
         "debug-flip", fr("if __debug__:", "if not __debug__:"), RESIDUE
     )
-    project(repo, table, DEBUG_TESTS)
-    repo.commit({"calc/__init__.py": DEBUG})
-    report, full = _selected_and_full(repo)
-    assert _verdicts(full)["debug-flip"][0] == "residue-closed", _verdicts(full)
-    assert _verdicts(report) == _verdicts(full), report.results[0].selection
+    _ends_as_full(make_repo("optimized"), table, DEBUG_TESTS, DEBUG, "debug-flip")
 
 
 # checked and sound: where the statements cannot be told, or the trace did not probe them,
