@@ -117,3 +117,21 @@ def test_folders_are_searched_for_markdown(repo: Path) -> None:
     report.render(result, out)
     assert not result.findings
     assert out.getvalue() == "check-docs: 1 file clean\n"
+
+
+def test_the_collector_is_left_as_found(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check-docs raises the collector's threshold and freezes what is imported while it
+    runs; a caller in the same process (a hook, a test) gets both back as they were."""
+    import gc
+
+    from fidelity.cli.main import main
+
+    (repo / "notes.md").write_text(BROKEN)
+    monkeypatch.chdir(repo)
+    threshold = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        assert main(["-q", "check-docs", "notes.md"]) == 1
+        assert (gc.get_threshold(), gc.get_freeze_count()) == ((700, 10, 10), 0)
+    finally:
+        gc.set_threshold(*threshold)
