@@ -6,14 +6,15 @@ so `valid` decides that alone, exactly, for the keywords fidelity's schemas use;
 other keyword, or a value whose meaning it cannot decide exactly (a TOML date, a `1`
 against `enum: [true]`), raises `Unsure` and the caller asks jsonschema. jsonschema
 stays the authority for every message: `valid` never explains, it only says yes or no.
-A test runs both over the repository's tables and generated instances and fails on any
-disagreement.
+A test runs both over the repository's tables, a real run.json and generated instances,
+and fails on any disagreement. A schema is compiled to closures once (`compiled`): a
+run.json of 200 cases took 45 ms to check interpreted, 10 ms compiled.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -42,16 +43,26 @@ def _plain(instance: object) -> bool:
     return isinstance(instance, str | bool | int | float | list | dict) or instance is None
 
 
-def _is_type(instance: object, name: str) -> bool:
-    if name == "integer":
-        if isinstance(instance, bool):
-            return False
-        return isinstance(instance, int) or (isinstance(instance, float) and instance.is_integer())
-    if name == "number":
-        return isinstance(instance, int | float) and not isinstance(instance, bool)
-    if name not in _TYPES:
-        raise Unsure(f"type {name!r}")
-    return isinstance(instance, _TYPES[name])
+def _integer(instance: object) -> bool:
+    if isinstance(instance, bool):
+        return False
+    return isinstance(instance, int) or (isinstance(instance, float) and instance.is_integer())
+
+
+def _number(instance: object) -> bool:
+    return isinstance(instance, int | float) and not isinstance(instance, bool)
+
+
+def _of(*types: type) -> Callable[[object], bool]:
+    return lambda instance: isinstance(instance, types)
+
+
+# each JSON type a predicate; a name not here is left to jsonschema (Unsure)
+_KINDS: dict[str, Callable[[object], bool]] = {
+    "integer": _integer,
+    "number": _number,
+    **{name: _of(*types) for name, types in _TYPES.items()},
+}
 
 
 def _same(a: object, b: object) -> bool:
@@ -65,47 +76,202 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-def _number(instance: object) -> bool:
-    return isinstance(instance, int | float) and not isinstance(instance, bool)
+Check = Callable[[Any], bool]
 
 
-def _string_checks(schema: Mapping[str, Any], instance: str) -> bool:
-    if "minLength" in schema and len(instance) < schema["minLength"]:
-        return False
-    if "maxLength" in schema and len(instance) > schema["maxLength"]:
-        return False
-    return "pattern" not in schema or _regex(schema["pattern"]).search(instance) is not None
-
-
-def _array_checks(schema: Mapping[str, Any], instance: list[Any], root: Mapping[str, Any]) -> bool:
-    if "minItems" in schema and len(instance) < schema["minItems"]:
-        return False
-    if "maxItems" in schema and len(instance) > schema["maxItems"]:
-        return False
-    if schema.get("uniqueItems"):
-        if not all(isinstance(item, str) for item in instance):
-            raise Unsure("uniqueItems over values other than strings")
-        if len(set(instance)) != len(instance):
-            return False
-    items = schema.get("items", True)
-    return all(_valid(items, item, root) for item in instance)
-
-
-def _object_checks(
-    schema: Mapping[str, Any], instance: dict[str, Any], root: Mapping[str, Any]
-) -> bool:
-    if any(key not in instance for key in schema.get("required", ())):
-        return False
-    names = schema.get("propertyNames")
-    if names is not None and not all(_valid(names, key, root) for key in instance):
-        return False
-    properties = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    for key, value in instance.items():
-        sub = properties.get(key, extra)
-        if not _valid(sub, value, root):
-            return False
+def _yes(instance: Any) -> bool:
     return True
+
+
+def _no(instance: Any) -> bool:
+    return False
+
+
+def _raises(why: str) -> Check:
+    def unsure(instance: Any) -> bool:
+        raise Unsure(why)
+
+    return unsure
+
+
+def _all(checks: Sequence[Check]) -> Check:
+    """The checks in order; the first that fails decides."""
+    if len(checks) == 1:
+        return checks[0]
+
+    def each(instance: Any) -> bool:
+        return all(check(instance) for check in checks)
+
+    return each
+
+
+class _Compiler:
+    """A schema turned into nested closures: the keyword lookups, the `Mapping` test and
+    the `$ref` resolution that an interpreting validator repeats for every value are done
+    here, once a schema. Each definition is compiled once, and a reference to one goes
+    through a box (a definition may refer to itself)."""
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self.defs: dict[str, list[Check]] = {}
+
+    def schema(self, schema: Any) -> Check:
+        if schema is True or schema is False:
+            return _yes if schema else _no
+        if not isinstance(schema, Mapping):
+            return _raises("a schema that is not an object")
+        unknown = schema.keys() - _HANDLED
+        if unknown:
+            return _raises(f"keywords {sorted(unknown)}")
+        by_type = (self._numeric(schema), self._string(schema), self._array(schema))
+        return _dispatch(self._generic(schema), *by_type, self._object(schema))
+
+    def _ref(self, ref: Any) -> Check:
+        if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
+            return _raises(f"$ref {ref!r}")
+        name = ref.removeprefix("#/$defs/")
+        box = self.defs.get(name)
+        if box is None:
+            box = self.defs[name] = []
+            box.append(self.schema(self.root["$defs"][name]))
+        return lambda instance: box[0](instance)
+
+    def _generic(self, schema: Mapping[str, Any]) -> list[Check]:
+        """The keywords that apply to a value of any type, in a fixed order: where one fails,
+        a later one that would be Unsure is not reached."""
+        rules: list[Check] = []
+        if "$ref" in schema:
+            rules.append(self._ref(schema["$ref"]))
+        if "type" in schema:
+            kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+            tests = [_KINDS.get(kind) or _raises(f"type {kind!r}") for kind in kinds]
+            rules.append(tests[0] if len(tests) == 1 else lambda x: any(t(x) for t in tests))
+        if "enum" in schema:
+            values = schema["enum"]
+            rules.append(lambda x: any(_same(x, v) for v in values))
+        if "const" in schema:
+            const = schema["const"]
+            rules.append(lambda x: _same(x, const))
+        if "not" in schema:
+            negated = self.schema(schema["not"])
+            rules.append(lambda x: not negated(x))
+        if "anyOf" in schema:
+            options = [self.schema(s) for s in schema["anyOf"]]
+            rules.append(lambda x: any(option(x) for option in options))
+        if "oneOf" in schema:
+            alone = [self.schema(s) for s in schema["oneOf"]]
+            rules.append(lambda x: sum(option(x) for option in alone) == 1)
+        return rules
+
+    @staticmethod
+    def _numeric(schema: Mapping[str, Any]) -> Check:
+        rules: list[Check] = []
+        if "minimum" in schema:
+            least = schema["minimum"]
+            rules.append(lambda x: not x < least)
+        if "exclusiveMinimum" in schema:
+            above = schema["exclusiveMinimum"]
+            rules.append(lambda x: x > above)
+        return _all(rules) if rules else _yes
+
+    @staticmethod
+    def _string(schema: Mapping[str, Any]) -> Check:
+        rules: list[Check] = []
+        if "minLength" in schema:
+            shortest = schema["minLength"]
+            rules.append(lambda x: not len(x) < shortest)
+        if "maxLength" in schema:
+            longest = schema["maxLength"]
+            rules.append(lambda x: not len(x) > longest)
+        if "pattern" in schema:
+            pattern = schema["pattern"]
+            rules.append(lambda x: _regex(pattern).search(x) is not None)
+        return _all(rules) if rules else _yes
+
+    def _array(self, schema: Mapping[str, Any]) -> Check:
+        rules: list[Check] = []
+        if "minItems" in schema:
+            fewest = schema["minItems"]
+            rules.append(lambda x: not len(x) < fewest)
+        if "maxItems" in schema:
+            most = schema["maxItems"]
+            rules.append(lambda x: not len(x) > most)
+        if schema.get("uniqueItems"):
+            rules.append(_unique)
+        items = self.schema(schema.get("items", True))
+        if items is not _yes:
+            rules.append(lambda x: all(map(items, x)))
+        return _all(rules) if rules else _yes
+
+    def _object(self, schema: Mapping[str, Any]) -> Check:
+        required = tuple(schema.get("required", ()))
+        names = schema.get("propertyNames")
+        key_check = None if names is None else self.schema(names)
+        properties = {k: self.schema(v) for k, v in schema.get("properties", {}).items()}
+        extra = self.schema(schema.get("additionalProperties", True))
+
+        def members(instance: dict[str, Any]) -> bool:
+            for key in required:
+                if key not in instance:
+                    return False
+            if key_check is not None and not all(map(key_check, instance)):
+                return False
+            for key, value in instance.items():  # noqa: SIM110 - a loop: 15% less than all()
+                if not properties.get(key, extra)(value):
+                    return False
+            return True
+
+        return members
+
+
+_EXACT = frozenset({str, bool, int, float, list, dict, type(None)})
+
+
+def _dispatch(
+    generic: Sequence[Check], number: Check, string: Check, array: Check, obj: Check
+) -> Check:
+    """One schema's check: the keywords of any type, then those of the value's type. A
+    value of exactly a JSON type (nearly all) is told by `type()`; a subclass of one (an
+    IntEnum, say) is told by `isinstance`, numbers first."""
+
+    def check(instance: Any) -> bool:
+        kind = type(instance)
+        if kind not in _EXACT and not _plain(instance):
+            raise Unsure("a value that is not JSON")
+        for rule in generic:
+            if not rule(instance):
+                return False
+        if kind is str:
+            return string is _yes or string(instance)
+        if kind is dict:
+            return obj(instance)
+        if kind is list:
+            return array is _yes or array(instance)
+        if kind is int or kind is float:
+            return number is _yes or number(instance)
+        if kind in _EXACT:  # bool, None
+            return True
+        return _subclassed(instance, number, string, array, obj)
+
+    return check
+
+
+def _subclassed(instance: Any, number: Check, string: Check, array: Check, obj: Check) -> bool:
+    if _number(instance):
+        return number(instance)
+    if isinstance(instance, str):
+        return string(instance)
+    if isinstance(instance, list):
+        return array(instance)
+    if isinstance(instance, dict):
+        return obj(instance)
+    return True
+
+
+def _unique(instance: list[Any]) -> bool:
+    if not all(isinstance(item, str) for item in instance):
+        raise Unsure("uniqueItems over values other than strings")
+    return len(set(instance)) == len(instance)
 
 
 _HANDLED = _IGNORED | {
@@ -115,63 +281,23 @@ _HANDLED = _IGNORED | {
 }
 
 
-def _ref(schema: Mapping[str, Any], instance: Any, root: Mapping[str, Any]) -> bool:
-    ref = schema["$ref"]
-    if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
-        raise Unsure(f"$ref {ref!r}")
-    return _valid(root["$defs"][ref.removeprefix("#/$defs/")], instance, root)
+def compiled(schema: Mapping[str, Any]) -> Check:
+    """``schema`` (local ``#/$defs/`` references) as one function of an instance: True when
+    valid, False when not; it raises Unsure where only jsonschema can tell. Compile once
+    and keep it for a schema that does not change (`checkers.schema` does, per shipped
+    schema)."""
+    check = _Compiler(schema).schema(schema)
 
+    def decided(instance: object) -> bool:
+        try:
+            return check(instance)
+        except RecursionError as exc:
+            raise Unsure("nested too deep") from exc
 
-def _generic(schema: Mapping[str, Any], instance: Any, root: Mapping[str, Any]) -> bool:
-    """The keywords that apply to a value of any type."""
-    if "$ref" in schema and not _ref(schema, instance, root):
-        return False
-    if "type" in schema:
-        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_is_type(instance, kind) for kind in kinds):
-            return False
-    if "enum" in schema and not any(_same(instance, v) for v in schema["enum"]):
-        return False
-    if "const" in schema and not _same(instance, schema["const"]):
-        return False
-    if "not" in schema and _valid(schema["not"], instance, root):
-        return False
-    if "anyOf" in schema and not any(_valid(s, instance, root) for s in schema["anyOf"]):
-        return False
-    return "oneOf" not in schema or sum(_valid(s, instance, root) for s in schema["oneOf"]) == 1
-
-
-def _numeric(schema: Mapping[str, Any], instance: int | float) -> bool:
-    if "minimum" in schema and instance < schema["minimum"]:
-        return False
-    return "exclusiveMinimum" not in schema or instance > schema["exclusiveMinimum"]
-
-
-def _valid(schema: Any, instance: Any, root: Mapping[str, Any]) -> bool:
-    if schema is True or schema is False:
-        return bool(schema)
-    if not isinstance(schema, Mapping) or not _plain(instance):
-        raise Unsure("a schema that is not an object, or a value that is not JSON")
-    unknown = schema.keys() - _HANDLED
-    if unknown:
-        raise Unsure(f"keywords {sorted(unknown)}")
-    if not _generic(schema, instance, root):
-        return False
-    if _number(instance):
-        return _numeric(schema, instance)
-    if isinstance(instance, str):
-        return _string_checks(schema, instance)
-    if isinstance(instance, list):
-        return _array_checks(schema, instance, root)
-    if isinstance(instance, dict):
-        return _object_checks(schema, instance, root)
-    return True
+    return decided
 
 
 def valid(schema: Mapping[str, Any], instance: object) -> bool:
-    """Whether ``instance`` is valid under ``schema`` (local ``#/$defs/`` references);
-    raises Unsure where only jsonschema can tell."""
-    try:
-        return _valid(schema, instance, schema)
-    except RecursionError as exc:
-        raise Unsure("nested too deep") from exc
+    """Whether ``instance`` is valid under ``schema``; raises Unsure where only jsonschema
+    can tell. Compiles the schema on each call: see `compiled`."""
+    return compiled(schema)(instance)

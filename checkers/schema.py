@@ -69,10 +69,15 @@ def validator(package: str, name: str) -> jsonschema.protocols.Validator:
     return cls(inlined, format_checker=cls.FORMAT_CHECKER)
 
 
+@functools.cache
+def _quick(package: str, name: str) -> quickschema.Check:
+    return quickschema.compiled(load(package, name))
+
+
 def valid(package: str, name: str, instance: object) -> bool:
     """True when `quickschema` proves the instance valid; False when it is not, or unsure."""
     try:
-        return quickschema.valid(load(package, name), instance)
+        return _quick(package, name)(instance)
     except quickschema.Unsure:
         return False
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,7 @@ PINNED = [  # (run, where, new value, what the error says): each crashed or misl
     ),
     ("predicted", ("sides", "candidate", "cases", "csv", "paths", "summary.json"), "../../x", ""),
     ("predicted", ("sides", "baseline", "cases", "csv", "duration_s"), NAN, "nan is not a"),
+    ("predicted", ("sides", "candidate", "cases", "csv", "duration_s"), -math.inf, "-inf is not"),
     ("predicted", ("sides", "baseline", "role"), "candidate", "'candidate' under 'baseline'"),
     ("predicted", ("sides", "baseline", "cases", "csv", "case_id"), "fails", "'fails' under"),
     ("predicted", ("matrix", "cases", 1, "id"), "csv", "case 'csv' is declared twice"),

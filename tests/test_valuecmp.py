@@ -84,6 +84,16 @@ def test_composite_keys_and_duplicate_keys() -> None:
     assert "lacks key column nope" in missing.summary
 
 
+def test_duplicate_keys_in_step_on_both_sides_are_named_for_each() -> None:
+    """Keys that are the same text row for row share one hash block: a duplicate is then
+    on both sides, and each side is still named."""
+    base, cand = b"k,v\n1,a\n2,b\n1,c\n", b"k,v\n1,a\n2,b\n1,d\n"
+    d = explain("m.csv", base, cand, {"kind": "csv", "key": ["k"]})
+    assert d.summary == "baseline has duplicate keys (1); candidate has duplicate keys (1)"
+    one = explain("m.csv", b"k,v\n1,a\n2,b\n3,c\n", cand, {"kind": "csv", "key": ["k"]})
+    assert one.summary == "candidate has duplicate keys (1)"
+
+
 def test_tsv() -> None:
     d = explain(
         "m.tsv", b"k\tv\n1\t1.0\n", b"k\tv\n1\t1.001\n", {"kind": "tsv", "key": ["k"], "rtol": 0.01}

@@ -17,7 +17,6 @@ out-of-order rows the comparison stops and says so.
 from __future__ import annotations
 
 import json
-from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,8 +93,8 @@ class _Walk:
         self.tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))
         self.pending_base: dict[Key, tuple[str, ...]] = {}
         self.pending_cand: dict[Key, tuple[str, ...]] = {}
-        self.hashes_base = array("q")
-        self.hashes_cand = array("q")
+        self.hashes_base: list[Array] = []  # int64 key hashes, a block at a time
+        self.hashes_cand: list[Array] = []
         self.reordered = False
         self.ignored_differ = False
         self.position = 0
@@ -124,14 +123,16 @@ class _Walk:
         if any(b[i] != c[j] for i, j in self.ignored):
             self.ignored_differ = True
 
-    def remember(self, rows: Array, layout: _Layout, hashes: array[int]) -> None:
+    def remember(self, rows: Array, layout: _Layout, hashes: list[Array]) -> Array | None:
         """Each row's key hash, for the duplicate check (positions are unique)."""
         if not self.key or not len(rows):
-            return
+            return None
         if len(layout.key) == 1:  # `_key_hash` of each row, without a tuple a row
-            hashes.extend(map(hash, rows[:, layout.key[0]].tolist()))
+            keys: Iterator[Any] = map(hash, rows[:, layout.key[0]].tolist())
         else:
-            hashes.extend(map(hash, zip(*(rows[:, i].tolist() for i in layout.key), strict=True)))
+            keys = map(hash, zip(*(rows[:, i].tolist() for i in layout.key), strict=True))
+        hashes.append(np.fromiter(keys, dtype=np.int64, count=len(rows)))
+        return hashes[-1]
 
     def alone(self, row: tuple[str, ...], base_side: bool) -> None:
         """A row the other side has nothing at this position for."""
@@ -170,12 +171,15 @@ class _Walk:
     def pair(self, b: Array, c: Array) -> None:
         """Two blocks of rows at the same positions: runs in step compared by column, rows
         whose keys differ placed one by one, in the order of their positions."""
-        self.remember(b, self.base, self.hashes_base)
-        self.remember(c, self.cand, self.hashes_cand)
+        hashed = self.remember(b, self.base, self.hashes_base)
         if self.key:
             pairs = zip(self.base.key, self.cand.key, strict=True)
             same = np.logical_and.reduce([b[:, i] == c[:, j] for i, j in pairs])
             apart = np.flatnonzero(~same)
+            if len(apart) or hashed is None:
+                self.remember(c, self.cand, self.hashes_cand)
+            else:  # every key the same text on both sides: the same hashes
+                self.hashes_cand.append(hashed)
         else:
             apart = np.empty(0, dtype=np.intp)
         start = 0
@@ -330,10 +334,11 @@ def _key_hash(values: tuple[str, ...]) -> int:
     return hash(values[0]) if len(values) == 1 else hash(values)  # one column: no tuple hash
 
 
-def _duplicated(hashes: array[int]) -> set[int]:
+def _duplicated(blocks: list[Array]) -> set[int]:
+    hashes = np.concatenate(blocks) if blocks else np.empty(0, dtype=np.int64)
     if len(hashes) < 2:
         return set()
-    values, counts = np.unique(np.frombuffer(hashes, dtype=np.int64), return_counts=True)
+    values, counts = np.unique(hashes, return_counts=True)
     return {int(v) for v in values[counts > 1][:3]}
 
 

@@ -41,8 +41,9 @@ class DamagedRunError(UntrustedError):
         )
 
 
-def load(path: Path) -> Any:
-    """The JSON document in path; DamagedRunError when it is not UTF-8 JSON (line:col)."""
+def load(path: Path, constants: list[str] | None = None) -> Any:
+    """The JSON document in path; DamagedRunError when it is not UTF-8 JSON (line:col).
+    The NaN and Infinity the parser meets are added to `constants` when it is given."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -52,7 +53,14 @@ def load(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise DamagedRunError(path, f"not UTF-8 at byte {exc.start}") from exc
     try:
-        return json.loads(text)
+        if constants is None:
+            return json.loads(text)
+
+        def constant(name: str) -> float:
+            constants.append(name)
+            return float(name)
+
+        return json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise DamagedRunError(path, f"not valid JSON at {where}: {exc.msg}") from exc
@@ -98,19 +106,21 @@ def _consistent(data: Mapping[str, Any]) -> Iterator[Problem]:
         yield ("selection", "shard"), f"shard {shard[0]} of {shard[1]} does not exist"
 
 
-def problems(data: Any) -> list[Problem]:
-    """Every reason `data` is not a run.json this fidelity can judge; [] when it is one."""
+def problems(data: Any, *, non_finite: bool = True) -> list[Problem]:
+    """Every reason `data` is not a run.json this fidelity can judge; [] when it is one.
+    `non_finite=False`: the parser met no NaN or Infinity, so none is looked for."""
     if not isinstance(data, dict):
         return [((), f"must be an object, not {type(data).__name__}")]
-    found = list(_non_finite(data))
+    found = list(_non_finite(data)) if non_finite else []
     found += schema.errors("run", data)
     return found or list(_consistent(data))
 
 
 def read_run(path: Path) -> dict[str, Any]:
     """run.json, checked; DamagedRunError names the file and JSON path of each problem."""
-    data = load(path)
-    found = problems(data)
+    constants: list[str] = []
+    data = load(path, constants)
+    found = problems(data, non_finite=bool(constants))  # the walk: 13 ms of 200 cases
     if found:
         raise DamagedRunError(path, found)
     result: dict[str, Any] = data
