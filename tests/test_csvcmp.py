@@ -142,14 +142,15 @@ def _same(a: OutputDiff, b: OutputDiff) -> None:
     assert plain(a) == plain(b)
 
 
-@given(frames(), st.sampled_from([1, 2, 3, 50_000]), st.booleans())
+@given(frames(), st.sampled_from([1, 2, 3, 50_000]), st.sampled_from([16, 2**21]), st.booleans())
 def test_column_at_a_time_gives_what_cell_by_cell_gives(
-    data: tuple[bytes, bytes, dict[str, Any]], chunk: int, own_paths: bool
+    data: tuple[bytes, bytes, dict[str, Any]], chunk: int, whole: int, own_paths: bool
 ) -> None:
     base, cand, spec = data
     neutral = NEUTRAL if own_paths else NO_PATHS
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(csvread, "CHUNK_ROWS", chunk)
+        patch.setattr(csvread, "WHOLE_BYTES", whole)  # 16: every file read line by line
         got = compare_csv("m.csv", base, cand, spec, neutral)
     _same(got, reference(base, cand, spec, neutral))
 
@@ -172,6 +173,8 @@ def test_the_plain_reader_hands_anything_unusual_to_pandas() -> None:
         b"a,b\r\n1,2\r\n",
         b"a,b\n1\n",
         b"a,b\n1,2\n\n3,4\n",
+        b"a,b\n\n1,2\n",  # blank lines: pandas skips them
+        b"a,b\n1,2\n\n",
         b"a,a\n1,2\n",
     ):
         with pytest.raises(csvread.NotPlain):
@@ -180,3 +183,10 @@ def test_the_plain_reader_hands_anything_unusual_to_pandas() -> None:
     pandas = list(csvread.pandas_chunks(b"a,b\n1,2\n3,\n", ","))
     assert [(c, r.tolist()) for c, r in plain] == [(c, r.tolist()) for c, r in pandas]
     assert math.isfinite(float(plain[0][1][0, 0]))
+
+
+@given(st.text(alphabet=",\nx", max_size=30), st.integers(1, 4))
+def test_the_rectangle_test_counts_separators_line_by_line(text: str, width: int) -> None:
+    """The array test of `_rectangular` says what counting each line's separators says."""
+    expected = all(line.count(",") == width - 1 for line in text.split("\n"))
+    assert csvread._rectangular(text.encode(), ",", width) is expected

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import islice
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from fidelity.kinds.sources import Source, opened
 
 CHUNK_ROWS = 50_000
+WHOLE_BYTES = 2**21
 
 Chunk = tuple[tuple[str, ...], np.ndarray[Any, Any]]  # column names, rows x columns of str
 
@@ -31,11 +32,15 @@ class NotPlain(Exception):
 _REFUSED = (b'"', b"\r", b"\x00")
 
 
-def _cells(lines: list[bytes], sep: str, width: int) -> np.ndarray[Any, Any]:
-    if not lines:
+def _cells(data: bytes, sep: str, width: int) -> np.ndarray[Any, Any]:
+    """`data` (whole lines) as rows of `width` cell texts; NotPlain where pandas would read
+    it otherwise. A blank line holds no separator, so with two columns or more the
+    rectangle test refuses it (a search for "\\n\\n" cost as much as the split)."""
+    if not data:
         return np.empty((0, width), dtype=object)
-    data = b"".join(lines)
-    if any(mark in data for mark in _REFUSED) or b"\n\n" in data or data.startswith(b"\n"):
+    if any(mark in data for mark in _REFUSED):
+        raise NotPlain
+    if width < 2 and (b"\n\n" in data or data.startswith(b"\n")):
         raise NotPlain
     try:
         text = data.decode()
@@ -45,17 +50,50 @@ def _cells(lines: list[bytes], sep: str, width: int) -> np.ndarray[Any, Any]:
     if not _rectangular(data[:-1] if data.endswith(b"\n") else data, sep, width):
         raise NotPlain
     flat = body.replace("\n", sep).split(sep)
-    return np.array(flat, dtype=object).reshape(-1, width)
+    return np.fromiter(flat, dtype=object, count=len(flat)).reshape(-1, width)
 
 
 def _rectangular(data: bytes, sep: str, width: int) -> bool:
-    """Every line of `data` (no final newline) holds `width - 1` separators, counted with
-    array operations rather than line by line."""
+    """Every line of `data` (no final newline) holds `width - 1` separators, told from the
+    separators and newlines in order: L lines are rectangular when there are L x width - 1
+    of them and every width-th is a newline."""
     raw = np.frombuffer(data, dtype=np.uint8)
-    seps = np.flatnonzero(raw == ord(sep))
-    before = np.searchsorted(seps, np.flatnonzero(raw == 10))  # separators before each end
-    per_line = np.diff(before, prepend=0, append=len(seps))
-    return bool((per_line == width - 1).all())
+    newline = raw == 10
+    marks = np.flatnonzero(newline | (raw == ord(sep)))
+    lines = int(np.count_nonzero(newline)) + 1
+    if len(marks) != lines * width - 1:
+        return False
+    return bool(newline[marks[width - 1 :: width]].all())
+
+
+def _header(head: bytes, sep: str) -> tuple[str, ...]:
+    """The column names: the first line, read as `_cells` reads a line."""
+    if any(mark in head for mark in _REFUSED):
+        raise NotPlain
+    try:
+        return tuple(head.decode().removesuffix("\n").split(sep))
+    except UnicodeDecodeError:
+        raise NotPlain from None
+
+
+def _line_blocks(f: BinaryIO) -> Iterator[bytes]:
+    """The rest of `f` as blocks of at most `CHUNK_ROWS` whole lines. A rest of under
+    `WHOLE_BYTES` with fewer lines is read at once (a 100 KB file: 6 us, against 60 us
+    line by line); memory stays within a chunk's either way."""
+    start = f.tell()
+    data = f.read(WHOLE_BYTES)
+    if len(data) < WHOLE_BYTES and _newlines(data) < CHUNK_ROWS:
+        yield data
+        return
+    del data
+    f.seek(start)
+    while lines := list(islice(f, CHUNK_ROWS)):
+        yield b"".join(lines)
+        del lines  # not held while the next block is read
+
+
+def _newlines(data: bytes) -> int:
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))  # 4x bytes.count
 
 
 def plain_chunks(source: Source, sep: str) -> Iterator[Chunk]:
@@ -66,13 +104,18 @@ def plain_chunks(source: Source, sep: str) -> Iterator[Chunk]:
             return
         if head.startswith(b"\xef\xbb\xbf") or head in (b"\n", b"\r\n"):
             raise NotPlain
-        columns = tuple(str(c) for c in _cells([head], sep, head.count(sep.encode()) + 1)[0])
+        columns = _header(head, sep)
         if len(set(columns)) != len(columns) or "" in columns or len(columns) < 2:
             raise NotPlain
-        yield columns, _cells(list(islice(f, CHUNK_ROWS)), sep, len(columns))
-        while len(rows := _cells(list(islice(f, CHUNK_ROWS)), sep, len(columns))):
-            yield columns, rows
-            del rows  # not held while the next chunk is read
+        first = True
+        for block in _line_blocks(f):
+            rows = _cells(block, sep, len(columns))
+            if len(rows) or first:  # the first chunk is yielded even empty: the columns
+                yield columns, rows
+            first = False
+            del rows
+        if first:
+            yield columns, _cells(b"", sep, len(columns))
 
 
 def pandas_chunks(source: Source, sep: str) -> Iterator[Chunk]:
