@@ -89,6 +89,15 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
         console.file.flush()
         return
     columns, rows = report.table()
+    drawn = _drawn_plainly(console, title, columns, rows)
+    if drawn is not None:
+        console.file.write(drawn)
+        if summary.isprintable() and ":" not in summary:  # nothing rich would change
+            console.file.write(summary + "\n")
+            console.file.flush()
+        else:
+            console.print(summary, markup=False, soft_wrap=True)
+        return
     if rows:  # test ids and paths are data, never markup (`test_x[/api/users]`)
         table = Table(title=Text(title), title_justify="left")
         for column in columns:
@@ -99,6 +108,21 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
     else:
         console.print(f"{title}: no rows", markup=False)
     console.print(summary, markup=False, soft_wrap=True)
+
+
+def _drawn_plainly(
+    console: Console, title: str, columns: list[str], rows: list[list[str]]
+) -> str | None:
+    """The table as rich would print it, drawn without rich's table: only off a terminal
+    (a `Trimmed` file, uncoloured) and when every text is plain (`boxtable`)."""
+    from fidelity.cli import boxtable
+    from fidelity.cli.console import Trimmed
+
+    if not rows or not isinstance(console.file, Trimmed) or console.is_terminal:
+        return None
+    if console.color_system is not None:
+        return None
+    return boxtable.drawn(title, columns, rows)
 
 
 def markdown(title: str, report: Report, summary: str) -> str:
