@@ -78,9 +78,6 @@ def print_lines(console: Console, lines: list[str]) -> None:
 
 def render(console: Console, title: str, report: Report, summary: str) -> None:
     """The report as a rich table followed by its one-line summary (plain under `-q`)."""
-    from rich.table import Table
-    from rich.text import Text
-
     from fidelity.cli.plain import PlainConsole
 
     if isinstance(console, PlainConsole):
@@ -90,24 +87,30 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
         return
     columns, rows = report.table()
     drawn = _drawn_plainly(console, title, columns, rows)
-    if drawn is not None:
-        console.file.write(drawn)
-        if summary.isprintable() and ":" not in summary:  # nothing rich would change
-            console.file.write(summary + "\n")
-            console.file.flush()
-        else:
-            console.print(summary, markup=False, soft_wrap=True)
-        return
-    if rows:  # test ids and paths are data, never markup (`test_x[/api/users]`)
-        table = Table(title=Text(title), title_justify="left")
-        for column in columns:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
-        console.print(table)
+    if drawn is None:
+        _rich_table(console, title, columns, rows)
+        console.print(summary, markup=False, soft_wrap=True)
+    elif summary.isprintable() and ":" not in summary:  # nothing rich would change
+        console.file.write(drawn + summary + "\n")
+        console.file.flush()
     else:
+        console.file.write(drawn)
+        console.print(summary, markup=False, soft_wrap=True)
+
+
+def _rich_table(console: Console, title: str, columns: list[str], rows: list[list[str]]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    if not rows:
         console.print(f"{title}: no rows", markup=False)
-    console.print(summary, markup=False, soft_wrap=True)
+        return
+    table = Table(title=Text(title), title_justify="left")
+    for column in columns:  # test ids and paths are data, never markup (`test_x[/api/users]`)
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    console.print(table)
 
 
 def _drawn_plainly(
