@@ -135,11 +135,15 @@ def test_check_docs_imports_neither_rich_nor_jsonschema(docs_repo: Path, case: s
     assert loaded == ["markdown_it"], f"{case}: {loaded} imported ({printed})"
 
 
-def test_cases_list_imports_no_jsonschema() -> None:
-    """rich draws the table; the schema check, the comparators' pandas and numpy wait."""
+def test_cases_list_draws_its_table_off_a_terminal_without_rich() -> None:
+    """Off a terminal the table is drawn as rich draws it (`boxtable`), so neither rich nor
+    the schema check's jsonschema is imported; where the environment could make rich take
+    the pipe for a terminal, rich draws it, here to the same characters."""
     printed, code, loaded = run_probe(ROOT, ROOT, "cases", "list")
-    assert code == 0 and "cases" in printed.splitlines()[-1], printed
-    assert loaded == ["rich"]
+    assert code == 0 and "cases" in printed.splitlines()[-1] and "┏━" in printed, printed
+    assert loaded == []
+    by_rich, code, loaded = run_probe(ROOT, ROOT, "cases", "list", env={"TTY_COMPATIBLE": "0"})
+    assert (code, loaded) == (0, ["rich"]) and by_rich == printed
 
 
 @pytest.mark.parametrize("argv", [("-q", "cases", "list"), ("cases", "list", "-q")])

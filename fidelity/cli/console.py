@@ -9,6 +9,7 @@ stale and the other reports); on a terminal, tables fit its width.
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, cast
@@ -85,9 +86,10 @@ class Lazy:
     """A console made on first use: a command that prints nothing through it (the agent
     hook, which runs on every tool call) never imports rich."""
 
-    def __init__(self, factory: Callable[[], Console]) -> None:
+    def __init__(self, factory: Callable[[], Console], stdout_quiet: bool | None = None) -> None:
         self._factory = factory
         self._made: Console | None = None
+        self.stdout_quiet = stdout_quiet  # None: not `make`'s console of standard output
 
     def _console(self) -> Console:
         if self._made is None:
@@ -104,6 +106,29 @@ class Lazy:
 
 def lazy(factory: Callable[[], Console]) -> Console:
     return cast("Console", Lazy(factory))
+
+
+def lazy_stdout(quiet: bool) -> Console:
+    """`make(quiet)`, made on first use."""
+    return cast("Console", Lazy(lambda: make(quiet), stdout_quiet=quiet))
+
+
+# what makes rich take a stream that is no terminal for one (and colour it)
+_TERMINAL_HINTS = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def plain_stdout(console: Console) -> IO[str] | None:
+    """Standard output, to draw a table on without making `console` (rich's console costs
+    15 ms to import and make): when `console` is `lazy_stdout(False)` not made yet, standard
+    output is no terminal and nothing in the environment makes rich treat it as one. Then
+    the console would be `WIDE` and uncoloured. Else None: ask the console."""
+    if not isinstance(console, Lazy) or console._made is not None:
+        return None
+    if console.stdout_quiet is not False or width(sys.stdout) is None:
+        return None
+    if any(name in os.environ for name in _TERMINAL_HINTS):
+        return None
+    return cast("IO[str]", Trimmed(sys.stdout))
 
 
 def real(console: Console) -> Console:

@@ -78,6 +78,10 @@ def print_lines(console: Console, lines: list[str]) -> None:
 
 def render(console: Console, title: str, report: Report, summary: str) -> None:
     """The report as a rich table followed by its one-line summary (plain under `-q`)."""
+    from fidelity.cli.console import plain_stdout
+
+    if _drawn_unmade(plain_stdout(console), title, report, summary):
+        return
     from fidelity.cli.plain import PlainConsole
 
     if isinstance(console, PlainConsole):
@@ -90,12 +94,33 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
     if drawn is None:
         _rich_table(console, title, columns, rows)
         console.print(summary, markup=False, soft_wrap=True)
-    elif summary.isprintable() and ":" not in summary:  # nothing rich would change
+    elif _plain_summary(summary):
         console.file.write(drawn + summary + "\n")
         console.file.flush()
     else:
         console.file.write(drawn)
         console.print(summary, markup=False, soft_wrap=True)
+
+
+def _plain_summary(summary: str) -> bool:
+    """A summary rich prints as it is: printable, no `:emoji:` code to replace."""
+    return summary.isprintable() and ":" not in summary
+
+
+def _drawn_unmade(stream: IO[str] | None, title: str, report: Report, summary: str) -> bool:
+    """Whether the report was drawn on `stream` (`console.plain_stdout`) as rich would
+    draw it there, without making a console: a plain table and summary (`boxtable`)."""
+    if stream is None or not _plain_summary(summary):
+        return False
+    from fidelity.cli import boxtable
+
+    columns, rows = report.table()
+    drawn = boxtable.drawn(title, columns, rows) if rows else None
+    if drawn is None:
+        return False
+    stream.write(drawn + summary + "\n")
+    stream.flush()
+    return True
 
 
 def _rich_table(console: Console, title: str, columns: list[str], rows: list[list[str]]) -> None:
