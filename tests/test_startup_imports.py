@@ -284,3 +284,22 @@ def test_cases_list_loads_the_kinds_and_the_verdict_only_for_a_table_that_uses_t
     assert ("fidelity.kinds.textdiff" in loaded) is compare, loaded
     others = ("delimited", "jsontree", "npyarray")
     assert not [m for m in loaded if m.rpartition(".")[2] in others], loaded
+
+
+def test_each_family_registers_the_commands_it_is_listed_with() -> None:
+    """`main.FAMILIES` says which module registers which command; a command line naming
+    one imports that module alone, so a command missing from the table could not run."""
+    import argparse
+    import importlib
+
+    from fidelity.cli import main
+
+    for module, names in main.FAMILIES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"fidelity.cli.{module}").register(sub)
+        assert tuple(sub.choices) == names, module
+    for _, names in main.FAMILIES:
+        for name in names:
+            parser = main.build_parser(name)
+            (chosen,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            assert name in chosen.choices and len(chosen.choices) <= 5, name

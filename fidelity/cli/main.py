@@ -9,6 +9,7 @@ below them sees argparse. Heavy imports (pandas, the runner) happen inside handl
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 import threading
@@ -17,26 +18,27 @@ from typing import TYPE_CHECKING
 
 from checkers.errors import ConfigError, NothingToCheck
 from fidelity import __version__
-from fidelity.cli import (
-    ab,
-    console,
-    controls,
-    demo,
-    docs,
-    gc,
-    history,
-    html,
-    matrix,
-    options,
-    preflight,
-    records,
-)
+from fidelity.cli import console, options
 from fidelity.errors import INTERRUPTED, SIGNALLED, Exit, FidelityError, exit_summary
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-COMMANDS = (matrix, html, demo, docs, history, ab, controls, preflight, records, gc)
+# each module of `fidelity.cli` that registers commands, in the order the help lists them,
+# and the commands it registers (a test holds this to what each one adds): a command line
+# that names a command imports and registers its module alone
+FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("matrix", ("run", "merge", "compare", "verify", "cases")),
+    ("html", ("report",)),
+    ("demo", ("demo",)),
+    ("docs", ("check-docs",)),
+    ("history", ("stale", "landed", "trailers")),
+    ("ab", ("ab",)),
+    ("controls", ("controls", "failset")),
+    ("preflight", ("preflight", "install-hooks")),
+    ("records", ("merge-records",)),
+    ("gc", ("gc",)),
+)
 # the gates that annotate their verdicts under GitHub Actions, and so their errors too; in
 # the order the top-level help names them
 ANNOTATED = ("run", "merge", "compare", "verify", "stale", "landed", "trailers", "preflight")
@@ -57,11 +59,17 @@ def named_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+def families(command: str | None = None) -> list[str]:
+    """The modules to register for `command`: its own, or every one (help, an unknown
+    command: the error lists every choice)."""
+    own = [module for module, names in FAMILIES if command in names]
+    return own or [module for module, _ in FAMILIES]
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """Every command's parser; with ``command``, the command families are registered only
-    up to the one that defines it (about 8 ms of argparse for the others: `check-docs` on
-    one page starts in a few tens). An unknown command registers them all, so that the
-    error lists every choice."""
+    """Every command's parser; with ``command``, only the parsers of its module (importing
+    and registering the others cost about 8 ms: `check-docs` on one page starts in a few
+    tens)."""
     parser = argparse.ArgumentParser(
         prog="fidelity",
         description="Turn the claims a change makes into evidence that can fail.",
@@ -72,10 +80,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
     options.quiet(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMANDS:
-        module.register(sub)
-        if command in sub.choices:
-            break
+    for module in families(command):
+        importlib.import_module(f"fidelity.cli.{module}").register(sub)
     options.quiet_everywhere(parser)  # `fidelity cases list -q` as well as `fidelity -q ...`
     for name in ANNOTATED:
         if name not in sub.choices:
