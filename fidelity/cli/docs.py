@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fidelity import __version__, workdir
+from fidelity import __version__
 from fidelity.cli import options
 from fidelity.errors import UsageError
 
@@ -99,6 +99,8 @@ def _cache(root: Path | None) -> tuple[Path | None, bytes | None]:
 
     top = root if root is not None else discover.find_root(Path.cwd())
     try:
+        from fidelity import workdir  # a run with a cache alone: datetime, json, fcntl
+
         folder = workdir.cache(top, "check-docs")
     except (OSError, UsageError) as exc:
         _say(f"no cache ({exc}); checking every page")

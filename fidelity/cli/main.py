@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checkers.errors import ConfigError, NothingToCheck
 from fidelity import __version__
@@ -66,11 +67,46 @@ def families(command: str | None = None) -> list[str]:
     return own or [module for module, _ in FAMILIES]
 
 
+def _columns() -> int:
+    """`shutil.get_terminal_size().columns`, without importing shutil (with zlib, bz2 and
+    lzma: about 2 ms of every start, for argparse's formatter alone)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):  # no standard output, or no terminal
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = _columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with `_Formatter` (a subcommand's parser too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """Every command's parser; with ``command``, only the parsers of its module (importing
     and registering the others cost about 8 ms: `check-docs` on one page starts in a few
     tens)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fidelity",
         description="Turn the claims a change makes into evidence that can fail.",
         epilog=f"{exit_summary()} Under GitHub Actions (GITHUB_ACTIONS=true), "
@@ -79,7 +115,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fidelity {__version__}")
     options.quiet(parser, default=False)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
     for module in families(command):
         importlib.import_module(f"fidelity.cli.{module}").register(sub)
     options.quiet_everywhere(parser)  # `fidelity cases list -q` as well as `fidelity -q ...`
