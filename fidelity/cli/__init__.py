@@ -9,6 +9,7 @@ they hold no logic of their own and import heavy modules only inside their handl
 - `progress`: how far long work got: a bar on a terminal, plain lines in a log
 - `plain`: the console of `-q`, apart so that importing the CLI does not import rich
 - `report`: renders and writes reports that are a table, a summary line and JSON
+- `boxtable`: a report's table drawn as rich draws it off a terminal, without rich
 - `annotate`: GitHub annotations for a gate that did not hold, under GitHub Actions only
 - `refused`: the reports a judge that could not judge still writes (JUnit, Markdown, HTML)
 - `stale_worktrees`: removes the worktrees killed runs left, before a command makes its own
