@@ -346,12 +346,14 @@ def configure_mutmut(repo: Path, lib: Library) -> None:
 
 
 def arms(lib: Library) -> dict[str, list[str]]:
-    """fidelity's four commands' extra arguments, by arm."""
+    """fidelity's four commands' extra arguments, by arm, in the order they run: `again`
+    right after `selected`, whose trace it reads (after `one`, it found only the trace of
+    one control's files, traced again, and cost what `selected` did)."""
     return {
         "selected": ["--fresh"],
+        "again": [],
         "one": ["--only", lib.edits[0][0], "--fresh"],
         "full": ["--full"],
-        "again": [],
     }
 
 
