@@ -176,26 +176,14 @@ class _Compiler:
 
     @staticmethod
     def _string(schema: Mapping[str, Any]) -> Check:
-        rules: list[Check] = []
-        if "minLength" in schema:
-            shortest = schema["minLength"]
-            rules.append(lambda x: not len(x) < shortest)
-        if "maxLength" in schema:
-            longest = schema["maxLength"]
-            rules.append(lambda x: not len(x) > longest)
+        rules = _lengths(schema, "minLength", "maxLength")
         if "pattern" in schema:
             pattern = schema["pattern"]
             rules.append(lambda x: _regex(pattern).search(x) is not None)
         return _all(rules) if rules else _yes
 
     def _array(self, schema: Mapping[str, Any]) -> Check:
-        rules: list[Check] = []
-        if "minItems" in schema:
-            fewest = schema["minItems"]
-            rules.append(lambda x: not len(x) < fewest)
-        if "maxItems" in schema:
-            most = schema["maxItems"]
-            rules.append(lambda x: not len(x) > most)
+        rules = _lengths(schema, "minItems", "maxItems")
         if schema.get("uniqueItems"):
             rules.append(_unique)
         items = self.schema(schema.get("items", True))
@@ -266,6 +254,18 @@ def _subclassed(instance: Any, number: Check, string: Check, array: Check, obj: 
     if isinstance(instance, dict):
         return obj(instance)
     return True
+
+
+def _lengths(schema: Mapping[str, Any], least: str, most: str) -> list[Check]:
+    """A string's or an array's length against the schema's bounds named `least`, `most`."""
+    rules: list[Check] = []
+    if least in schema:
+        shortest = schema[least]
+        rules.append(lambda x: not len(x) < shortest)
+    if most in schema:
+        longest = schema[most]
+        rules.append(lambda x: not len(x) > longest)
+    return rules
 
 
 def _unique(instance: list[Any]) -> bool:
