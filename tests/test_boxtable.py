@@ -19,17 +19,25 @@ from fidelity.cli.console import WIDE, Trimmed
 ASCII = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
 
 
-def _render(title: str, columns: list[str], rows: list[list[str]], summary: str) -> str:
-    out = io.StringIO()
+class _Latin1(io.StringIO):
+    encoding = "latin-1"  # a Windows console piped, say: rich draws an ASCII box
+
+
+def _render(
+    title: str, columns: list[str], rows: list[list[str]], summary: str, latin1: bool = False
+) -> str:
+    out = _Latin1() if latin1 else io.StringIO()
     console = Console(file=Trimmed(out), highlight=False, soft_wrap=True, width=WIDE)
     report.render(console, title, report.Listing(columns, rows), summary)
     return out.getvalue()
 
 
-def _by_rich(title: str, columns: list[str], rows: list[list[str]], summary: str) -> str:
+def _by_rich(
+    title: str, columns: list[str], rows: list[list[str]], summary: str, latin1: bool = False
+) -> str:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(boxtable, "drawn", lambda *args: None)
-        return _render(title, columns, rows, summary)
+        return _render(title, columns, rows, summary, latin1)
 
 
 @st.composite
@@ -60,7 +68,7 @@ def test_the_oracle_catches_a_column_measured_without_its_header(
     "cell", ["naïve", "日本", "a\tb", "two\nlines", "\x1b[31mred", "e\u0301", "\u200b"]
 )
 def test_any_other_text_is_left_to_rich(cell: str) -> None:
-    assert boxtable.drawn("t", ["c"], [[cell]]) is None
+    assert boxtable.drawn("t", ["c"], [[cell]], WIDE) is None
     assert _render("t", ["c"], [[cell]], "1 case") == _by_rich("t", ["c"], [[cell]], "1 case")
 
 
@@ -76,3 +84,14 @@ def test_a_terminal_or_forced_colour_is_left_to_rich(monkeypatch: pytest.MonkeyP
     plain = Console(file=io.StringIO(), highlight=False, width=80)  # not made by console.make
     report.render(plain, "t", report.Listing(["c"], [["x"]]), "1 case")
     assert not calls
+
+
+def test_a_table_wider_than_the_console_or_a_stream_not_utf8_is_left_to_rich() -> None:
+    """Rich folds a row wider than its console, and draws an ASCII box where the stream
+    cannot encode the box characters: those are rich's to draw."""
+    wide = ("t", ["c"], [["x" * (WIDE + 10)]], "1 case")
+    assert boxtable.drawn(*wide[:3], WIDE) is None
+    assert _render(*wide) == _by_rich(*wide)
+    plain = ("t", ["c"], [["x"]], "1 case")
+    by_rich = _by_rich(*plain, latin1=True)
+    assert _render(*plain, latin1=True) == by_rich and "+--" in by_rich and "┏" not in by_rich

@@ -144,6 +144,10 @@ def test_cases_list_draws_its_table_off_a_terminal_without_rich() -> None:
     assert loaded == []
     by_rich, code, loaded = run_probe(ROOT, ROOT, "cases", "list", env={"TTY_COMPATIBLE": "0"})
     assert (code, loaded) == (0, ["rich"]) and by_rich == printed
+    ascii_box, code, loaded = run_probe(
+        ROOT, ROOT, "cases", "list", env={"PYTHONIOENCODING": "cp1252"}
+    )
+    assert (code, loaded) == (0, ["rich"]) and "+--" in ascii_box and "┏" not in ascii_box
 
 
 @pytest.mark.parametrize("argv", [("-q", "cases", "list"), ("cases", "list", "-q")])
@@ -303,3 +307,9 @@ def test_each_family_registers_the_commands_it_is_listed_with() -> None:
             parser = main.build_parser(name)
             (chosen,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
             assert name in chosen.choices and len(chosen.choices) <= 5, name
+    every = sum(len(names) for _, names in main.FAMILIES)
+    for argv in (["-h", "gc"], ["--help", "check-docs"], ["-q", "--help", "gc"]):
+        parser = main.build_parser(main.named_command(argv))  # the top-level help
+        (chosen,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        assert len(chosen.choices) == every, argv
+    assert main.named_command(["-q", "gc", "-h"]) == "gc"  # the command's own help

@@ -220,6 +220,22 @@ def test_each_damage_is_located(
     assert "run `fidelity run` again" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("spelled", ["1e999", "-1e400"])
+def test_a_number_too_large_for_a_float_is_located(runs: dict[str, Path], spelled: str) -> None:
+    """json reads 1e999 as inf without a NaN or Infinity constant: it is damage all the same."""
+    path = runs["predicted"] / "run.json"
+    raw = path.read_bytes()
+    doc = json.loads(raw)
+    doc["sides"]["baseline"]["cases"]["csv"]["duration_s"] = 12345.5
+    path.write_text(json.dumps(doc).replace("12345.5", spelled))
+    try:
+        code, err = cli(["compare", str(runs["predicted"])])
+    finally:
+        path.write_bytes(raw)
+    assert code == 3 and "at $.sides.baseline.cases.csv.duration_s" in err, err
+    assert "inf is not a number JSON allows" in err
+
+
 def test_every_fixture_run_still_reads(tmp_path: Path) -> None:
     """The committed runs of fidelity's own case table (older, digest-less) stay valid."""
     fixtures = Path(__file__).parent.parent / "cases" / "fixtures" / "runs"

@@ -120,14 +120,16 @@ _TERMINAL_HINTS = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 def plain_stdout(console: Console) -> IO[str] | None:
     """Standard output, to draw a table on without making `console` (rich's console costs
     15 ms to import and make): when `console` is `lazy_stdout(False)` not made yet, standard
-    output is no terminal and nothing in the environment makes rich treat it as one. Then
-    the console would be `WIDE` and uncoloured. Else None: ask the console."""
+    output is no terminal, is UTF-8, and nothing in the environment makes rich treat it as
+    one. Then the console would be `WIDE` and uncoloured. Else None: ask the console."""
     if not isinstance(console, Lazy) or console._made is not None:
         return None
     if console.stdout_quiet is not False or width(sys.stdout) is None:
         return None
     if any(name in os.environ for name in _TERMINAL_HINTS):
         return None
+    if not (getattr(sys.stdout, "encoding", None) or "").lower().startswith("utf"):
+        return None  # rich draws an ASCII box there
     return cast("IO[str]", Trimmed(sys.stdout))
 
 

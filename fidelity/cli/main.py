@@ -51,9 +51,10 @@ def _listed(names: tuple[str, ...]) -> str:
 
 def named_command(argv: Sequence[str]) -> str | None:
     """The command a command line names: its first word that is not an option (the
-    top-level options take no value), or None (`--help`, `--version`, nothing)."""
+    top-level options take no value), or None (`--help` before it, `--version`, nothing:
+    `fidelity -h gc` prints the top-level help, which lists every command)."""
     for word in argv:
-        if word == "--":
+        if word in ("--", "-h", "--help"):
             return None
         if not word.startswith("-"):
             return word

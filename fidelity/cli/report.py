@@ -113,9 +113,10 @@ def _drawn_unmade(stream: IO[str] | None, title: str, report: Report, summary: s
     if stream is None or not _plain_summary(summary):
         return False
     from fidelity.cli import boxtable
+    from fidelity.cli.console import WIDE
 
     columns, rows = report.table()
-    drawn = boxtable.drawn(title, columns, rows) if rows else None
+    drawn = boxtable.drawn(title, columns, rows, WIDE) if rows else None
     if drawn is None:
         return False
     stream.write(drawn + summary + "\n")
@@ -148,9 +149,9 @@ def _drawn_plainly(
 
     if not rows or not isinstance(console.file, Trimmed) or console.is_terminal:
         return None
-    if console.color_system is not None:
+    if console.color_system is not None or not console.encoding.startswith("utf"):
         return None
-    return boxtable.drawn(title, columns, rows)
+    return boxtable.drawn(title, columns, rows, console.width)
 
 
 def markdown(title: str, report: Report, summary: str) -> str:

@@ -43,7 +43,8 @@ class DamagedRunError(UntrustedError):
 
 def load(path: Path, constants: list[str] | None = None) -> Any:
     """The JSON document in path; DamagedRunError when it is not UTF-8 JSON (line:col).
-    The NaN and Infinity the parser meets are added to `constants` when it is given."""
+    The NaN and Infinity the parser meets (`NaN`, `Infinity`, or a number too large for a
+    float, `1e999`) are added to `constants` when it is given."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -60,7 +61,13 @@ def load(path: Path, constants: list[str] | None = None) -> Any:
             constants.append(name)
             return float(name)
 
-        return json.loads(text, parse_constant=constant)
+        def number(spelled: str) -> float:  # 1e999 is read as inf, without a constant
+            value = float(spelled)
+            if not math.isfinite(value):
+                constants.append(spelled)
+            return value
+
+        return json.loads(text, parse_constant=constant, parse_float=number)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise DamagedRunError(path, f"not valid JSON at {where}: {exc.msg}") from exc
