@@ -26,9 +26,11 @@ try:  # what the table rule trims: CommonMark whitespace, not str.isspace()
 except ImportError:  # markdown-it-py < 4 trimmed table lines with str.strip()
     TRIM = None
 
-try:  # the table rule stops a table that would fill in more cells (markdown-it-py >= 3.0.?)
-    from markdown_it.rules_block.table import MAX_AUTOCOMPLETED_CELLS as MAX_FILLED_CELLS
-except ImportError:  # pragma: no cover - older markdown-it-py: no limit
+try:  # the table rule stops a table that would fill in more cells (markdown-it-py >= 4)
+    from markdown_it.rules_block.table import MAX_AUTOCOMPLETED_CELLS
+
+    MAX_FILLED_CELLS: int = MAX_AUTOCOMPLETED_CELLS
+except ImportError:  # pragma: no cover - markdown-it-py 3.0.0: no limit
     MAX_FILLED_CELLS = 2**63
 
 

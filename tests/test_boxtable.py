@@ -6,7 +6,7 @@ Tables it does not draw (other characters, a terminal, colour forced) are rich's
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import IO, Any, cast
 
 import pytest
 from hypothesis import given
@@ -27,7 +27,9 @@ def _render(
     title: str, columns: list[str], rows: list[list[str]], summary: str, latin1: bool = False
 ) -> str:
     out = _Latin1() if latin1 else io.StringIO()
-    console = Console(file=Trimmed(out), highlight=False, soft_wrap=True, width=WIDE)
+    console = Console(
+        file=cast("IO[str]", Trimmed(out)), highlight=False, soft_wrap=True, width=WIDE
+    )
     report.render(console, title, report.Listing(columns, rows), summary)
     return out.getvalue()
 
@@ -77,7 +79,9 @@ def test_a_terminal_or_forced_colour_is_left_to_rich(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(boxtable, "drawn", lambda *args: calls.append(args))
     monkeypatch.setenv("FORCE_COLOR", "1")
     out = io.StringIO()
-    console = Console(file=Trimmed(out), highlight=False, soft_wrap=True, width=WIDE)
+    console = Console(
+        file=cast("IO[str]", Trimmed(out)), highlight=False, soft_wrap=True, width=WIDE
+    )
     report.render(console, "t", report.Listing(["c"], [["x"]]), "1 case")
     assert not calls and "\x1b[" in out.getvalue()  # rich drew it, in colour
     monkeypatch.delenv("FORCE_COLOR")
