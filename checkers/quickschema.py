@@ -130,6 +130,8 @@ class _Compiler:
         if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
             return _raises(f"$ref {ref!r}")
         name = ref.removeprefix("#/$defs/")
+        if name not in self.root.get("$defs", {}):
+            return _raises(f"$ref {ref!r} to no definition")  # as an interpreter: if reached
         box = self.defs.get(name)
         if box is None:
             box = self.defs[name] = []

@@ -179,3 +179,12 @@ def test_a_bool_counted_as_an_integer_is_caught(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(quickschema._KINDS, "integer", loose)
     assert not agrees("checkers", "docs", {"max_row_chars": True})
     assert jsonschema.Draft202012Validator(shared.load("checkers", "docs")).is_valid({}) is True
+
+
+def test_a_reference_to_no_definition_is_unsure_only_where_it_is_reached() -> None:
+    """Compiling a schema does not decide what an interpreter would not reach: a `$ref` to
+    a missing definition in a branch never taken leaves the answer to the other branch."""
+    broken = {"anyOf": [True, {"$ref": "#/$defs/missing"}]}
+    assert quickschema.valid(broken, 1)
+    with pytest.raises(quickschema.Unsure):
+        quickschema.valid({"$ref": "#/$defs/missing"}, 1)

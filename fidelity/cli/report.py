@@ -78,28 +78,30 @@ def print_lines(console: Console, lines: list[str]) -> None:
 
 def render(console: Console, title: str, report: Report, summary: str) -> None:
     """The report as a rich table followed by its one-line summary (plain under `-q`)."""
-    from fidelity.cli.console import plain_stdout
+    from fidelity.cli.console import WIDE, plain_stdout
 
-    if _drawn_unmade(plain_stdout(console), title, report, summary):
-        return
-    from fidelity.cli.plain import PlainConsole
+    stream, width = plain_stdout(console), WIDE  # a console not made: none is
+    if stream is None:
+        from fidelity.cli.plain import PlainConsole
 
-    if isinstance(console, PlainConsole):
-        # straight to the file: rich would expand the tabs and could fold long lines
-        console.file.write("".join(line + "\n" for line in plain_lines(title, report, summary)))
-        console.file.flush()
-        return
+        if isinstance(console, PlainConsole):
+            # straight to the file: rich would expand the tabs and could fold long lines
+            lines = plain_lines(title, report, summary)
+            console.file.write("".join(line + "\n" for line in lines))
+            console.file.flush()
+            return
+        stream, width = _plain_file(console), console.width
     columns, rows = report.table()
-    drawn = _drawn_plainly(console, title, columns, rows)
-    if drawn is None:
-        _rich_table(console, title, columns, rows)
-        console.print(summary, markup=False, soft_wrap=True)
-    elif _plain_summary(summary):
-        console.file.write(drawn + summary + "\n")
-        console.file.flush()
-    else:
-        console.file.write(drawn)
-        console.print(summary, markup=False, soft_wrap=True)
+    if stream is not None and rows and _plain_summary(summary):
+        from fidelity.cli import boxtable
+
+        drawn = boxtable.drawn(title, columns, rows, width)
+        if drawn is not None:
+            stream.write(drawn + summary + "\n")
+            stream.flush()
+            return
+    _rich_table(console, title, columns, rows)
+    console.print(summary, markup=False, soft_wrap=True)
 
 
 def _plain_summary(summary: str) -> bool:
@@ -107,21 +109,16 @@ def _plain_summary(summary: str) -> bool:
     return summary.isprintable() and ":" not in summary
 
 
-def _drawn_unmade(stream: IO[str] | None, title: str, report: Report, summary: str) -> bool:
-    """Whether the report was drawn on `stream` (`console.plain_stdout`) as rich would
-    draw it there, without making a console: a plain table and summary (`boxtable`)."""
-    if stream is None or not _plain_summary(summary):
-        return False
-    from fidelity.cli import boxtable
-    from fidelity.cli.console import WIDE
+def _plain_file(console: Console) -> IO[str] | None:
+    """The console's file when rich would draw a table there as plain geometry: made by
+    `console.make` off a terminal (a `Trimmed` file), uncoloured, UTF-8 (`boxtable`)."""
+    from fidelity.cli.console import Trimmed
 
-    columns, rows = report.table()
-    drawn = boxtable.drawn(title, columns, rows, WIDE) if rows else None
-    if drawn is None:
-        return False
-    stream.write(drawn + summary + "\n")
-    stream.flush()
-    return True
+    if not isinstance(console.file, Trimmed) or console.is_terminal:
+        return None
+    if console.color_system is not None or not console.encoding.startswith("utf"):
+        return None
+    return console.file
 
 
 def _rich_table(console: Console, title: str, columns: list[str], rows: list[list[str]]) -> None:
@@ -137,21 +134,6 @@ def _rich_table(console: Console, title: str, columns: list[str], rows: list[lis
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     console.print(table)
-
-
-def _drawn_plainly(
-    console: Console, title: str, columns: list[str], rows: list[list[str]]
-) -> str | None:
-    """The table as rich would print it, drawn without rich's table: only off a terminal
-    (a `Trimmed` file, uncoloured) and when every text is plain (`boxtable`)."""
-    from fidelity.cli import boxtable
-    from fidelity.cli.console import Trimmed
-
-    if not rows or not isinstance(console.file, Trimmed) or console.is_terminal:
-        return None
-    if console.color_system is not None or not console.encoding.startswith("utf"):
-        return None
-    return boxtable.drawn(title, columns, rows, console.width)
 
 
 def markdown(title: str, report: Report, summary: str) -> str:

@@ -77,9 +77,10 @@ def _header(head: bytes, sep: str) -> tuple[str, ...]:
 
 
 def _line_blocks(f: BinaryIO) -> Iterator[bytes]:
-    """The rest of `f` as blocks of at most `CHUNK_ROWS` whole lines. A rest of under
-    `WHOLE_BYTES` with fewer lines is read at once (a 100 KB file: 6 us, against 60 us
-    line by line); memory stays within a chunk's either way."""
+    """The rest of `f` as blocks of at most `CHUNK_ROWS` whole lines, the first of them
+    empty when nothing is left (no later one is). A rest of under `WHOLE_BYTES` with fewer
+    lines is read at once (a 100 KB file: 6 us, against 60 us line by line); memory stays
+    within a chunk's either way."""
     start = f.tell()
     data = f.read(WHOLE_BYTES)
     if len(data) < WHOLE_BYTES and _newlines(data) < CHUNK_ROWS:
@@ -93,7 +94,8 @@ def _line_blocks(f: BinaryIO) -> Iterator[bytes]:
 
 
 def _newlines(data: bytes) -> int:
-    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))  # 4x bytes.count
+    """`data.count(b"\\n")` in a sixth of its time (7 against 42 us on 100 KB)."""
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10))
 
 
 def plain_chunks(source: Source, sep: str) -> Iterator[Chunk]:
@@ -107,15 +109,8 @@ def plain_chunks(source: Source, sep: str) -> Iterator[Chunk]:
         columns = _header(head, sep)
         if len(set(columns)) != len(columns) or "" in columns or len(columns) < 2:
             raise NotPlain
-        first = True
-        for block in _line_blocks(f):
-            rows = _cells(block, sep, len(columns))
-            if len(rows) or first:  # the first chunk is yielded even empty: the columns
-                yield columns, rows
-            first = False
-            del rows
-        if first:
-            yield columns, _cells(b"", sep, len(columns))
+        for block in _line_blocks(f):  # the first even empty: it carries the columns
+            yield columns, _cells(block, sep, len(columns))
 
 
 def pandas_chunks(source: Source, sep: str) -> Iterator[Chunk]:

@@ -57,17 +57,13 @@ def load(path: Path, constants: list[str] | None = None) -> Any:
         if constants is None:
             return json.loads(text)
 
-        def constant(name: str) -> float:
-            constants.append(name)
-            return float(name)
-
-        def number(spelled: str) -> float:  # 1e999 is read as inf, without a constant
+        def number(spelled: str) -> float:  # NaN, Infinity, and 1e999, read as inf
             value = float(spelled)
             if not math.isfinite(value):
                 constants.append(spelled)
             return value
 
-        return json.loads(text, parse_constant=constant, parse_float=number)
+        return json.loads(text, parse_constant=number, parse_float=number)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise DamagedRunError(path, f"not valid JSON at {where}: {exc.msg}") from exc
