@@ -14,7 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import PY, Repo
 
+from fidelity.kinds import registry
 from fidelity.matrix import gate, rejudge
+from fidelity.matrix.cases.files import sha256_file
+from fidelity.matrix.run.readonce import ReadOnce
 from fidelity.matrix.run.request import RunRequest
 from fidelity.matrix.verdict.findings import Code
 from fidelity.matrix.verdict.outcome import Outcome
@@ -154,3 +157,42 @@ def test_a_file_added_where_it_would_be_evidence_is_a_finding(make_repo) -> None
         "t",
     )
     assert finding.message.startswith("out/b.txt added: ") and again.exit_code == 3
+
+
+def test_the_bytes_judged_are_the_bytes_checked(make_repo, monkeypatch) -> None:
+    """An output edited for the comparator and put back before the check would pass if the
+    two read the file apart: compare hashes the very bytes it judged."""
+    outcome = runs(make_repo("r"), 10.0, 10.001, 1e-3)
+    target = outcome.run_dir / "candidate" / "cases" / "json" / "out" / "m.json"
+    kept = target.read_bytes()
+    target.write_text(json.dumps({"v": 10.0, "list": [10.0, 1]}))  # still within tolerance
+    real = registry.explain
+
+    def judged_then_put_back(name: str, *args, **kwargs):
+        try:
+            return real(name, *args, **kwargs)
+        finally:
+            if name == "m.json":
+                target.write_bytes(kept)
+
+    monkeypatch.setattr("fidelity.matrix.verdict.explain.explain", judged_then_put_back)
+    again = rejudge.recompare(outcome.run_dir)
+    assert target.read_bytes() == kept and verdicts(again) == verdicts(outcome)
+    found = {(f.code, f.side, f.case_id) for f in again.findings}
+    assert found == {(Code.EVIDENCE_ALTERED, "candidate", "json")}
+    assert again.exit_code == 3
+
+
+def test_what_is_read_once_and_what_is_left_to_its_path(tmp_path: Path) -> None:
+    small, large, link = tmp_path / "small", tmp_path / "large", tmp_path / "link"
+    small.write_bytes(b"1,2\n")
+    large.write_bytes(b"x" * 65)
+    link.symlink_to(small)
+    once = ReadOnce(limit=64)
+    assert once.source(small) == b"1,2\n"
+    assert once.source(large) == large and once.source(link) == link
+    assert once.source(tmp_path / "absent") == tmp_path / "absent"
+    assert once.hashed == {small: sha256_file(small)}
+    small.write_bytes(b"edited")  # the digest is of the bytes handed over
+    assert once.sha256(small) != sha256_file(small)
+    assert once.sha256(large) == sha256_file(large)

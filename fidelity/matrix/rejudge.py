@@ -13,6 +13,7 @@ from typing import Any
 from fidelity.errors import UsageError
 from fidelity.git import objects
 from fidelity.matrix.run import recheck, rundir
+from fidelity.matrix.run.readonce import ReadOnce
 from fidelity.matrix.verdict import predict
 from fidelity.matrix.verdict.accept import Allowance
 from fidelity.matrix.verdict.compare import Comparison, compare
@@ -72,7 +73,9 @@ def recompare(run_dir: Path, *, ci: bool = False, partial: bool = False) -> Outc
     origin: Path | dict[str, Path] = Path(record.raw.get("run_dir", run_dir))  # its own paths
     if "origins" in record.raw:  # a merged run: each case ran in its shard's directory
         origin = {cid: Path(path) for cid, path in record.raw["origins"].items()}
-    explained = explanations(run_dir, record.baseline, record.candidate, record.specs, origin)
+    once = ReadOnce()  # each output judged is hashed from the bytes judged, not read again
+    base, cand = record.baseline, record.candidate
+    explained = explanations(run_dir, base, cand, record.specs, origin, read=once.source)
     comparison = compare(record.declared, record.baseline, record.candidate, explained)
     selection = Selection.from_json(record.raw.get("selection"))
     findings = provenance(
@@ -86,7 +89,7 @@ def recompare(run_dir: Path, *, ci: bool = False, partial: bool = False) -> Outc
     )
     outputs = recheck.declared_outputs(record.raw)
     for side in (record.baseline, record.candidate):
-        findings += tuple(recheck.altered(run_dir, side, outputs))
+        findings += tuple(recheck.altered(run_dir, side, outputs, digest=once.sha256))
     findings += tuple(_integrity(record.integrity, record.recorded, comparison))
     findings += _merge_findings(record.raw)
     prediction = predict.from_json(record.raw.get("prediction"))

@@ -10,7 +10,7 @@ Logs are not hashed when a case runs, so they cannot be checked here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from fidelity.matrix.verdict.evidence import CaseEvidence, ReplayRun, SideEviden
 from fidelity.matrix.verdict.findings import Code, Finding
 
 SHOWN = 5
+Digest = Callable[[Path], str]  # a file's sha256: read now, or taken from where it was read
 
 
 def declared_outputs(raw: Mapping[str, Any]) -> dict[str, tuple[Output, ...]]:
@@ -30,22 +31,30 @@ def declared_outputs(raw: Mapping[str, Any]) -> dict[str, tuple[Output, ...]]:
     }
 
 
-def _against(kind: str, recorded: Mapping[str, str], tree: Tree) -> Iterator[str]:
+def _against(
+    kind: str, recorded: Mapping[str, str], tree: Tree, digest: Digest = sha256_file
+) -> Iterator[str]:
     for rel, sha in sorted(recorded.items()):
         if rel in tree.links:
             yield f"{kind}/{rel} replaced by a link"
         elif rel not in tree.files:
             yield f"{kind}/{rel} missing"
-        elif sha256_file(tree.files[rel]) != sha:
+        elif digest(tree.files[rel]) != sha:
             yield f"{kind}/{rel} changed"
 
 
-def drift(case_dir: Path, ev: CaseEvidence, outputs: tuple[Output, ...] | None) -> list[str]:
+def drift(
+    case_dir: Path,
+    ev: CaseEvidence,
+    outputs: tuple[Output, ...] | None,
+    digest: Digest = sha256_file,
+) -> list[str]:
     """What differs between a case's files and its evidence: `out/x changed`, `cache/y
-    missing`, `out/z added`. With outputs None, files added under out/ are not looked for."""
+    missing`, `out/z added`. With outputs None, files added under out/ are not looked for.
+    `digest` hashes an output (`ReadOnce.sha256`: the bytes a comparator judged)."""
     out, cache = walk(case_dir / "out"), walk(case_dir / "cache")
     recorded_out = {ev.path_of(name): sha for name, sha in ev.outputs.items()}
-    found = [*_against("out", recorded_out, out), *_against("cache", ev.cache, cache)]
+    found = [*_against("out", recorded_out, out, digest), *_against("cache", ev.cache, cache)]
     if outputs is not None and not ev.output_problems:  # such a case left files unrecorded
         known = {*recorded_out, *ev.unexpected}
         found += [
@@ -76,12 +85,14 @@ def altered(
     side: SideEvidence,
     outputs: Mapping[str, tuple[Output, ...]],
     where: str = "",
+    digest: Digest = sha256_file,
 ) -> list[Finding]:
     """An evidence-altered finding per case whose files differ from run.json; `where` names
     the shard a merge read them from."""
     found = []
     for case_id, ev in side.cases.items():
-        problems = drift(run_dir / side.role / "cases" / case_id, ev, outputs.get(case_id))
+        case_dir = run_dir / side.role / "cases" / case_id
+        problems = drift(case_dir, ev, outputs.get(case_id), digest)
         if problems:
             more = f" (+{len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
             why = (

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from fidelity.kinds.diffs import OutputDiff
 from fidelity.kinds.registry import explain
-from fidelity.kinds.sources import Neutral
+from fidelity.kinds.sources import Neutral, Source
 from fidelity.matrix.verdict.compare import file_delta
 from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SideEvidence
 from fidelity.matrix.verdict.widening import Spec, Specs
@@ -43,11 +43,25 @@ class Arrival:
     worktree: str
 
 
+Reader = Callable[[Path], Source]  # an output as its comparator gets it: bytes, or its path
+
+
+def _by_path(path: Path) -> Source:
+    return path
+
+
 def explain_case(
-    run_dir: Path, base: Arrival, cand: Arrival, case_specs: Specs, origin: Path
+    run_dir: Path,
+    base: Arrival,
+    cand: Arrival,
+    case_specs: Specs,
+    origin: Path,
+    *,
+    read: Reader = _by_path,
 ) -> list[OutputDiff]:
     """Value-aware explanations of one case's changed outputs that have a comparison spec,
-    in the order of their names; none when a side failed (its outputs explain nothing)."""
+    in the order of their names; none when a side failed (its outputs explain nothing).
+    `read` hands each output over (`ReadOnce.source`: as the bytes it hashed)."""
     b, c, case_id = base.evidence, cand.evidence, base.evidence.case_id
     if {b.status, c.status} != {CaseStatus.OK}:
         return []
@@ -64,7 +78,7 @@ def explain_case(
         ]
         if spec is None or not all(f.is_file() for f in files):
             continue
-        found.append(explain(name, files[0], files[1], spec, neutral))
+        found.append(explain(name, read(files[0]), read(files[1]), spec, neutral))
     return found
 
 
@@ -76,6 +90,7 @@ def explanations(
     origin: Path | Mapping[str, Path] | None = None,
     *,
     known: Mapping[str, list[OutputDiff]] | None = None,
+    read: Reader = _by_path,
 ) -> dict[str, list[OutputDiff]]:
     """Value-aware explanations of every changed output that has a comparison spec; a case
     in `known` (explained while the run ran, `Meeting`) is taken from there.
@@ -98,6 +113,7 @@ def explanations(
                 Arrival(cand.role, c, cand.worktree),
                 case_specs,
                 where or run_dir,
+                read=read,
             )
         if explained:
             found[case_id] = explained
