@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fidelity.kinds import jsontree, numberrun
+from fidelity.kinds import jsonordinal, jsontree, numberrun
 from fidelity.kinds.diffs import Tally, Tolerance
 from fidelity.kinds.ignores import Ignores
 from fidelity.kinds.registry import explain
@@ -45,20 +45,20 @@ def _moved(doc: Any, how: int) -> Any:
 
 
 def _tallies(base: Any, cand: Any, top: int) -> list[tuple[object, ...]]:
+    """What each road tallies: numbers as ordinals (`jsonordinal`), as spellings judged in
+    bulk, and one by one."""
     texts = json.dumps(base).encode(), json.dumps(cand).encode()
     found: list[tuple[object, ...]] = []
-    for spelled in (True, False):
+    for road in ("ordinal", "spelled", "one by one"):
         tally = Tally(top=top)
-        b_doc, c_doc = jsontree.parsed(texts[0]), jsontree.parsed(texts[1])
-        own = jsontree._tallied(
-            b_doc,
-            c_doc,
-            tol=Tolerance(rtol=1e-9),
-            tally=tally,
-            ignore=Ignores(()),
-            neutral=NO_PATHS,
-            spelled=spelled,
-        )
+        how: dict[str, Any] = {"tol": Tolerance(rtol=1e-9), "tally": tally, "neutral": NO_PATHS}
+        if road == "ordinal":
+            own = jsontree._both_judged(*texts, ignore=Ignores(()), **how)
+        else:
+            b_doc, c_doc = jsontree.parsed(texts[0]), jsontree.parsed(texts[1])
+            own = jsontree._tallied(
+                b_doc, c_doc, ignore=Ignores(()), spelled=road == "spelled", **how
+            )
         counts = (tally.out, tally.within, tally.changed, tally.keys_total)
         found.append((*counts, list(tally.keys), tally.largest(), own))
     return found
@@ -79,9 +79,11 @@ def test_numbers_in_bulk_tally_as_one_by_one(
     with pytest.MonkeyPatch.context() as patch:
         if small_runs:  # numbers tallied in runs of 2 by both paths
             patch.setattr(jsontree, "RUN", 2)
+            patch.setattr(jsonordinal, "RUN", 2)
             patch.setattr(numberrun, "RUN", 2)
-        spelled, one_by_one = _tallies(base, cand, top)
+        ordinal, spelled, one_by_one = _tallies(base, cand, top)
     assert repr(spelled) == repr(one_by_one)  # repr: a NaN difference equals itself
+    assert repr(ordinal) == repr(one_by_one)
 
 
 def test_a_number_spelled_two_ways_is_no_difference_and_a_huge_integer_is_a_change() -> None:
@@ -152,3 +154,21 @@ def test_the_cycle_collector_is_paused_while_two_documents_are_compared(enabled:
     finally:
         gc.enable()
         gc.set_threshold(*threshold)
+
+
+def test_a_key_given_twice_is_read_as_json_loads_reads_it(monkeypatch) -> None:
+    """Ordinals count the number a key given twice drops: such documents take the road of
+    `parsed` documents, where the last value is the key's, as `json.loads` reads it. Other
+    documents never parse that way (red if `parsed` is what reads them)."""
+    spec = {"kind": "json", "rtol": 1e-9}
+    dropped = explain("r.json", b'{"a": 1, "a": 2, "b": 1}', b'{"a": 9, "a": 2, "b": 1}', spec)
+    assert dropped.within_tolerance and dropped.values_within == 0, dropped
+    kept = explain("r.json", b'{"a": 1, "a": 2}', b'{"a": 1, "a": 3.5}', spec)
+    assert (kept.keys, kept.values_out) == (("$.a",), 1), kept
+
+    def refused(data: bytes) -> None:
+        raise AssertionError("parsed with numbers as their spellings")
+
+    monkeypatch.setattr(jsontree, "parsed", refused)
+    moved = explain("r.json", b'{"a": [1, 2.5], "b": "x"}', b'{"a": [1, 2.75], "b": "y"}', spec)
+    assert (moved.keys, moved.values_out, moved.values_changed) == (("$.a[1]", "$.b"), 2, 1)

@@ -10,6 +10,9 @@ relative to the baseline value: |cand - base| <= atol + rtol * |base|.
 - `rawbytes`: kind `bytes`: the bytes alone decide
 - `delimited`: kinds `csv` and `tsv`: one module, the separator its parameter
 - `jsontree`: kind `json`: two documents walked path by path
+- `jsonordinal`: its bulk road: numbers parsed as their ordinals, moved ones compared in C
+- `jsonvalues`: parsed JSON values as its walks meet them, read back as `json.loads` would
+- `jsonbulk`: numbers two documents spell differently, judged in bulk, paths made on demand
 - `numberrun`: numbers that differ, met in a row by a walk, judged in bulk
 - `textdiff`: kind `text`: a diff that reads like a review, bounded for any input
 - `linediff`: the line diff behind it: patience anchors, Myers between them, under a budget

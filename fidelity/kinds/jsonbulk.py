@@ -1,0 +1,86 @@
+"""Numbers two JSON documents spell differently, read and judged in bulk: the `json` kind's
+walks collect them unread and unnamed, and a path is made only for those a report lists.
+The same counts, paths in the same order and the same largest differences as `NumberRun`
+judging them one by one (tests/test_json_numbers.py)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable
+from itertools import repeat
+from operator import add, itemgetter, le, mul, sub
+from typing import cast
+
+from fidelity.kinds.diffs import Block, Difference, Tally, Tolerance, rank
+from fidelity.kinds.jsonvalues import Spelled, number, show, spelled_path
+
+_BASE, _CAND = itemgetter(2), itemgetter(3)  # a `Spelled`'s two spellings
+PathOf = Callable[[Spelled], str]  # where a number met is, made only when it is listed
+
+
+def tally_spelled(
+    met: list[Spelled], tol: Tolerance, tally: Tally, path_of: PathOf = spelled_path
+) -> None:
+    """Numbers a walk met, read and judged in bulk and tallied as one block, as `NumberRun`
+    would tally them one by one. Equal values, infinities and integers too large for a
+    float are settled one by one (`_exactly`), as the walk of `json.loads`' values would."""
+    if not met:
+        return
+    # each step a map in C, the float operations of `Tolerance.holds` in its order
+    xs = list(map(float, map(_BASE, met)))
+    gaps: list[float] = list(map(abs, map(sub, map(float, map(_CAND, met)), xs)))
+    bounds = map(add, repeat(tol.atol), map(mul, repeat(tol.rtol), map(abs, xs)))
+    holds = list(map(le, gaps, bounds))
+    diffs = cast(list[float | None], gaps)  # None where `_exactly` finds a change
+    kept = range(len(met))
+    special: list[int] = []
+    if not sum(gaps) < math.inf or 0.0 in gaps:  # a NaN, an infinity or a zero among them
+        special = [i for i, e in enumerate(gaps) if not 0.0 < e < math.inf]
+    if special:
+        equal = set()
+        for i in special:
+            exact = _exactly(met[i], tol)
+            if exact is None:
+                equal.add(i)
+            else:
+                diffs[i], holds[i] = exact
+        kept = [i for i in kept if i not in equal]  # type: ignore[assignment]
+    out = [] if all(holds) else [i for i in kept if not holds[i]]
+    if out:
+        best = heapq.nsmallest(tally.top, kept, key=lambda i: (holds[i], -rank(diffs[i])))
+    else:  # the same order: sorting is stable, also reversed; every difference is a number
+        best = heapq.nlargest(tally.top, kept, key=diffs.__getitem__)  # type: ignore[arg-type]
+    top = [
+        Difference(
+            path_of(met[i]),
+            show(number(met[i][2])),
+            show(number(met[i][3])),
+            diffs[i],
+            holds[i],
+        )
+        for i in best
+    ]
+    block = Block(
+        within=len(kept) - len(out),
+        out=len(out),
+        changed=sum(1 for i in out if diffs[i] is None),
+        columns=(),
+        rows=len(out),
+        key=lambda n: path_of(met[out[n]]),
+        top=top,
+    )
+    tally.add_block(block)
+
+
+def _exactly(met: Spelled, tol: Tolerance) -> tuple[float | None, bool] | None:
+    """Two numbers read as `json.loads` reads them: None when equal and of one type; else
+    their difference (None: too large for a float, a change) and whether it holds."""
+    b, c = number(met[2]), number(met[3])
+    if b == c and type(b) is type(c):
+        return None
+    try:
+        fb, fc = float(b), float(c)
+    except OverflowError:
+        return None, False
+    return abs(fc - fb), tol.holds(fb, fc)
