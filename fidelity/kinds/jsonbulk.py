@@ -9,27 +9,24 @@ import heapq
 import math
 from collections.abc import Callable
 from itertools import repeat
-from operator import add, itemgetter, le, mul, sub
+from operator import add, le, mul, sub
 from typing import cast
 
 from fidelity.kinds.diffs import Block, Difference, Tally, Tolerance, rank
-from fidelity.kinds.jsonvalues import Spelled, number, show, spelled_path
+from fidelity.kinds.jsonvalues import Met, number, show
 
-_BASE, _CAND = itemgetter(2), itemgetter(3)  # a `Spelled`'s two spellings
-PathOf = Callable[[Spelled], str]  # where a number met is, made only when it is listed
+PathOf = Callable[[Met, int], str]  # where a number met is, made only when it is listed
 
 
-def tally_spelled(
-    met: list[Spelled], tol: Tolerance, tally: Tally, path_of: PathOf = spelled_path
-) -> None:
+def tally_spelled(met: Met, tol: Tolerance, tally: Tally, path_of: PathOf = Met.path) -> None:
     """Numbers a walk met, read and judged in bulk and tallied as one block, as `NumberRun`
     would tally them one by one. Equal values, infinities and integers too large for a
     float are settled one by one (`_exactly`), as the walk of `json.loads`' values would."""
     if not met:
         return
     # each step a map in C, the float operations of `Tolerance.holds` in its order
-    xs = list(map(float, map(_BASE, met)))
-    gaps: list[float] = list(map(abs, map(sub, map(float, map(_CAND, met)), xs)))
+    xs = list(map(float, met.bs))
+    gaps: list[float] = list(map(abs, map(sub, map(float, met.cs), xs)))
     bounds = map(add, repeat(tol.atol), map(mul, repeat(tol.rtol), map(abs, xs)))
     holds = list(map(le, gaps, bounds))
     diffs = cast(list[float | None], gaps)  # None where `_exactly` finds a change
@@ -40,7 +37,7 @@ def tally_spelled(
     if special:
         equal = set()
         for i in special:
-            exact = _exactly(met[i], tol)
+            exact = _exactly(met.bs[i], met.cs[i], tol)
             if exact is None:
                 equal.add(i)
             else:
@@ -53,9 +50,9 @@ def tally_spelled(
         best = heapq.nlargest(tally.top, kept, key=diffs.__getitem__)  # type: ignore[arg-type]
     top = [
         Difference(
-            path_of(met[i]),
-            show(number(met[i][2])),
-            show(number(met[i][3])),
+            path_of(met, i),
+            show(number(met.bs[i])),
+            show(number(met.cs[i])),
             diffs[i],
             holds[i],
         )
@@ -67,16 +64,18 @@ def tally_spelled(
         changed=sum(1 for i in out if diffs[i] is None),
         columns=(),
         rows=len(out),
-        key=lambda n: path_of(met[out[n]]),
+        key=lambda n: path_of(met, out[n]),
         top=top,
     )
     tally.add_block(block)
 
 
-def _exactly(met: Spelled, tol: Tolerance) -> tuple[float | None, bool] | None:
+def _exactly(
+    b_spelled: bytes | str, c_spelled: bytes | str, tol: Tolerance
+) -> tuple[float | None, bool] | None:
     """Two numbers read as `json.loads` reads them: None when equal and of one type; else
     their difference (None: too large for a float, a change) and whether it holds."""
-    b, c = number(met[2]), number(met[3])
+    b, c = number(b_spelled), number(c_spelled)
     if b == c and type(b) is type(c):
         return None
     try:

@@ -24,11 +24,10 @@ from typing import Any
 from fidelity.kinds.jsonvalues import (
     RUN_FULL,
     Leaf,
-    Spelled,
+    Met,
     indexed,
     keyed,
     number,
-    spelled_path,
 )
 from fidelity.kinds.numberrun import RUN
 
@@ -93,10 +92,10 @@ def _read(x: Any, spellings: list[str]) -> Any:
 
 class _Ranges:
     """The base's ordinals the walk did not meet, which lay in subtrees equal on both
-    sides: compared range by range, those whose spellings differ appended to `met` with
-    their ordinal for a path, at most a run at a time."""
+    sides: compared range by range, those whose spellings differ added to `met` with
+    their ordinal's offset for a path, at most a run at a time."""
 
-    def __init__(self, nb: list[str], nc: list[str], met: list[Spelled]) -> None:
+    def __init__(self, nb: list[str], nc: list[str], met: Met) -> None:
         self.nb, self.nc, self.met = nb, nc, met
         self.cursor = FIRST  # the first of the base's ordinals not yet met or in `todo`
         self.skipped: list[Any] = []  # base values found equal since then
@@ -124,15 +123,13 @@ class _Ranges:
         for lo, hi in self.todo:
             for a in range(lo - FIRST, hi - FIRST, RUN):
                 z = min(a + RUN, hi - FIRST)
-                at = list(compress(range(a, z), map(ne, nb[a:z], nc[a:z])))
-                met.extend(
-                    zip(
-                        repeat(None),
-                        [g + FIRST for g in at],
-                        map(nb.__getitem__, at),
-                        map(nc.__getitem__, at),
-                    )
-                )
+                sb, sc = nb[a:z], nc[a:z]
+                moved = list(map(ne, sb, sc))
+                at = list(compress(range(a, z), moved))
+                met.parents.extend(repeat(None, len(at)))
+                met.keys.extend(at)
+                met.bs.extend(compress(sb, moved))
+                met.cs.extend(compress(sc, moved))
                 if len(met) >= RUN:
                     yield RUN_FULL
         self.todo.clear()
@@ -143,7 +140,7 @@ class _Ranges:
         yield from self.drain()
         self.cursor = b + 1
         if self.nb[b - FIRST] != self.nc[c - FIRST]:
-            self.met.append((here, k, self.nb[b - FIRST], self.nc[c - FIRST]))
+            self.met.add(here, k, self.nb[b - FIRST], self.nc[c - FIRST])
             if len(self.met) >= RUN:
                 yield RUN_FULL
 
@@ -160,11 +157,9 @@ class _Ranges:
             yield path, b, c
 
 
-def walk(
-    b_doc: Any, c_doc: Any, nb: list[str], nc: list[str], met: list[Spelled]
-) -> Iterator[Leaf]:
+def walk(b_doc: Any, c_doc: Any, nb: list[str], nc: list[str], met: Met) -> Iterator[Leaf]:
     """`jsontree._spelled_walk` for two `parse`d documents: every leaf that differs as
-    `json.loads` reads it, in document order, the numbers before it appended to `met`
+    `json.loads` reads it, in document order, the numbers before it added to `met`
     first (those in skipped subtrees too); `RUN_FULL` whenever `met` holds a run."""
     ranges = _Ranges(nb, nc, met)
     stack: list[tuple[Iterator[tuple[Any, Any, Any]], str, bool]] = [
@@ -195,13 +190,13 @@ def walk(
     yield from ranges.drain()
 
 
-def path_of(b_doc: Any) -> Callable[[Spelled], str]:
+def path_of(b_doc: Any) -> Callable[[Met, int], str]:
     """Where a number met is: by its parent's path, or found by its ordinal in b_doc."""
 
-    def where(met: Spelled) -> str:
-        if met[0] is not None:
-            return spelled_path(met)
-        return _locate(b_doc, met[1])  # type: ignore[arg-type]
+    def where(met: Met, i: int) -> str:
+        if met.parents[i] is not None:
+            return met.path(i)
+        return _locate(b_doc, met.keys[i] + FIRST)  # type: ignore[operator]
 
     return where
 

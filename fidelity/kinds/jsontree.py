@@ -43,14 +43,13 @@ from fidelity.kinds.jsonvalues import (
     ABSENT,
     RUN_FULL,
     Leaf,
-    Spelled,
+    Met,
     Triples,
     indexed,
     keyed,
     leaf,
     same,
     show,
-    spelled_path,
     text,
     value,
 )
@@ -126,9 +125,9 @@ def _walk(base: Any, cand: Any, where: str, ignore: Ignores) -> Iterator[Leaf]:
                 yield here, b, c
 
 
-def _spelled_walk(base: Any, cand: Any, where: str, numbers: list[Spelled]) -> Iterator[Leaf]:
+def _spelled_walk(base: Any, cand: Any, where: str, numbers: Met) -> Iterator[Leaf]:
     """`_walk` with no ignore entries, made for documents whose numbers mostly moved: two
-    numbers that are spelled differently are not yielded but appended to `numbers` as met,
+    numbers that are spelled differently are not yielded but added to `numbers` as met,
     unread and with no path made (`jsonbulk` judges them in bulk, and names only those
     it shows). Every other leaf that differs is yielded as `_walk` yields it; `RUN_FULL`
     is yielded when `numbers` holds `RUN` of them.
@@ -136,7 +135,7 @@ def _spelled_walk(base: Any, cand: Any, where: str, numbers: list[Spelled]) -> I
     One loop over (key or index, value, value) triples per open container, zipped in C
     where it can be; descending into a container leaves the loop, and its iterator on the
     stack resumes where it stopped."""
-    append, room = numbers.append, RUN - len(numbers)  # room: numbers until a run is full
+    add, room = numbers.add, RUN - len(numbers)  # room: numbers until a run is full
     stack: list[tuple[Triples, str, bool]] = [(iter([(None, base, cand)]), where, False)]
     while stack:
         it, here, in_dict = stack[-1]
@@ -144,7 +143,7 @@ def _spelled_walk(base: Any, cand: Any, where: str, numbers: list[Spelled]) -> I
             kind = type(b)
             if kind is bytes and type(c) is bytes:
                 if b != c:
-                    append((here, k, b, c))
+                    add(here, k, b, c)
                     room -= 1
                     if room <= 0:
                         yield RUN_FULL
@@ -248,7 +247,7 @@ def _both_judged(
             except jsonordinal.Duplicate:
                 pass
             else:
-                met: list[Spelled] = []
+                met = Met()
                 leaves = jsonordinal.walk(b_doc, c_doc, nb, nc, met)
                 where = jsonordinal.path_of(b_doc)
                 return _judged(leaves, met, where, tol=tol, tally=tally, neutral=neutral)
@@ -271,15 +270,15 @@ def _tallied(
     """Every leaf of two `parsed` documents that differs, into tally (`_judged`). With no
     ignore entries (and `spelled`), numbers are judged in bulk as `_spelled_walk` meets
     them; the same counts, keys in the same order and the same largest as one by one."""
-    met: list[Spelled] = []
+    met = Met()
     fast = spelled and not ignore.entries
     leaves = _spelled_walk(b_doc, c_doc, "$", met) if fast else _walk(b_doc, c_doc, "$", ignore)
-    return _judged(leaves, met, spelled_path, tol=tol, tally=tally, neutral=neutral)
+    return _judged(leaves, met, Met.path, tol=tol, tally=tally, neutral=neutral)
 
 
 def _judged(
     leaves: Iterator[Leaf],
-    met: list[Spelled],
+    met: Met,
     path_of: PathOf,
     *,
     tol: Tolerance,

@@ -17,9 +17,6 @@ from typing import Any
 from fidelity.kinds.diffs import SHOWN_LINE_CHARS
 
 Leaf = tuple[str, Any, Any]  # where, and both sides' values
-# two numbers as met: the parent's path, the key or index (None: the parent itself), and
-# both sides' spellings; a path of None: the key is the number's ordinal (`jsonordinal`)
-Spelled = tuple[str | None, str | int | None, bytes | str, bytes | str]
 Triples = Iterator[tuple[Any, Any, Any]]  # the key or index, and both sides' values
 RUN_FULL = ("", None, None)  # yielded by a walk: the numbers it met make a run's worth
 
@@ -77,13 +74,40 @@ def leaf(path: str, b: Any, c: Any) -> Leaf | None:
     return (path, b, c) if b != c or type(b) is not type(c) else None
 
 
-def spelled_path(met: Spelled) -> str:
-    """The path of a number a walk met by its parent's path: that and its key or index."""
-    here, k = met[0], met[1]
-    assert here is not None, "an ordinal's path is found in its document (jsonordinal)"
-    if k is None:
-        return here
-    return f"{here}[{k}]" if type(k) is int else f"{here}.{k}"
+class Met:
+    """Numbers a walk met spelled differently, unread and unnamed, column by column (the
+    bulk judge reads each column in one pass): each one's parent's path and its key or
+    index (None: the parent itself), or a parent of None and its ordinal's offset
+    (`jsonordinal`); and both sides' spellings."""
+
+    __slots__ = ("parents", "keys", "bs", "cs")
+
+    def __init__(self) -> None:
+        self.parents: list[str | None] = []
+        self.keys: list[str | int | None] = []
+        self.bs: list[bytes | str] = []
+        self.cs: list[bytes | str] = []
+
+    def add(self, parent: str, key: str | int | None, b: bytes | str, c: bytes | str) -> None:
+        self.parents.append(parent)
+        self.keys.append(key)
+        self.bs.append(b)
+        self.cs.append(c)
+
+    def __len__(self) -> int:
+        return len(self.bs)
+
+    def clear(self) -> None:
+        for column in (self.parents, self.keys, self.bs, self.cs):
+            column.clear()
+
+    def path(self, i: int) -> str:
+        """The path of number i met by its parent's path: that and its key or index."""
+        here, k = self.parents[i], self.keys[i]
+        assert here is not None, "an ordinal's path is found in its document (jsonordinal)"
+        if k is None:
+            return here
+        return f"{here}[{k}]" if type(k) is int else f"{here}.{k}"
 
 
 def same(b: Any, c: Any) -> bool:
