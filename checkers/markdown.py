@@ -40,7 +40,7 @@ from markdown_it.rules_core.state_core import StateCore
 from markdown_it.rules_inline.state_inline import StateInline
 from markdown_it.token import Token
 
-from checkers import footnotes, frontmatter, labels
+from checkers import dispatch, footnotes, frontmatter, labels
 from checkers.labels import label_close
 from checkers.nesting import limit_nesting
 from checkers.parsed import BUDGET, UNREAD, UNREAD_INLINE, Parsed, TooDense
@@ -325,6 +325,7 @@ def parser() -> MarkdownIt:
     md.helpers = labels.helpers()  # type: ignore[assignment]
     _count_tokens(md)
     limit_nesting(md)
+    dispatch.by_first_character(md)
     return md
 
 

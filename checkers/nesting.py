@@ -53,6 +53,18 @@ def _unread_inline(state: StateInline) -> None:
         token.meta["unread"] = min(token.meta["unread"], where)
 
 
+def past_limit(state: StateInline) -> bool:
+    """``skipToken``'s answer past INLINE_NESTING, unless it has one already: the rest of
+    the paragraph skipped, as markdown-it skips it past its own limit, and noted."""
+    pos = state.pos
+    if state.level < INLINE_NESTING or pos in state.cache:
+        return False
+    _unread_inline(state)
+    state.pos = state.posMax + 1
+    state.cache[pos] = state.pos
+    return True
+
+
 def limit_nesting(md: MarkdownIt) -> None:
     """Blocks nest to BLOCK_NESTING, brackets to INLINE_NESTING; past either, the part not
     read is noted for FD706."""
@@ -68,14 +80,8 @@ def limit_nesting(md: MarkdownIt) -> None:
             _unread_block(state, start, end)
 
     def skip_token(state: StateInline) -> None:
-        pos = state.pos
-        if state.level < INLINE_NESTING or pos in state.cache:
+        if not past_limit(state):
             skip(state)
-            return
-        _unread_inline(state)
-        # markdown-it's own answer past its limit: the rest of the paragraph is skipped
-        state.pos = state.posMax + 1
-        state.cache[pos] = state.pos
 
     block.tokenize = limited  # type: ignore[method-assign,assignment]
     inline.skipToken = skip_token  # type: ignore[method-assign]
