@@ -33,7 +33,6 @@ FIRST = {
     "emphasis": "*_",
     "link": "[",
     "footnote_ref": "[",
-    "undefined_reference": "[",
     "image": "!",
     "autolink": "<",
     "html_inline": "<",

@@ -1,11 +1,11 @@
 """Link labels: where a ``[`` closes, scanned once per inline parse.
 
 markdown-it's ``parseLinkLabel`` scans from a ``[`` to its closing bracket; at a ``[`` that
-opens no link, its link rule, ``checkers.markdown``'s shortcut fallback and its
-undefined-reference rule each asked for the same scan (three where the bare parser makes
-one). ``helpers`` gives the shared parser a ``parseLinkLabel`` that answers each from a
-memo kept on the inline state (``labels``), and ``label_close`` is CommonMark's own rule
-for a reference label's end.
+opens no link, its link rule and ``checkers.markdown``'s wrapper around it (a shortcut
+reference markdown-it misses, an undefined reference) each ask for the same scan.
+``helpers`` gives the shared parser a ``parseLinkLabel`` that answers each from a memo kept
+on the inline state (``labels``), and ``label_close`` is CommonMark's own rule for a
+reference label's end.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ _parse_label = markdown_helpers.parseLinkLabel
 def label(state: StateInline, start: int, disableNested: bool = False) -> int:
     """``parseLinkLabel``, worked out once per inline parse for a bracket (and the same
     bounds and depth): at a ``[`` that opens no link, markdown-it's link rule, then
-    ``_shortcut_fallback`` and ``_undefined_reference`` each asked it, and each answer scans
-    to the closing bracket (unclosed ``[a [a [a``: 2.5x the bare parse). It only reads the
+    ``_link_or_reference`` asked it, and each answer scans to the closing bracket
+    (unclosed ``[a [a [a``: 2.5x the bare parse). It only reads the
     state (``pos`` is restored; ``cache`` is markdown-it's own memo of the same scan)."""
     labels: dict[tuple[int, bool, int, int], int] | None = getattr(state, "labels", None)
     if labels is None:

@@ -256,9 +256,13 @@ def _with_position(rule: InlineRule, first: str) -> InlineRule:
     return positioned
 
 
-def _shortcut_fallback(rule: InlineRule) -> InlineRule:
-    """markdown-it reads ``[a][[b]]`` as a full reference with the label ``[b]`` and fails
-    it; CommonMark (and GitHub) has no label there, so ``[a]`` is a shortcut reference."""
+def _link_or_reference(rule: InlineRule) -> InlineRule:
+    """markdown-it's link rule, and where it fails at ``[text]`` followed by a label:
+
+    - markdown-it reads ``[a][[b]]`` as a full reference with the label ``[b]`` and fails
+      it; CommonMark (and GitHub) has no label there, so ``[a]`` is a shortcut reference;
+    - ``[text][label]`` whose label has no definition is recorded (``_note_undefined``).
+    """
 
     def link(state: StateInline, silent: bool) -> bool:
         if rule(state, silent):
@@ -269,7 +273,10 @@ def _shortcut_fallback(rule: InlineRule) -> InlineRule:
         end = state.md.helpers.parseLinkLabel(state, start, True)
         if end < 0 or end + 1 >= state.posMax or src[end + 1] != "[":
             return False
-        if src.startswith("[]", end + 1) or label_close(src, end + 1, state.posMax) >= 0:
+        close = label_close(src, end + 1, state.posMax)
+        if close >= 0:  # a label after all ("[]" too): no shortcut, maybe undefined
+            if not silent:
+                _note_undefined(state, start, end, close)
             return False
         stop, state.posMax = state.posMax, end + 1
         try:
@@ -280,32 +287,23 @@ def _shortcut_fallback(rule: InlineRule) -> InlineRule:
     return link
 
 
-def _undefined_reference(state: StateInline, silent: bool) -> bool:
-    """After ``link`` failed at a ``[``: record ``[text][label]`` whose label has no definition.
+def _note_undefined(state: StateInline, start: int, end: int, close: int) -> None:
+    """Record ``[text][label]`` (``src[start:close + 1]``) whose label has no definition.
 
-    Never matches: the brackets stay text, as CommonMark renders them. Only the full and
-    collapsed forms count (a lone ``[text]`` is as likely prose as a shortcut reference);
-    a ``[^label]`` is a footnote's (FD405), and a blank label is no label at all. A
-    candidate whose ``[label]`` turns out to open a link is dropped by ``_settle``.
+    The brackets stay text, as CommonMark renders them. Only the full and collapsed forms
+    count (a lone ``[text]`` is as likely prose as a shortcut reference); a ``[^label]`` is
+    a footnote's (FD405), and a blank label is no label at all. A candidate whose
+    ``[label]`` turns out to open a link is dropped by ``_settle``.
     """
-    src, start = state.src, state.pos
-    if silent or src[start] != "[" or src.startswith("[^", start):
-        return False
+    src = state.src
     current = _current(state)
-    if current is None:
-        return False
-    end = state.md.helpers.parseLinkLabel(state, start, True)
-    if end < 0 or end + 1 >= state.posMax or src[end + 1] != "[":
-        return False
-    close = label_close(src, end + 1, state.posMax)
-    if close < 0:
-        return False
+    if current is None or src.startswith("[^", start):
+        return
     label = src[end + 2 : close] or src[start + 1 : end]
     if label.startswith("^") or not label.strip(" \t\n"):
-        return False
+        return
     if normalizeReference(label) not in state.env.get("references", {}):
         current.meta.setdefault("undefined_references", []).append((start, label, end + 1))
-    return False
 
 
 @functools.cache
@@ -318,10 +316,9 @@ def parser() -> MarkdownIt:
     _footnotes(md)
     md.core.ruler.at("inline", _inline_core)
     inline = {rule.name: rule for rule in md.inline.ruler.__rules__}
-    md.inline.ruler.at("link", _with_position(_shortcut_fallback(inline["link"].fn), "["))
+    md.inline.ruler.at("link", _with_position(_link_or_reference(inline["link"].fn), "["))
     for name, first in (("image", "!"), ("html_inline", "<")):
         md.inline.ruler.at(name, _with_position(inline[name].fn, first))
-    md.inline.ruler.after("footnote_ref", "undefined_reference", _undefined_reference)
     md.helpers = labels.helpers()  # type: ignore[assignment]
     _count_tokens(md)
     limit_nesting(md)
