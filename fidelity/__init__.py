@@ -20,7 +20,7 @@ tests/test_imports.py). Each package's own docstring maps its modules.
                     placeholders.py   report_junit.py   markdown.py   github.py
                          |
     base            proc.py   procwait.py   procfs.py   procargs.py   errors.py   text.py
-                    progress.py   blas.py
+                    progress.py   blas.py   digest.py
                          |
     rules           checkers (a package of its own that imports nothing of fidelity)
 

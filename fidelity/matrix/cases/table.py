@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -11,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from fidelity import placeholders, schema
+from fidelity.digest import sha256_hex
 from fidelity.errors import UsageError
 from fidelity.matrix.cases import specs
 from fidelity.matrix.cases.outputs import Output
@@ -80,7 +80,7 @@ class Case:
 
     def definition_sha(self) -> str:
         blob = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return sha256_hex(blob.encode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,7 @@ def parse(data: bytes, source: str, *, authored: bool = True) -> Matrix:
     raw = schema.load_toml(
         data, source, schema="matrix", kind="case", locate=_locate, semantic=semantic
     )
-    return _build(raw, source, hashlib.sha256(data).hexdigest())
+    return _build(raw, source, sha256_hex(data))
 
 
 def _locate(raw: Mapping[str, Any], path: Sequence[str | int], msg: str) -> str:
