@@ -11,7 +11,7 @@
 - `parsed`: what a parse returns, importable without markdown-it
 - `labels`: where a link label's `[` closes, scanned once per inline parse
 - `nesting`: how deep the parser follows a page, and what it notes where it stops
-- `dispatch`: the parser's inline rules called by the character they start at
+- `dispatch`: the parser's inline and block rules called by the character they start at
 - `depth`: FD706: the parts of a page nested deeper than the parser follows
 - `frontmatter`: YAML or TOML front matter at the top of a page, blanked before parsing
 - `positions`: source positions of offsets inside a token's content

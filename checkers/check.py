@@ -11,9 +11,9 @@ from checkers import baseline, ratchets
 from checkers.cache import Cache, findings_of
 from checkers.config import DocsConfig, PageRules
 from checkers.findings import Code, Finding
-from checkers.linkcheck import Later, resolve_later, with_hint
-from checkers.parsed import TooDense
-from checkers.site import Site, Source
+from checkers.linkcheck import Later, Unreadable, resolve_later, with_hint
+from checkers.parsed import ParserFailed, TooDense
+from checkers.site import Site, Source, not_parsed
 
 if TYPE_CHECKING:
     from checkers.directives import Directive
@@ -90,15 +90,28 @@ def check_parsed(text: str, page: Page, rules: PageRules, site: Site) -> Checked
 
     try:
         parsed = parse(text, site.token_budget)
-    except TooDense:
-        site.remember(page.rel, frozenset())
+    except (TooDense, ParserFailed) as exc:
+        why = site.too_dense() if isinstance(exc, TooDense) else not_parsed(exc)
+        site.remember(page.rel, Unreadable(why))
         site.pending.discard(page.rel)
-        message = f"page {site.too_dense()}; not checked; split it, or raise max_page_bytes"
-        finding = Finding(page.display, 1, 1, Code.TOO_DENSE, message)
+        finding = _not_parsed(exc, page, site)
         return Checked(page, rules, [finding] if rules.reports(finding.code) else [])
     site.remember(page.rel, parsed)
     site.pending.discard(page.rel)
     return _every_rule(parsed, page, rules, site)
+
+
+def _not_parsed(exc: Exception, page: Page, site: Site) -> Finding:
+    if isinstance(exc, TooDense):
+        message = f"page {site.too_dense()}; not checked; split it, or raise max_page_bytes"
+        return Finding(page.display, 1, 1, Code.TOO_DENSE, message)
+    import markdown_it
+
+    message = (
+        f"markdown-it-py {markdown_it.__version__} failed on this page ({exc}); not checked: "
+        "report the page to markdown-it-py, or reword the lines it fails on"
+    )
+    return Finding(page.display, 1, 1, Code.PARSER_FAILED, message)
 
 
 def _every_rule(parsed: Parsed, page: Page, rules: PageRules, site: Site) -> Checked:
@@ -209,10 +222,10 @@ def finish(checked: Checked, site: Site) -> list[Finding]:
             for kind, answers in site.watched().items():
                 checked.deps.setdefault(kind, {}).update(answers)
             anchors = site.anchors_of(checked.page.rel, defer=False)
-            assert isinstance(anchors, frozenset)
-            site.cache.put_page(
-                checked.page.rel, checked.digest, checked.findings, anchors, checked.deps
-            )
+            if isinstance(anchors, frozenset):  # a page not parsed is checked again
+                site.cache.put_page(
+                    checked.page.rel, checked.digest, checked.findings, anchors, checked.deps
+                )
     return sorted(checked.findings)
 
 

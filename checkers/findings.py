@@ -35,6 +35,7 @@ class Code(enum.StrEnum):
     BAD_DIRECTIVE = "FD704"
     TOO_DENSE = "FD705"
     TOO_DEEP = "FD706"
+    PARSER_FAILED = "FD707"
 
 
 DESCRIPTIONS = {
@@ -62,6 +63,7 @@ DESCRIPTIONS = {
     "FD704": "malformed fidelity directive comment",
     "FD705": "page holds more Markdown tokens than max_page_bytes allows: not checked",
     "FD706": "part of the page nested deeper than check-docs follows: not checked",
+    "FD707": "the Markdown parser failed on the page: not checked",
 }
 
 

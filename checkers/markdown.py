@@ -43,7 +43,7 @@ from markdown_it.token import Token
 from checkers import dispatch, footnotes, frontmatter, labels
 from checkers.labels import label_close
 from checkers.nesting import limit_nesting
-from checkers.parsed import BUDGET, UNREAD, UNREAD_INLINE, Parsed, TooDense
+from checkers.parsed import BUDGET, UNREAD, UNREAD_INLINE, Parsed, TooDense, parser_failures
 from checkers.tablerows import TRIM, line_text, rows_of, rows_only_table
 
 TASK = "fidelity:task"  # env key: the content of the task-list item being parsed, else None
@@ -323,6 +323,7 @@ def parser() -> MarkdownIt:
     _count_tokens(md)
     limit_nesting(md)
     dispatch.by_first_character(md)
+    dispatch.blocks_by_first_character(md)
     return md
 
 
@@ -383,6 +384,7 @@ def _blocks_only(table_rule: Callable[[BlockRule], BlockRule]) -> MarkdownIt:
     _footnotes(md)
     _count_tokens(md)
     limit_nesting(md)
+    dispatch.blocks_by_first_character(md)
     return md
 
 
@@ -407,7 +409,8 @@ def parse(text: str, budget: int | None = None) -> Parsed:
     when the page pushes more than ``budget`` tokens."""
     text = normalize(text)
     env = _env(budget)
-    return _parsed(text, parser().parse(text, env), env)
+    with parser_failures():
+        return _parsed(text, parser().parse(text, env), env)
 
 
 def parse_headings(text: str, budget: int | None = None) -> Parsed:
@@ -416,15 +419,16 @@ def parse_headings(text: str, budget: int | None = None) -> Parsed:
     for anchors, nothing else. TooDense past ``budget`` tokens, as ``parse``."""
     text = normalize(text)
     env = _env(budget)
-    tokens = block_parser().parse(text, env)
     md = parser()
-    for i, token in enumerate(tokens):
-        if token.type == "inline" and (
-            "<" in token.content or (i and tokens[i - 1].type == "heading_open")
-        ):
-            token.children = []
-            md.inline.parse(token.content, md, env, token.children)
-    return _parsed(text, tokens, env)
+    with parser_failures():
+        tokens = block_parser().parse(text, env)
+        for i, token in enumerate(tokens):
+            if token.type == "inline" and (
+                "<" in token.content or (i and tokens[i - 1].type == "heading_open")
+            ):
+                token.children = []
+                md.inline.parse(token.content, md, env, token.children)
+        return _parsed(text, tokens, env)
 
 
 def parse_tables_only(text: str, budget: int | None = None) -> Parsed:
@@ -433,4 +437,5 @@ def parse_tables_only(text: str, budget: int | None = None) -> Parsed:
     children. A tenth of ``parse``'s cost on a long record table; the same tables."""
     text = normalize(text)
     env = _env(budget)
-    return _parsed(text, table_parser().parse(text, env), env)
+    with parser_failures():
+        return _parsed(text, table_parser().parse(text, env), env)

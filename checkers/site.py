@@ -15,7 +15,7 @@ from typing import Any
 
 from checkers.cache import Cache, digest
 from checkers.linkcheck import DEFERRED, Anchors, Deferred, Kind, Unreadable
-from checkers.parsed import Parsed, TooDense
+from checkers.parsed import Parsed, ParserFailed, TooDense
 from checkers.slugs import anchors
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -40,6 +40,11 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
     start = data.rfind(b"\n", 0, offset) + 1
     column = len(data[start:offset].decode("utf-8", errors="replace"))
     return data.count(b"\n", 0, offset) + 1, column + 1
+
+
+def not_parsed(exc: ParserFailed) -> str:
+    """Why a page's anchors are unknown when the parser failed on it."""
+    return f"could not be parsed (markdown-it-py raised {exc})"
 
 
 def anchors_key(value: Anchors) -> str:
@@ -168,9 +173,10 @@ class Site:
                     self._digests[rel] = digest(data)
         return self._digests[rel]
 
-    def remember(self, rel: str, parsed: Parsed | frozenset[str]) -> None:
-        """Seed the anchors memo with a page already parsed (or found in the cache)."""
-        self._anchors[rel] = parsed if isinstance(parsed, frozenset) else anchors(parsed)
+    def remember(self, rel: str, parsed: Parsed | frozenset[str] | Unreadable) -> None:
+        """Seed the anchors memo with a page already parsed (or found in the cache), or
+        that could not be: links into it then say why its anchors are unknown."""
+        self._anchors[rel] = parsed if not isinstance(parsed, Parsed) else anchors(parsed)
         self._anchor_keys.pop(rel, None)
 
     def _anchors_now(self, rel: str) -> str:
@@ -217,6 +223,8 @@ class Site:
             found = anchors(parse_headings(source.text, self.token_budget))
         except TooDense:
             return Unreadable(self.too_dense())
+        except ParserFailed as exc:
+            return Unreadable(not_parsed(exc))
         if self.cache is not None:
             self.cache.put_anchors(rel, source.digest, found)
         return found

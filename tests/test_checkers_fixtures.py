@@ -93,6 +93,11 @@ def test_case(case: Case, tmp_path: Path) -> None:
     assert [f.render() for f in result.findings] == case.expect
 
 
+# codes whose case cannot be a text file here: FD707 needs a page the installed parser
+# fails on (tests/test_checkers_parser_failure.py plants one, and finds a real one)
+ELSEWHERE = {"FD707"}
+
+
 def test_every_finding_code_has_a_case_that_goes_red() -> None:
     codes = {line.split(": ")[1].split()[0] for _, case in ALL for line in case.expect}
-    assert codes == {str(code) for code in Code}
+    assert codes | ELSEWHERE == {str(code) for code in Code}

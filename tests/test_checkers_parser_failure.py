@@ -1,0 +1,87 @@
+"""A page the Markdown parser fails on is FD707, not a crash of the whole run.
+
+markdown-it-py 4.3.0 raises IndexError on some lists of HTML blocks inside quotes (found by
+fuzzing the parser; 3.0.0 parses the same text). Before FD707 that ended `check-docs` with
+an internal error (exit 3) and no word about the other pages; now the page is reported as
+not checked, every other page is checked, and a link into the page says why its anchors
+are unknown.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from checkers import markdown
+from checkers.check import Page, check_pages
+from checkers.config import load
+
+# the text markdown-it-py 4.3.0 raises IndexError on
+FAILS_4_3 = "   ~~~\n- !\n    1)\n> - 1)\n1. | a | b |\n>+\n* <pre>\n~~~\n> - <pre>\n\t>"
+
+
+def _repo(tmp_path: Path, pages: dict[str, str]) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for name, text in pages.items():
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_parser_that_raises_is_fd707_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path, {"bad.md": "# Bad\n\nBOOM\n", "good.md": "# Good\n\n[x](gone.md)\n"})
+    real = markdown.parser()
+
+    class Failing:
+        inline = real.inline
+
+        def parse(self, text: str, env: dict[str, object]) -> object:
+            if "BOOM" in text:
+                raise IndexError("string index out of range")
+            return real.parse(text, env)
+
+    monkeypatch.setattr(markdown, "parser", Failing)
+    pages = tuple(Page(name, name) for name in ("bad.md", "good.md"))
+    found = [f.render() for f in check_pages(root, pages, load(root)).findings]
+    assert found[0].startswith("bad.md:1:1: FD707 markdown-it-py ") and found[0].endswith(
+        "failed on this page (IndexError: string index out of range); not checked: report "
+        "the page to markdown-it-py, or reword the lines it fails on"
+    ), found
+    assert [f.split(": ")[1].split()[0] for f in found[1:]] == ["FD401"], found
+
+
+def _plain_fails(text: str) -> bool:
+    try:
+        MarkdownIt("commonmark").enable("table").parse(text)
+    except IndexError:
+        return True
+    return False
+
+
+def test_the_page_markdown_it_fails_on_is_reported_by_the_command(tmp_path: Path) -> None:
+    """Through the installed command: FD707 (exit 1) where the installed markdown-it-py
+    raises on the text, a clean page where it does not; the page beside it is checked, and
+    a link to an anchor in the failed page says the page could not be parsed."""
+    link = "[x](odd.md#a) and [y](gone.md)\n"
+    root = _repo(tmp_path, {"odd.md": FAILS_4_3, "other.md": link})
+    done = subprocess.run(
+        [sys.executable, "-m", "fidelity", "-q", "check-docs", "--no-cache", "odd.md", "other.md"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stdout.splitlines()
+    codes = [line.split(": ")[1].split()[0] for line in lines if ": FD" in line]
+    if _plain_fails(FAILS_4_3):
+        assert done.returncode == 1 and codes == ["FD707", "FD402", "FD401"], done
+        assert "odd.md could not be parsed (markdown-it-py raised IndexError" in lines[1], lines
+    else:
+        assert done.returncode == 1 and "FD707" not in codes and "FD401" in codes, done
