@@ -6,6 +6,7 @@ the tokens and where each type of top-level token is, so that a rule walks only 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,14 +39,25 @@ class ParserFailed(Exception):
 
 @contextmanager
 def parser_failures() -> Iterator[None]:
-    """Whatever the parser raises, other than ``TooDense``, as ``ParserFailed``: the page is
-    reported as not checked (FD707), and the run goes on to the next page."""
+    """An exception raised in markdown-it-py's own code as ``ParserFailed``: the page is
+    reported as not checked (FD707), and the run goes on to the next page. One raised in
+    the checkers' own code stays what it is, an internal error to report."""
     try:
         yield
     except (TooDense, ParserFailed):
         raise
     except Exception as exc:
+        if not _raised_in_markdown_it(exc):
+            raise
         raise ParserFailed(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _raised_in_markdown_it(exc: Exception) -> bool:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = tb.tb_frame.f_code.co_filename if tb is not None else ""
+    return f"{os.sep}markdown_it{os.sep}" in where
 
 
 @dataclass(frozen=True, slots=True)

@@ -214,3 +214,28 @@ def test_a_run_of_cases_writing_arrays_says_what_moved_and_plots_it(tmp_path: Pa
     assert "<h4>grid.npy: values</h4>" in figure and "<svg" in figure
     assert "values: candidate - baseline, per element" in figure
     assert "delta (31 of 600 elements differ)" in figure
+
+
+def test_a_header_declaring_more_than_the_file_holds_is_no_array(tmp_path: Path) -> None:
+    """Given as bytes (`compare` reads an output once), numpy allocates what a header
+    declares before reading: 37 GiB for a 192-byte file, a MemoryError that ended the whole
+    command. Both roads now refuse it alike, as a finding (red before: MemoryError)."""
+    head = io.BytesIO()
+    header = {"descr": "<f8", "fortran_order": False, "shape": (5_000_000_000,)}
+    np.lib.format.write_array_header_1_0(head, header)
+    truncated = head.getvalue() + bytes(64)
+    whole = io.BytesIO()
+    np.save(whole, np.arange(4.0))
+    (tmp_path / "b.npy").write_bytes(whole.getvalue())
+    (tmp_path / "c.npy").write_bytes(truncated)
+    spec = {"kind": "npy", "rtol": 1e-9}
+    by_path = explain("x.npy", tmp_path / "b.npy", tmp_path / "c.npy", spec)
+    by_bytes = explain("x.npy", whole.getvalue(), truncated, spec)
+    assert (
+        by_path.summary
+        == by_bytes.summary
+        == (
+            "bytes differ and not parseable as npy: its header declares 40,000,000,000 bytes of "
+            "data, the file holds 64"
+        )
+    )

@@ -191,42 +191,72 @@ def walk(b_doc: Any, c_doc: Any, nb: list[str], nc: list[str], met: Met) -> Iter
 
 
 def path_of(b_doc: Any) -> Callable[[Met, int], str]:
-    """Where a number met is: by its parent's path, or found by its ordinal in b_doc."""
+    """Where a number met is: by its parent's path, or found by its ordinal in b_doc. What
+    a search learns of a container is kept for the next (`_Children`): a report names the
+    largest numbers of every run of them, and each search from the root alone would scan
+    the same children again (a list of 20,000 objects without a number: minutes)."""
+    seen: dict[int, _Children] = {}
 
     def where(met: Met, i: int) -> str:
         if met.parents[i] is not None:
             return met.path(i)
-        return _locate(b_doc, met.keys[i] + FIRST)  # type: ignore[operator]
+        return _locate(b_doc, met.keys[i] + FIRST, seen)  # type: ignore[operator]
 
     return where
 
 
-def _locate(doc: Any, g: int) -> str:
+def _locate(doc: Any, g: int, seen: dict[int, _Children]) -> str:
     """The path of ordinal g in doc: at each level, the last child whose first ordinal is
     at most g holds it (ordinals grow in document order), found by bisection."""
     path, node = "$", doc
     while type(node) is not int:
-        keys = list(node) if type(node) is dict else None
-        children = list(node.values()) if keys is not None else node
-        j = _holding(children, g)
-        node = children[j]
-        path = f"{path}.{keys[j]}" if keys is not None else f"{path}[{j}]"
+        known = seen.get(id(node))  # the document outlives the search: ids stay its own
+        if known is None:
+            known = seen[id(node)] = _Children(node)
+        j = known.holding(g)
+        node = known.children[j]
+        path = f"{path}.{known.keys[j]}" if known.keys is not None else f"{path}[{j}]"
     return path
 
 
-def _holding(children: list[Any], g: int) -> int:
-    """The index of the last child whose first ordinal is at most g (children without an
-    ordinal are passed over)."""
-    lo, hi, best = 0, len(children), -1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        j, first = mid, None
-        while j < hi and (first := _edge(children[j], iter)) is None:
+class _Children:
+    """A container's children, and for each place the first child at or after it that
+    holds an ordinal, with that ordinal: found once, so every child is looked into once."""
+
+    def __init__(self, node: Any) -> None:
+        self.keys = list(node) if type(node) is dict else None
+        self.children: list[Any] = list(node.values()) if self.keys is not None else node
+        self._next: dict[int, tuple[int, int | None]] = {}
+
+    def _numbered(self, j: int) -> tuple[int, int | None]:
+        """(place, first ordinal) of the first child at or after j holding one; (len, None)
+        when none does."""
+        passed = []
+        found: tuple[int, int | None] = (len(self.children), None)
+        while j < len(self.children):
+            if j in self._next:
+                found = self._next[j]
+                break
+            first = _edge(self.children[j], iter)
+            if first is not None:
+                found = (j, first)
+                break
+            passed.append(j)
             j += 1
-        if first is None:
-            hi = mid
-        elif first <= g:
-            best, lo = j, j + 1
-        else:
-            hi = mid
-    return best
+        for k in (*passed, j):
+            self._next[k] = found
+        return found
+
+    def holding(self, g: int) -> int:
+        """The place of the last child whose first ordinal is at most g."""
+        lo, hi, best = 0, len(self.children), -1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            j, first = self._numbered(mid)
+            if first is None or j >= hi:
+                hi = mid  # no child in [mid, hi) holds an ordinal
+            elif first <= g:
+                best, lo = j, j + 1
+            else:
+                hi = mid
+        return best

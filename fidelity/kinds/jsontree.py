@@ -244,20 +244,24 @@ def _both_judged(
     """Both documents parsed and every leaf that differs tallied (`_judged`); why one is
     no JSON instead. By ordinals without ignore entries and up to `ORDINAL_BYTES` each,
     else (or with a key given twice) as `parsed` documents."""
-    try:
-        if not ignore.entries and max(len(b_bytes), len(c_bytes)) <= ORDINAL_BYTES:
+    ordinal = not ignore.entries and max(len(b_bytes), len(c_bytes)) <= ORDINAL_BYTES
+    numbers: tuple[list[str], list[str]] | None = None
+    try:  # only the parse: an error while judging two valid documents is no "not JSON"
+        if ordinal:
             try:
                 (b_doc, nb), (c_doc, nc) = jsonordinal.parse(b_bytes), jsonordinal.parse(c_bytes)
+                numbers = nb, nc
             except jsonordinal.Duplicate:
                 pass
-            else:
-                met = Met()
-                leaves = jsonordinal.walk(b_doc, c_doc, nb, nc, met)
-                where = jsonordinal.path_of(b_doc)
-                return _judged(leaves, met, where, tol=tol, tally=tally, neutral=neutral)
-        b_doc, c_doc = parsed(b_bytes), parsed(c_bytes)
+        if numbers is None:
+            b_doc, c_doc = parsed(b_bytes), parsed(c_bytes)
     except (ValueError, RecursionError) as exc:
         return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+    if numbers is not None:
+        met = Met()
+        leaves = jsonordinal.walk(b_doc, c_doc, *numbers, met)
+        where = jsonordinal.path_of(b_doc)
+        return _judged(leaves, met, where, tol=tol, tally=tally, neutral=neutral)
     return _tallied(b_doc, c_doc, tol=tol, tally=tally, ignore=ignore, neutral=neutral)
 
 

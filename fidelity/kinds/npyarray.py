@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fidelity import blas
 from fidelity.kinds.base import Plain, Series, Spec
@@ -35,7 +35,7 @@ from fidelity.kinds.diffs import (
     Tolerance,
     tolerance_for,
 )
-from fidelity.kinds.sources import Neutral, Source, opened
+from fidelity.kinds.sources import Neutral, Source, opened, size
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,11 +57,31 @@ def load(source: Source) -> np.ndarray[Any, Any]:
     with opened(source) as f:
         if f.read(len(MAGIC)) != MAGIC:
             raise ValueError("not a .npy file: it does not start with \\x93NUMPY")
+        f.seek(0)
+        _holds_its_data(f, size(source))
     if isinstance(source, Path):
         array: np.ndarray[Any, Any] = np.load(source, mmap_mode="r", allow_pickle=False)
     else:
         array = np.load(io.BytesIO(source), allow_pickle=False)
     return array
+
+
+def _holds_its_data(f: BinaryIO, size: int) -> None:
+    """ValueError when the header declares more data than the file holds: given as bytes,
+    numpy would allocate all it declares before reading (a 192-byte file declaring 37 GiB
+    is a MemoryError, not a finding); memory-mapped, it would refuse in other words."""
+    import numpy as np
+
+    fmt = np.lib.format
+    version = fmt.read_magic(f)
+    read = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
+    if read is None:
+        return  # a later format: numpy's own reading decides
+    shape, _, dtype = read(f)
+    declared = math.prod(shape) * dtype.itemsize
+    held = size - f.tell()
+    if declared > held:
+        raise ValueError(f"its header declares {declared:,} bytes of data, the file holds {held:,}")
 
 
 def label(flat: int, shape: tuple[int, ...]) -> str:
