@@ -211,3 +211,14 @@ def test_an_error_while_judging_is_not_called_invalid_json(monkeypatch: pytest.M
         monkeypatch.setattr(jsontree, "ORDINAL_BYTES", limit)
         said.append(explain("r.json", base, cand, {"kind": "json"}).summary)
     assert said[0] == said[1] and said[0].startswith("bytes differ and not parseable as json")
+
+
+@pytest.mark.parametrize("spec", [{}, {"ignore": ["x"]}], ids=["ordinal road", "ignore road"])
+def test_a_value_too_deep_to_read_back_is_said_not_raised(spec: dict[str, Any]) -> None:
+    """Valid JSON nested 900 deep where the other side holds a number: reading it back
+    recursed past Python's limit and the RecursionError ended the whole command, on either
+    road (red before)."""
+    deep = "[" * 900 + "1" + "]" * 900
+    d = explain("r.json", f'{{"a": {deep}}}'.encode(), b'{"a": 1}', {"kind": "json", **spec})
+    assert d.summary == "not compared by value: a value is nested too deeply to read back"
+    assert not d.within_tolerance and d.limit

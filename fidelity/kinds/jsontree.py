@@ -211,10 +211,14 @@ def compare_json(
     tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))
     ignore = Ignores(tuple(spec.get("ignore", [])))
     tol = tolerance_for(spec)
-    with _no_cycle_collection():  # the documents are freed before it ends
-        paths_only = _both_judged(
-            b_bytes, c_bytes, tol=tol, tally=tally, ignore=ignore, neutral=neutral
-        )
+    try:
+        with _no_cycle_collection():  # the documents are freed before it ends
+            paths_only = _both_judged(
+                b_bytes, c_bytes, tol=tol, tally=tally, ignore=ignore, neutral=neutral
+            )
+    except RecursionError:  # a value nested too deeply to read back, where the other is none
+        why = "a value is nested too deeply to read back"
+        return OutputDiff(path, NAME, False, f"not compared by value: {why}", limit=why)
     if isinstance(paths_only, str):
         return OutputDiff(path, NAME, False, f"not valid JSON: {paths_only}")
     return OutputDiff(
