@@ -101,3 +101,18 @@ def test_the_page_markdown_it_fails_on_is_reported_by_the_command(tmp_path: Path
         assert "odd.md could not be parsed (markdown-it-py raised IndexError" in lines[1], lines
     else:
         assert done.returncode == 1 and "FD707" not in codes and "FD401" in codes, done
+
+
+def test_a_link_into_a_page_too_dense_to_parse_says_why(tmp_path: Path) -> None:
+    """A page checked in the same run and too dense to parse (FD705) has unknown anchors,
+    not none: a link into it said "no anchor" (red before)."""
+    dense = "*a " * 1300 + "\n"
+    root = _repo(tmp_path, {"dense.md": dense, "other.md": "[x](dense.md#a)\n"})
+    (root / "pyproject.toml").write_text("[tool.fidelity.docs]\nmax_page_bytes = 4000\n")
+    pages = tuple(Page(name, name) for name in ("dense.md", "other.md"))
+    found = [f.render() for f in check_pages(root, pages, load(root)).findings]
+    assert found[0].startswith("dense.md:1:1: FD705 "), found
+    assert found[1] == (
+        "other.md:1:5: FD402 cannot check '#a': dense.md holds more than 1,000 Markdown "
+        "tokens (one per 8 bytes of max_page_bytes 4,000)"
+    ), found
