@@ -7,6 +7,7 @@
 - `quickschema`: whether a table is valid, decided without importing jsonschema
 - `check`: every rule over one page, and over a set of pages against their baseline
 - `cache`: per-page results kept between runs (time only, never a verdict)
+- `blake`: BLAKE2b hashes and the cache's keyed signature, without loading OpenSSL
 - `markdown`: the one markdown-it-py parser: CommonMark plus GFM tables
 - `parsed`: what a parse returns, importable without markdown-it
 - `labels`: where a link label's `[` closes, scanned once per inline parse

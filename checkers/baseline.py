@@ -11,12 +11,12 @@ still fail: the new one is not listed. Entries that are counts are judged as cou
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from checkers import ratchets
+from checkers.blake import hex_digest
 from checkers.findings import Finding
 from checkers.ratchets import RATCHETABLE, Entry, Lowered, Ratchets
 
@@ -54,7 +54,7 @@ def fingerprint(page: str, finding: Finding, occurrence: int) -> str:
     """16 hex digits of page, code, subject and occurrence index: stable across edits that
     move the finding, different for a different subject."""
     text = f"{page}\0{finding.code}\0{finding.key}\0{occurrence}"
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return hex_digest(text.encode(), 8)
 
 
 def fingerprinted(page: str, findings: Sequence[Finding]) -> list[Finding]:

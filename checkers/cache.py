@@ -2,7 +2,7 @@
 
 A cache can only save time, never change a verdict. One file in a folder the caller names
 (fidelity's command line passes ``.fidelity/cache/``, which git ignores), signed with a key
-the caller keeps outside the repository (HMAC-SHA256): a file that does not carry this
+the caller keeps outside the repository (a keyed BLAKE2b): a file that does not carry this
 key's signature (edited by hand, restored from another machine or branch) is ignored and
 every page is checked. A file that is not a regular file (a FIFO, socket, device, folder or
 symlink) or is over ``MAX_BYTES`` is refused from its ``lstat`` alone, never opened.
@@ -19,8 +19,6 @@ ignored or not kept is in ``notes``, for the caller to say; it is never a findin
 from __future__ import annotations
 
 import functools
-import hashlib
-import hmac
 import importlib.util
 import json
 import os
@@ -30,27 +28,29 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from checkers import blake
+from checkers.blake import blake2b, hex_digest, same
 from checkers.findings import Code, Finding
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
 FILE = "check-docs.json"
-FORMAT = 3
-MAGIC = b"fidelity-check-docs-cache"
+FORMAT = 4
+MAGIC = b"fidelity-check-docs-cache-4"  # 4: signed with a keyed BLAKE2b (3: HMAC-SHA256)
 MAX_BYTES = 64 * 1024 * 1024  # 60 times the cache of 1,000 pages of 8 KB (1.1 MB measured)
 
 
 def digest(data: bytes) -> str:
     """The content hash that keys a file's entries."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return hex_digest(data, 16)
 
 
 @functools.cache
 def code_salt() -> str:
     """The checkers' own source and what their answers depend on beyond it (markdown-it-py,
     Python and its Unicode tables, which the slugs use): a new build invalidates entries."""
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     for name, data in _own_files():
         h.update(name.encode() + b"\0" + data)
     h.update(_markdown_it_source() + b"\0")
@@ -96,10 +96,6 @@ def _markdown_it_source() -> bytes:
     import markdown_it  # a zipped or frozen install: its version, by importing it
 
     return markdown_it.__version__.encode()
-
-
-def _sign(key: bytes, payload: bytes) -> bytes:
-    return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
 
 
 _KINDS = (
@@ -190,7 +186,7 @@ class Cache:
         magic, _, signature = header.partition(b" ")
         if magic != MAGIC:
             return None, "is not a check-docs cache of this fidelity version"
-        if not hmac.compare_digest(signature, _sign(self._secret, payload)):
+        if not same(signature, blake.signature(self._secret, payload)):
             return None, (
                 "is not signed with this machine's cache key (edited, or made on another "
                 "machine or from another key)"
@@ -264,7 +260,8 @@ class Cache:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".check-docs.", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as handle:
-                    handle.write(MAGIC + b" " + _sign(self._secret, payload) + b"\n" + payload)
+                    signed = blake.signature(self._secret, payload)
+                    handle.write(MAGIC + b" " + signed + b"\n" + payload)
                 os.replace(tmp, self.path)
             except BaseException:
                 os.unlink(tmp)

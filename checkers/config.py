@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checkers import schema
+from checkers.blake import hex_digest
 
 if TYPE_CHECKING:  # imported only to explain a configuration that is not valid
     import jsonschema
@@ -173,7 +173,7 @@ def _rules(raw: Mapping[str, Any], source: str, where: str) -> dict[str, Any]:
 
 def _fingerprint(section: Mapping[str, Any]) -> str:
     text = json.dumps(section, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hex_digest(text.encode(), 32)
 
 
 def from_section(

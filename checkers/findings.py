@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 import re
 from dataclasses import dataclass, field
+
+from checkers.blake import hex_digest
 
 
 class Code(enum.StrEnum):
@@ -87,7 +88,7 @@ def content_subject(text: str) -> str:
     text = " ".join(text.split())
     if len(text) <= 60:
         return text
-    digest = hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+    digest = hex_digest(text.encode(), 4)
     return f"{text[:48]}… {digest}"
 
 

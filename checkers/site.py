@@ -7,12 +7,12 @@ opened. Reads are bounded by ``max_page_bytes``: a larger file is not parsed.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checkers.blake import hex_digest
 from checkers.cache import Cache, digest
 from checkers.linkcheck import DEFERRED, Anchors, Deferred, Kind, Unreadable
 from checkers.parsed import Parsed, ParserFailed, TooDense
@@ -55,7 +55,7 @@ def anchors_key(value: Anchors) -> str:
         return "deferred"  # never recorded: a deferred answer is resolved before it is kept
     if isinstance(value, Unreadable):
         return "unreadable:" + value.reason
-    return hashlib.blake2b("\n".join(sorted(value)).encode(), digest_size=16).hexdigest()
+    return hex_digest("\n".join(sorted(value)).encode(), 16)
 
 
 BYTES_PER_TOKEN = 8  # a page at the cap must average 8 bytes a token (ours: 5 to 14)

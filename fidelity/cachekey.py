@@ -44,14 +44,13 @@ def _read(path: Path) -> bytes:
 def _make(path: Path) -> None:
     """Write a new random key with mode 0600, appearing whole or not at all (a concurrent
     first run keeps whichever key was linked first)."""
-    import secrets  # here, with tempfile: the key is made once, read on every other run
-    import tempfile
+    import tempfile  # here: the key is made once, read on every other run
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache.key.")  # mode 0600
     try:
         with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(secrets.token_hex(32) + "\n")
+            handle.write(os.urandom(32).hex() + "\n")  # secrets.token_hex(32), without OpenSSL
         with contextlib.suppress(FileExistsError):  # another run made it first: use that one
             os.link(tmp, path)
     finally:

@@ -323,6 +323,44 @@ def test_cases_list_hashes_its_table_without_openssl() -> None:
     assert watched(script, ["-q", "cases", "list"], ROOT, env) == []
 
 
+def test_check_docs_hashes_and_signs_its_cache_without_openssl(tmp_path: Path) -> None:
+    """`hashlib` and `hmac` load OpenSSL (about 4 ms of a one-page check's 60): check-docs
+    hashes with CPython's own BLAKE2b and signs its cache with a keyed one
+    (`checkers.blake`), on the first run, the re-run from the cache and `--no-cache`."""
+    (tmp_path / "page.md").write_text("# Page\n\nSee [the top](#page).\n", encoding="utf-8")
+    script = probe('["_hashlib"] if "_hashlib" in sys.modules else []')
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "PATH": "/usr/bin:/bin",
+        "FIDELITY_CACHE_KEY_FILE": str(tmp_path / "key"),
+    }
+    for args in (
+        ["check-docs", "page.md"],
+        ["check-docs", "page.md"],
+        ["check-docs", "--no-cache", "page.md"],
+    ):
+        assert watched(script, args, tmp_path, env) == [], args
+    assert (tmp_path / ".fidelity" / "cache" / "check-docs" / "check-docs.json").is_file()
+
+
+def test_the_cache_signature_is_a_keyed_blake2b() -> None:
+    import hashlib
+
+    from checkers import blake
+
+    payload = b"entries"
+    want = hashlib.blake2b(payload, key=b"k" * 64, digest_size=32).hexdigest().encode()
+    assert blake.signature(b"k" * 64, payload) == want
+    assert blake.signature(b"k" * 63, payload) != want
+    long = b"k" * 65  # over BLAKE2b's 64 bytes: hashed to 64 first, still the key's own
+    assert blake.signature(long, payload) == blake.signature(
+        hashlib.blake2b(long).digest(), payload
+    )
+    assert blake.signature(long, payload) != blake.signature(b"k" * 66, payload)
+    assert blake.hex_digest(payload, 16) == hashlib.blake2b(payload, digest_size=16).hexdigest()
+    assert blake.same(want, bytes(want)) and not blake.same(want, want[:-1] + b"0")
+
+
 @pytest.mark.parametrize("data", [b"", b"x", bytes(range(256)) * 300])
 def test_the_small_text_digest_is_sha256(data: bytes) -> None:
     import hashlib
