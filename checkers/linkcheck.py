@@ -220,7 +220,15 @@ class _Hints:
         postings = self.postings
         held = (postings.get(gram) or () for gram in _grams(fragment))
         shared = collections.Counter(itertools.chain.from_iterable(held))  # counted in C
-        return heapq.nsmallest(HINT_CANDIDATES, shared, key=lambda a: (-shared[a], a))
+        if len(shared) <= HINT_CANDIDATES:
+            return sorted(shared)
+        # the HINT_CANDIDATES most shared, ties to the smaller name: the least count among
+        # them found in C, then only the anchors at that count sorted (a key function
+        # called for each of thousands of anchors cost half of a hint)
+        least = heapq.nlargest(HINT_CANDIDATES, shared.values())[-1]
+        above = [anchor for anchor, n in shared.items() if n > least]
+        at = sorted(anchor for anchor, n in shared.items() if n == least)
+        return sorted(above) + at[: HINT_CANDIDATES - len(above)]
 
 
 @functools.lru_cache(maxsize=16)
@@ -239,6 +247,7 @@ def _hints(known: frozenset[str]) -> _Hints:
     return _Hints(lowered, postings)
 
 
+@functools.lru_cache(maxsize=1024)  # a renamed heading is often linked to many times
 def _hint(fragment: str, known: frozenset[str]) -> str:
     hints = _hints(known)
     lowered = hints.lowered

@@ -23,7 +23,8 @@ class Locator:
     def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
         self._last: tuple[int, int, int] = (-1, 0, 0)  # (token id, offset, newlines before)
-        self._first: tuple[int, int] = (-1, 0)  # (token id, source line of content line 0)
+        # (token id, source line of content line 0, its column there or None)
+        self._first: tuple[int, int, int | None] = (-1, 0, None)
 
     def _first_line(self, token: Token) -> int:
         """0-based source line of the content's first line. Usually ``map[0]``, but
@@ -35,12 +36,13 @@ class Locator:
         start = token.map[0]
         spare = token.map[1] - start - token.content.count("\n") - 1
         first = token.content.split("\n", 1)[0]
-        found = start
+        found, base = start, None
         for line in range(start, min(start + spare, len(self.parsed.lines) - 1) + 1):
-            if _base(self.parsed.lines[line], first) is not None:
+            base = _base(self.parsed.lines[line], first)
+            if base is not None:
                 found = line
                 break
-        self._first = (id(token), found)
+        self._first = (id(token), found, base)
         return found
 
     def _newlines(self, token: Token, pos: int) -> int:
@@ -63,7 +65,10 @@ class Locator:
         stop = content.find("\n", pos)
         here = content[start : stop if stop >= 0 else len(content)]
         source = self.parsed.lines[line]
-        base = _base(source, here)
+        first = self._first  # content line 0 was just located there: a link per paragraph
+        base = first[2] if k == 0 and first[0] == id(token) and first[1] == line else None
+        if base is None:
+            base = _base(source, here)
         if base is None:
             found = next((i for i in (source.find(n) for n in needles if n) if i >= 0), -1)
             return line + 1, found + 1 if found >= 0 else self.parsed.first_col(line + 1)

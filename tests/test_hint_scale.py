@@ -10,6 +10,7 @@ still name the anchor meant. The red case puts back the comparison with every an
 
 from __future__ import annotations
 
+import collections
 import difflib
 import random
 from collections.abc import Iterator
@@ -157,3 +158,48 @@ def test_the_closest_anchor_is_difflibs_answer() -> None:
         for pool in pools:
             expected = difflib.get_close_matches(word, pool, n=1)
             assert linkcheck.closest(word, pool) == (expected[0] if expected else None), word
+
+
+def test_the_candidates_are_the_most_shared_anchors_ties_to_the_smaller_name() -> None:
+    """`candidates` picks its anchors without a key function per anchor; the pick must be
+    the one it stands for: the most grams shared, ties to the smaller name."""
+    rng = random.Random(7)
+    for _ in range(400):
+        n = rng.choice([3, 40, 300, 1_500])
+        known = frozenset(
+            f"{rng.choice(('section', 'part', 's'))}-{rng.randrange(n)}-{rng.choice(WORDS)}"
+            for _ in range(n)
+        )
+        word = rng.choice(sorted(known))
+        cut = rng.randrange(len(word))
+        fragment = word[:cut] + rng.choice("xyz-0") + word[rng.randrange(cut, len(word)) :]
+        hints = linkcheck._hints(known)
+        held = [hints.postings.get(gram) or () for gram in linkcheck._grams(fragment)]
+        shared = collections.Counter(a for anchors_ in held for a in anchors_)
+        want = sorted(shared, key=lambda a: (-shared[a], a))[: linkcheck.HINT_CANDIDATES]
+        assert sorted(hints.candidates(fragment)) == sorted(want), fragment
+
+
+def test_a_fragment_linked_many_times_is_hinted_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A renamed heading is often linked from many places: its "did you mean" is worked
+    out once per run, not once per link (red before: 300 full searches)."""
+    (tmp_path / ".git").mkdir()
+    heads = "".join(f"## Step {i} {WORDS[i % 6]}\n\n" for i in range(30))
+    body = "".join(f"[x](#step-2-tabel) {i}\n\n" for i in range(300))
+    (tmp_path / "many.md").write_text(f"# Many\n\n{heads}{body}")
+    searched: list[str] = []
+    original = linkcheck.closest
+
+    def counted(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None:
+        searched.append(word)
+        return original(word, candidates, cutoff)
+
+    monkeypatch.setattr(linkcheck, "closest", counted)
+    result = check_pages(tmp_path, (Page("many.md", "many.md"),), from_section({}))
+    assert len(result.findings) == 300
+    assert {f.message for f in result.findings} == {
+        "no anchor '#step-2-tabel' in many.md; did you mean '#step-2-table'?"
+    }
+    assert searched == ["step-2-tabel"]
