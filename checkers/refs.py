@@ -33,7 +33,8 @@ def check_references(parsed: Parsed, path: str) -> list[Finding]:
         ]
         for pos, code, written in sorted(found):
             line, col = where.at(token, pos)
-            label = clip(" ".join(written.split()))  # a label may span lines; match as one
+            subject = " ".join(written.split())  # a label may span lines; match as one
+            label = clip(subject)
             if code is Code.UNDEFINED_REFERENCE:
                 message = (
                     f"reference [{label}] is not defined; add a line '[{label}]: <target>' "
@@ -44,5 +45,5 @@ def check_references(parsed: Parsed, path: str) -> list[Finding]:
                     f"footnote [^{label}] is not defined; add a line '[^{label}]: <text>' "
                     "or fix the label"
                 )
-            findings.append(Finding(path, line, col, code, message, " ".join(written.split())))
+            findings.append(Finding(path, line, col, code, message, subject))
     return findings
