@@ -392,10 +392,14 @@ def check_links(
     from checkers.links import links
 
     findings, later = [], []
+    answers: dict[tuple[str, str], Broken | Later | None] = {}  # a page links a target often
     for link in links(parsed):
-        problem = check_link(link, page, rules, site)
+        key = (link.href, link.kind)
+        if key not in answers:
+            answers[key] = check_link(link, page, rules, site)
+        problem = answers[key]
         if isinstance(problem, Later):
-            later.append(problem)
+            later.append(problem if problem.link is link else replace(problem, link=link))
         elif problem is not None:
             findings.append(_finding(path, link, problem))
     return findings, later

@@ -203,3 +203,32 @@ def test_a_fragment_linked_many_times_is_hinted_once(
         "no anchor '#step-2-tabel' in many.md; did you mean '#step-2-table'?"
     }
     assert searched == ["step-2-tabel"]
+
+
+def test_a_target_linked_many_times_is_resolved_once_and_each_link_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's links to one target share one answer (red before: 40 resolutions of the
+    same href); each link keeps its own finding and line, including links into a page
+    parsed after it, whose fragments are checked later."""
+    (tmp_path / ".git").mkdir()
+    same = "".join(f"[a](b.md#gone) and [b](#nope) {i}\n\n" for i in range(20))
+    (tmp_path / "a.md").write_text(f"# A\n\n{same}[c](b.md#there)\n")
+    (tmp_path / "b.md").write_text("# B\n\n## There\n")
+    resolved: list[str] = []
+    original = linkcheck.local_target
+
+    def counted(href: str) -> linkcheck.Target | None:
+        resolved.append(href)
+        return original(href)
+
+    monkeypatch.setattr(linkcheck, "local_target", counted)
+    pages = (Page("a.md", "a.md"), Page("b.md", "b.md"))
+    result = check_pages(tmp_path, pages, from_section({}))
+    assert sorted(resolved) == ["#nope", "b.md#gone", "b.md#there"]
+    said = [(f.line, f.message.split(";")[0]) for f in result.findings]
+    assert said == [
+        (line, message)
+        for line in range(3, 43, 2)
+        for message in ("no anchor '#gone' in b.md", "no anchor '#nope' in a.md")
+    ]
