@@ -22,7 +22,8 @@ the cores this process may use; the load average is printed before and after.
   the generated corpus's prose has no punctuation, so nearly every inline token is bare
   text, a shape few real pages have).
 - ``--startup``: ``python -c pass``, ``fidelity --version``, ``cases list`` (two cases) and
-  ``check-docs`` on one 3 KB page (answered from the cache, and ``--no-cache``).
+  ``check-docs`` on one 3 KB page (answered from the cache, and ``--no-cache``), and the
+  floor of any check of a page not in the cache: markdown-it-py imported and the page parsed.
 
 Usage: python scripts/bench_docs_cores.py [--corpus] [--pages DIR ...] [--shapes] [--startup]
        [--cores 1 2 all] [--repeats 5]
@@ -221,6 +222,8 @@ def startup_figures(
         "cases list -q": ["fidelity", "-q", "cases", "list"],
         "check-docs one page, cached": ["fidelity", "check-docs", "one.md"],
         "check-docs one page, --no-cache": ["fidelity", "check-docs", "--no-cache", "one.md"],
+        # what any check of a page not in the cache needs: markdown-it-py imported, one parse
+        "markdown-it import and parse of the page": [sys.executable, "-c", FLOOR, "one.md"],
     }
     cpu_of(commands["check-docs one page, cached"], root, env)  # the cache is kept from here
     jobs = {
