@@ -116,6 +116,29 @@ def test_a_corrupt_cache_is_ignored(tmp_path: Path) -> None:
     )
 
 
+def test_a_cache_fidelity_signed_before_format_4_is_ignored_with_a_note(tmp_path: Path) -> None:
+    """Format 3 was signed with HMAC-SHA256 under the same key; it is not read, even where
+    its signature is genuine, and the note says why (red if the old magic were accepted)."""
+    import hashlib
+    import hmac
+
+    _tree(tmp_path)
+    config = load(tmp_path)
+    first, _ = _run(tmp_path, config)
+    path = tmp_path / ".cache" / FILE
+    payload = path.read_bytes().partition(b"\n")[2]
+    signature = hmac.new(KEY, payload, hashlib.sha256).hexdigest().encode()
+    path.write_bytes(b"fidelity-check-docs-cache " + signature + b"\n" + payload)
+    again, hits = _run(tmp_path, config)
+    assert (hits, _lines(again)) == (0, _lines(first))
+    assert again.notes == (
+        f"check-docs cache ignored: {path} is not a check-docs cache of this fidelity "
+        "version; every page is checked (a fresh cache replaces it)",
+    )
+    _, hits = _run(tmp_path, config)
+    assert hits == 3  # replaced by one of this format
+
+
 def test_a_cache_signed_with_another_key_is_recomputed_never_trusted(tmp_path: Path) -> None:
     """Another machine's cache, even one its own fidelity signed, that says a page with a
     broken link is clean: this machine checks every page again."""

@@ -37,6 +37,12 @@ def anchors(n: int) -> frozenset[str]:
     return frozenset(made | {"setup-2", "Install-Steps"})
 
 
+@pytest.fixture(autouse=True)
+def _fresh_hints() -> None:
+    """`_hint` is memoised for the life of the process: each test counts its own work."""
+    linkcheck._hint.cache_clear()
+
+
 @pytest.fixture
 def comparisons(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     count = [0]

@@ -44,8 +44,10 @@ print(code, json.dumps(sorted({watched})))
 """
 
 
-def watched(script: str, args: list[str], cwd: Path, env: dict[str, str]) -> list[str]:
-    """The watched modules a probe script saw the CLI load, after it exited 0."""
+def watched(
+    script: str, args: list[str], cwd: Path, env: dict[str, str], exit_code: str = "0"
+) -> list[str]:
+    """The watched modules a probe script saw the CLI load, after it exited as expected."""
     done = subprocess.run(
         [sys.executable, "-c", script, *args],
         cwd=cwd,
@@ -56,7 +58,7 @@ def watched(script: str, args: list[str], cwd: Path, env: dict[str, str]) -> lis
         check=True,
     )
     code, names = done.stdout.splitlines()[-1].split(" ", 1)
-    assert code == "0", done.stdout
+    assert code == exit_code, done.stdout
     found: list[str] = json.loads(names)
     return found
 
@@ -334,13 +336,17 @@ def test_check_docs_hashes_and_signs_its_cache_without_openssl(tmp_path: Path) -
         "PATH": "/usr/bin:/bin",
         "FIDELITY_CACHE_KEY_FILE": str(tmp_path / "key"),
     }
-    for args in (
-        ["check-docs", "page.md"],
-        ["check-docs", "page.md"],
-        ["check-docs", "--no-cache", "page.md"],
-    ):
-        assert watched(script, args, tmp_path, env) == [], args
-    assert (tmp_path / ".fidelity" / "cache" / "check-docs" / "check-docs.json").is_file()
+    cache = tmp_path / ".fidelity" / "cache" / "check-docs" / "check-docs.json"
+    assert watched(script, ["check-docs", "page.md"], tmp_path, env) == []
+    written = cache.read_bytes()
+    assert watched(script, ["check-docs", "page.md"], tmp_path, env) == []
+    assert cache.read_bytes() == written  # read back and trusted: nothing re-signed
+    assert watched(script, ["check-docs", "--no-cache", "page.md"], tmp_path, env) == []
+    (tmp_path / "long.md").write_text(  # findings: fingerprints, subjects, a hint
+        f"# Long\n\n{'word ' * 400}\n\n[x](#lomg)\n", encoding="utf-8"
+    )
+    for args in (["check-docs", "long.md"], ["check-docs", "--no-cache", "--json", "-", "long.md"]):
+        assert watched(script, args, tmp_path, env, exit_code="1") == [], args
 
 
 def test_the_cache_signature_is_a_keyed_blake2b() -> None:
