@@ -112,6 +112,7 @@ def test_run_order_effect_cancels() -> None:
         ]
     j = judge(reps)
     assert j.ratio == pytest.approx(1.0, abs=0.01) and j.verdict is Verdict.INCONCLUSIVE
+    assert j.method is Method.PAIRED and j.interval.width() < 1.05  # unpaired: about 1.7
 
 
 def test_recorded_without_order_is_judged_unpaired() -> None:
@@ -463,6 +464,7 @@ def test_the_analysis_is_fixed_before_the_runs(tmp_path: Path) -> None:
     noise = [0.5, 0.9, 0.4, 1.1, 0.6, 0.3, 1.2, 0.5, 0.8, 0.4]
     measured = abba(a, b, noise, list(reversed(noise)))
     report = ab_runner.judged(measured, "", order="abba")
+    assert report.judgement is not None and report.judgement.verdict is Verdict.INCONCLUSIVE
     path = tmp_path / "run.json"
     path.write_text(json.dumps(report.to_json()))
     assert report.to_json()["analysis"] == {"control": True}

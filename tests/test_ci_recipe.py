@@ -147,11 +147,13 @@ def test_every_fidelity_command_in_the_recipes_parses() -> None:
         assert run.resume_if_exists and run.out and run.shard == "auto", name
 
 
-def test_a_wrong_option_in_a_recipe_would_be_caught() -> None:
-    words = fidelity_commands('fidelity -q merge "shards/$X" --output merged && echo done')
-    assert words == [["-q", "merge", "shards/1", "--output", "merged"]]
+def test_a_wrong_option_in_a_recipe_would_be_caught(capsys: pytest.CaptureFixture[str]) -> None:
+    words = fidelity_commands('fidelity -q merge "shards/$X" --out merged --outptu x && echo done')
+    assert words == [["-q", "merge", "shards/1", "--out", "merged", "--outptu", "x"]]
+    build_parser().parse_args(words[0][:-2])  # the same line without the misspelt option
     with pytest.raises(SystemExit):
         build_parser().parse_args(words[0])
+    assert "unrecognized arguments: --outptu x" in capsys.readouterr().err
 
 
 # --- each recipe installs this project, pinned ------------------------------------------------
@@ -294,16 +296,23 @@ def test_the_action_is_pinned_to_a_commit_that_has_it() -> None:
     holding action.yml (release 0.2.0 does not, so it cannot be the pin)."""
     refs = action_pins(ACTION_WORKFLOW.read_text()) + action_pins((ROOT / "docs/ci.md").read_text())
     assert refs
-    for ref in refs:
-        if ref == "RELEASE_SHA":
-            continue
-        argv = ["git", "cat-file", "-e", f"{ref}:action.yml"]
-        done = subprocess.run(argv, cwd=ROOT, env=git_env(ROOT.parent), capture_output=True)
-        assert done.returncode == 0, f"@{ref} has no action.yml: pin a release that ships it"
+    pinned = [ref for ref in refs if ref != "RELEASE_SHA"]  # none yet: the placeholder
+    assert [ref for ref in pinned if not _holds_action(ref)] == [], "pin a release with action.yml"
     release = "332b1233576cdb1974c4ebfeeb336cf1656ece57"
-    argv = ["git", "cat-file", "-e", f"{release}:action.yml"]
-    held = subprocess.run(argv, cwd=ROOT, env=git_env(ROOT.parent), capture_output=True)
-    assert held.returncode != 0, "0.2.0 ships action.yml now: pin it in the Action recipe"
+    known = subprocess.run(
+        ["git", "cat-file", "-e", f"{release}^{{commit}}"],
+        cwd=ROOT,
+        env=git_env(ROOT.parent),
+        capture_output=True,
+    )
+    assert known.returncode == 0, "release 0.2.0's commit is not in this clone"
+    assert not _holds_action(release), "0.2.0 ships action.yml now: pin it in the Action recipe"
+
+
+def _holds_action(ref: str) -> bool:
+    argv = ["git", "cat-file", "-e", f"{ref}:action.yml"]
+    done = subprocess.run(argv, cwd=ROOT, env=git_env(ROOT.parent), capture_output=True)
+    return done.returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -352,7 +361,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     # git+file:///...: the pip that ensurepip gives Python 3.11.7 (23.2.1) refuses this
     # direct reference ("Invalid requirement"); every recipe upgrades pip before it installs
-    yield Installed(venv, f"fidelity-gate @ git+file://{source.path}@{sha}", source.path)
+    with pytest.MonkeyPatch.context() as patch:  # the wheel it builds: not in the user's home
+        patch.setenv("PIP_CACHE_DIR", str(tmp / "pip-cache"))
+        yield Installed(venv, f"fidelity-gate @ git+file://{source.path}@{sha}", source.path)
 
 
 PREDICT = '[prediction]\nwhy = "a refactor: nothing moves"\nmoved = []\n'
