@@ -76,6 +76,7 @@ def test_timeout_kills_the_case_and_is_a_status(sim_repo: Repo) -> None:
     outcome = run(sim_repo, "HEAD")
     assert verdicts(outcome) == {"slow": "both-failed", "a": "identical"}
     assert outcome.baseline.cases["slow"].status == "timeout"
+    assert outcome.baseline.cases["slow"].duration_s < 10  # killed, not waited for (it sleeps)
     assert outcome.exit_code == 1
 
 
@@ -113,7 +114,8 @@ def test_setup_runs_once_per_side_in_the_worktree(sim_repo: Repo) -> None:
     setup = f"setup = [[{json.dumps(PY)}, \"-c\", \"open('value.txt', 'w').write('set')\"]]"
     sim_repo.commit({"cases/matrix.toml": matrix_toml({"a": "ok"}, extra_matrix=setup)})
     outcome = run(sim_repo, "HEAD")
-    assert [s.status for s in outcome.baseline.setup] == ["ok"]
+    for side in (outcome.baseline, outcome.candidate):
+        assert [s.status for s in side.setup] == ["ok"]
     out = outcome.run_dir / "candidate" / "cases" / "a" / "out" / "result.txt"
     assert out.read_text() == "set"
     assert outcome.exit_code == 0
@@ -134,7 +136,10 @@ def test_dirty_harness_fires_only_for_an_uncommitted_table(sim_repo: Repo) -> No
 def test_harness_revision_decides_the_table_for_both_sides(sim_repo: Repo) -> None:
     first = sim_repo.git("rev-parse", "HEAD")
     sim_repo.commit({"cases/matrix.toml": matrix_toml({"only": "ok"})}, "new table")
-    outcome = run(sim_repo, first, first, harness_rev="HEAD")
+    only = sim_repo.git("rev-parse", "HEAD")
+    # the checkout holds yet another table: only the harness revision's can name "only"
+    sim_repo.commit({"cases/matrix.toml": matrix_toml({"x": "ok"})}, "the checkout's table")
+    outcome = run(sim_repo, first, first, harness_rev=only)
     assert list(verdicts(outcome)) == ["only"]
     # both sides' own tables at `first` do not define "only": no finding for a new case
     assert outcome.findings == ()
