@@ -1,5 +1,6 @@
-"""Predictions that say what a change does (moved, fixed, broken, unchanged, expected
-findings) and findings a table accepts in the open: each can hold, and each goes red."""
+"""Predictions that say what a change does (fixed, broken, unchanged, expected findings)
+and findings a table accepts in the open: each can hold, and each goes red. `moved`, held
+and red, is in tests/test_predict.py."""
 
 from __future__ import annotations
 
@@ -121,6 +122,36 @@ def test_broken_on_purpose_holds_and_unchanged_names_cases(make_repo) -> None:
     outcome = run(repo, base, cand, "cases/broken.toml")
     assert outcome.judged is not None and outcome.judged.verdict is Held.HELD
     assert outcome.exit_code == 0
+
+
+def test_broken_and_unchanged_each_go_red(make_repo) -> None:
+    """A case predicted broken that still runs, and a case named unchanged that moves: each
+    falsifies the prediction; `unchanged` names cases like every other key (red before: the
+    suite held with `broken` left out of the cases expected to change; this goes red)."""
+    repo: Repo = make_repo("broken-red")
+    tables = {
+        "cases/matrix.toml": case("a") + case("b").replace("prog.py", "other.py"),
+        "cases/broken.toml": prediction(broken=["a"], unchanged=["b"]),
+        "cases/both.toml": prediction(broken=["a"], unchanged=["a"]),
+        "cases/nobody.toml": prediction(unchanged=["nobody"]),
+    }
+    other = 'import pathlib, sys\n(pathlib.Path(sys.argv[1]) / "result.txt").write_text(\n'
+    other += '    pathlib.Path("other.txt").read_text())\n'
+    files = {"prog.py": CRASHY, "other.py": other, "value.txt": "1", "other.txt": "1"}
+    base = repo.commit({**files, **tables})
+    kept = repo.commit({"notes.txt": "x"}, "breaks nothing")
+    outcome = run(repo, base, kept, "cases/broken.toml")
+    assert outcome.judged is not None and outcome.judged.verdict is Held.FALSIFIED
+    assert (outcome.judged.missed, outcome.judged.unexpected) == (("a",), ())
+    assert outcome.exit_code == 1
+    moved = repo.commit({"value.txt": "crash", "other.txt": "2"}, "breaks a, moves b")
+    outcome = run(repo, base, moved, "cases/broken.toml")
+    assert outcome.judged is not None and outcome.judged.verdict is Held.FALSIFIED
+    assert (outcome.judged.confirmed, outcome.judged.unexpected) == (("a",), ("b",))
+    with pytest.raises(PredictionError, match="predicted both broken and unchanged"):
+        run(repo, base, kept, "cases/both.toml")
+    with pytest.raises(PredictionError, match="nobody"):
+        run(repo, base, kept, "cases/nobody.toml")
 
 
 def test_a_case_predicted_twice_is_an_error(crash_fix) -> None:

@@ -368,7 +368,8 @@ def test_every_attempt_is_judged(
 def test_each_hole_lands_a_commit_when_run(
     command: str, where: str, code: int, says: str, tmp_path: Path
 ) -> None:
-    """The rows are real: run as the agent would run them, each one commits."""
+    """The rows are real: run as the agent would run them, each one commits what the hook
+    refuses (the README's broken link, or the forbidden trailer)."""
     repo = world(tmp_path, where)
     before = repo.git("rev-parse", "HEAD")
     line = _line(command, repo, tmp_path)
@@ -378,6 +379,10 @@ def test_each_hole_lands_a_commit_when_run(
     argv = ["bash", "-c", snapshot, "bash", line]
     subprocess.run(argv, cwd=repo.path, env=env, capture_output=True, timeout=60, check=False)
     assert repo.git("rev-parse", "HEAD") != before, line
+    if where == "message":
+        assert "Do-Not-Merge" in repo.git("log", "-1", "--format=%B"), line
+    else:
+        assert "gone.txt" in repo.git("show", "HEAD:README.md"), line
 
 
 def test_what_the_agents_shell_inherits_is_judged_too(tmp_path: Path) -> None:
