@@ -112,6 +112,19 @@ def test_a_both_sides_crash_predicted_failing_holds(releases: Repo) -> None:
     assert rejudge.verify(outcome.run_dir, None).exit_code == 0
 
 
+def test_a_crash_the_table_accepts_needs_no_mention_in_a_prediction(releases: Repo) -> None:
+    """A prediction that names no failing case holds when the one failure is the table's
+    accepted crash (red with `judge` counting accepted failures as failed: no other test
+    judges a prediction against a table that accepts one)."""
+    none = '[prediction]\nwhy = "release 2 changes no output"\nmoved = []\n'
+    releases.commit({"cases/none.toml": none}, "the prediction, stated first")
+    cand = releases.commit({"value.txt": "old-2\n"}, "release 2: the same crash")
+    outcome = run(releases, cand, "cases/accepting.toml", "cases/none.toml")
+    assert outcome.judged is not None and outcome.judged.verdict is Held.HELD, outcome.findings
+    assert outcome.exit_code == 0 and outcome.judged.failed == ()
+    assert [(f.code, f.case_id) for f, _ in outcome.accepted] == [(Code.BOTH_FAILED, "loader")]
+
+
 @pytest.mark.parametrize(
     ("value", "kind"),
     [("key", "failed (exit 1, KeyError)"), ("exit", "failed (exit 4)")],

@@ -198,14 +198,16 @@ def test_a_criss_cross_merge_is_judged_against_every_base(make_repo) -> None:
         for name, k1, k2 in branches if order == "b1 first" else branches[::-1]:
             repo.git("checkout", "-q", "-b", name, "main")
             repo.commit({"records/r.md": rows_table(k1=k1, **FILLER, k2=k2)}, name)
+        b1 = repo.git("rev-parse", "b1")  # each side merges the other's tip: a criss-cross
         repo.git("checkout", "-q", "b1")
         assert merge_in(repo, "b2", no_commit=False).returncode == 0
         p1 = repo.git("rev-parse", "HEAD")
         repo.git("checkout", "-q", "b2")
-        assert merge_in(repo, "b1~0", no_commit=False).returncode == 0
+        assert merge_in(repo, b1, no_commit=False).returncode == 0
         p2 = repo.git("rev-parse", "HEAD")
         repo.git("checkout", "-q", "-b", "final", p1)
         repo.commit({"records/r.md": rows_table(k1="newer", **FILLER, k2="y")}, "newer")
+        assert len(repo.git("merge-base", "--all", "final", p2).split()) == 2, order
         merge_in(repo, p2)
         repo.write({"records/r.md": rows_table(k1="new", **FILLER, k2="y")})  # undo "newer"
         repo.git("add", "-A")
@@ -232,6 +234,30 @@ def test_an_octopus_merge_goes_pairwise(make_repo) -> None:
     repo.git("add", "-A")
     code, out = preflight_cli(repo, "--staged")
     assert code == 1 and "row 'k'" in out, out
+
+
+def test_an_octopus_merge_judges_each_head_against_the_merge_so_far(make_repo) -> None:
+    """`y` branched from `x`'s first commit and set row r back: its base is that commit,
+    which the merge so far holds, not main's. Against main alone y's row looks untouched,
+    and taking x's value back would pass (red with the bases taken against main only)."""
+    repo: Repo = make_repo("octopus-shared")
+    repo.commit({"pyproject.toml": PYPROJECT, "records/r.md": rows_table(r="old", **FILLER, k="1")})
+    repo.git("checkout", "-q", "-b", "x")
+    repo.commit({"records/r.md": rows_table(r="new", **FILLER, k="1")}, "x: new")
+    repo.git("checkout", "-q", "-b", "y")
+    repo.commit({"records/r.md": rows_table(r="old", **FILLER, k="1")}, "y: back to old")
+    repo.git("checkout", "-q", "x")
+    repo.commit({"records/r.md": rows_table(r="new", **FILLER, k="1", x2="2")}, "x: a row apart")
+    repo.git("checkout", "-q", "main")
+    repo.commit({"o.txt": "o\n"}, "main moves on")
+    assert merge_in(repo, "x", "y").returncode == 0
+    good = rows_table(r="old", **FILLER, k="1", x2="2")
+    assert (repo.path / "records/r.md").read_text() == good, "git's octopus result"
+    assert preflight_cli(repo, "--staged")[0] == 0
+    repo.write({"records/r.md": rows_table(r="new", **FILLER, k="1", x2="2")})
+    repo.git("add", "-A")
+    code, out = preflight_cli(repo, "--staged")
+    assert code == 1 and "row 'r'" in out and "undid" in out, out
 
 
 def test_a_record_renamed_on_one_side_keeps_the_other_sides_rows(make_repo) -> None:
