@@ -94,7 +94,7 @@ def test_a_driver_line_whose_fidelity_is_gone_leaves_conflict_markers(
         git_line("/nonexistent/python"),
         " conflict-marker-size=12",
     )
-    assert "<" * 12 + " ours" in text, "git's %L reaches the fallback"
+    assert code != 0 and "<" * 12 + " ours" in text, "git's %L reaches the fallback"
     old = "/nonexistent/python -m fidelity merge-records %O %A %B %P"
     code, text = merged(tmp_path / "old", page(BASE), ours, theirs, old)
     assert code != 0 and "<<<<<<<" not in text and "| e | 5 |" not in text, "the old failure"
@@ -190,6 +190,84 @@ def test_a_record_with_no_entry_is_git_merged(tmp_path: Path) -> None:
     )
     assert done.returncode == 1, "git's own merge conflicts on two rows appended at one place"
     assert "<<<<<<<" in (tmp_path / "ours").read_text()
+
+
+def test_a_key_git_doubles_in_a_table_not_merged_by_key_is_a_conflict(tmp_path: Path) -> None:
+    """A row with an empty key keeps the table from being merged by key; git's own merge is
+    then clean though both sides added row g, at opposite ends: two g rows. The driver
+    says conflict (red with the fallback's own check removed)."""
+    base = [("", "0"), *BASE]
+    ours, theirs = page([*base, ("g", "7")]), page([("g", "7"), *base])
+    code, text = merged(tmp_path / "git", page(base), ours, theirs, driver=False)
+    assert code == 0 and text.count("| g | 7 |") == 2, "git alone doubles the row"
+    code, text = merged(tmp_path / "driver", page(base), ours, theirs)
+    assert code != 0 and text.count("| g | 7 |") == 2, text
+
+
+def test_a_table_each_side_moved_elsewhere_leaves_conflict_markers(tmp_path: Path) -> None:
+    """Ours moves the table below the notes, theirs above the intro, each changing a row:
+    git's merge of the rest cannot place the table once, so the whole file is git's merge,
+    markers and both sides' rows kept (red with that check removed: ours left unmarked)."""
+
+    def moved(rows: list[tuple[str, str]], where: str) -> str:
+        table = page(rows, intro="", outro="").split("\n\n", 2)[2].rstrip("\n") + "\n"
+        if where == "below":
+            return f"# Bench\n\nFigures.\n\nNotes.\n\n{table}"
+        return f"# Bench\n\n{table}\nFigures.\n\nNotes.\n"
+
+    base = page(BASE, outro="Notes.")
+    ours = moved([("a", "9"), *BASE[1:]], "below")
+    theirs = moved([*BASE[:2], ("c", "8")], "above")
+    code, text = merged(tmp_path, base, ours, theirs)
+    assert code != 0 and "<<<<<<<" in text, text
+    assert "| a | 9 |" in text and "| c | 8 |" in text, text
+
+
+def test_a_merged_table_that_fails_the_self_check_falls_back_to_the_whole_file() -> None:
+    """The self-check: if the text merge around the tables put a stray row against one, the
+    merged table no longer holds its keys once each, and the whole file is merged again
+    as text (red with the check always passing: the stray row is kept)."""
+    from fidelity.recordmerge import keyed
+
+    base, ours, theirs = page(BASE), page([*BASE, ("d", "4")]), page(BASE, outro="Theirs.")
+    calls: list[tuple[str, ...]] = []
+
+    def text_merge(b: str, o: str, t: str) -> tuple[str, int]:
+        calls.append((b, o, t))
+        if len(calls) > 1:
+            return "whole file, merged as text\n", 0
+        mark = next(line for line in o.splitlines() if "fidelity merge-records" in line)
+        return o.replace(mark, mark + "\n| a | 2 | abc1234 |"), 0  # a stray row
+
+    done = keyed.merge(base, ours, theirs, ["row"], text_merge)
+    assert calls[1:] == [(base, ours, theirs)] and done.text == "whole file, merged as text\n"
+
+
+def _driver(repo: Path, tmp: Path, texts: dict[str, bytes]) -> subprocess.CompletedProcess[str]:
+    """`fidelity merge-records` on base, ours and theirs as git hands them to the driver."""
+    for name, data in texts.items():
+        (tmp / name).write_bytes(data)
+    argv = [sys.executable, "-m", "fidelity", "merge-records"]
+    argv += [str(tmp / n) for n in ("base", "ours", "theirs")] + [RECORD]
+    return subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=60)
+
+
+def test_a_record_that_is_not_utf8_is_a_conflict_even_where_git_merges_it(tmp_path: Path) -> None:
+    """A driver that cannot merge by key says so with a conflict, though git's own merge of
+    the file is clean: a clean exit would let the merge through unread (red with the
+    driver passing on git's count)."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"pyproject.toml": PYPROJECT}, "the record's entry")
+    latin = {
+        "base": page(BASE, intro="Caf\u00e9."),
+        "ours": page(BASE, intro="Caf\u00e9, ours."),
+        "theirs": page(BASE, intro="Caf\u00e9.", outro="Theirs."),
+    }
+    done = _driver(repo.path, tmp_path, {k: v.encode("latin-1") for k, v in latin.items()})
+    assert done.returncode != 0, done.stderr
+    held = (tmp_path / "ours").read_bytes().decode("latin-1")
+    assert "Caf\u00e9, ours." in held and "Theirs." in held and "<<<<<<<" not in held
+    assert "not merged by key" in done.stderr, done.stderr
 
 
 # --- the property: random row edits on two branches, merged by a real `git merge` ---
