@@ -65,6 +65,24 @@ def test_squash_landed_claim_found_by_patch_id(repo: Repo) -> None:
     assert report.exit_code() == 0
 
 
+def test_a_claim_never_lands_as_its_own_ancestor_whatever_else_is_asked(repo: Repo) -> None:
+    """`redo` undoes main's x = 2 and does it again: its patch is main's commit's, but that
+    commit is redo's own ancestor. Asked alone or with a claim from elsewhere, redo is
+    unlanded: each claim gets its own verdict (red with the ancestor filter removed:
+    asked together, redo "landed as" main's commit)."""
+    repo.commit({"src/a.py": "x = 2\n"}, "x = 2")
+    repo.git("switch", "-q", "-c", "redo")
+    repo.commit({"src/a.py": "x = 1\n"}, "back")
+    redo = repo.commit({"src/a.py": "x = 2\n"}, "redo")
+    repo.git("switch", "-q", "-c", "other", "main~1")
+    other = repo.commit({"src/o.py": "o = 1\n"}, "other")
+    repo.git("switch", "-q", "main")
+    alone = landed.check(repo.path, "main", [redo], []).commits
+    together = landed.check(repo.path, "main", [redo, other], []).commits
+    assert [c.status for c in alone] == [CommitStatus.UNLANDED]
+    assert [c.status for c in together] == [CommitStatus.UNLANDED] * 2
+
+
 def test_squash_edited_while_merging_is_unlanded(repo: Repo) -> None:
     repo.git("switch", "-q", "-c", "feature")
     tip = repo.commit({"src/a.py": "x = 5\n"}, "work")
