@@ -14,7 +14,6 @@ from support import Repo, run_cli
 
 from checkers import trailers
 from checkers.errors import ConfigError
-from checkers.trailers import Code
 from fidelity.errors import UsageError
 from fidelity.history import trailers as htrailers
 
@@ -95,10 +94,15 @@ def test_wrong_value_is_red_with_its_line(repo: Repo) -> None:
     assert "COMMIT_EDITMSG:6:1: FD702 Assisted-by: 'GPT' does not match" in out
 
 
-def test_folded_value_is_unfolded_as_git_does(repo: Repo) -> None:
-    code, out = hook(repo, "Fix it\n\nBody.\n\nAssisted-by: Claude\n  Opus 4\n")
+def test_folded_value_is_unfolded_as_git_does(repo: Repo, tmp_path: Path) -> None:
+    path = repo.path / ".git" / "COMMIT_EDITMSG"
+    path.write_text("Fix it\n\nBody.\n\nAssisted-by: Claude\n  Opus 4\n")
+    out_json = tmp_path / "t.json"
+    argv = ["trailers", "--repo", str(repo.path), "--message-file", str(path)]
+    code, out = run_cli([*argv, "--json", str(out_json)])
     assert (code, codes(out)) == (0, [])
-    assert "Assisted-by" in out
+    (checked,) = json.loads(out_json.read_text())["checked"]
+    assert checked["trailers"] == [["Assisted-by", "Claude Opus 4"]]  # one value, unfolded
 
 
 def test_trailer_in_the_wrong_paragraph_is_missing(repo: Repo) -> None:
@@ -136,9 +140,25 @@ def test_evidence_path_checked_against_the_index(repo: Repo) -> None:
     message = "Fix\n\nBody.\n\nAssisted-by: Claude\nEvidence: records/new.md\n"
     code, out = hook(repo, message)
     assert (code, codes(out)) == (1, ["FD705"])
-    repo.write({"records/new.md": "new\n"})
+    repo.write({"records/new.md": "new\n"})  # in the work tree only: not in the commit
+    code, out = hook(repo, message)
+    assert (code, codes(out)) == (1, ["FD705"])
     repo.git("add", "records/new.md")  # staged: part of the commit being made
     assert hook(repo, message)[0] == 0
+    assert hook(repo, message.replace("records/new.md", "records/"))[0] == 0  # a folder
+
+
+@pytest.mark.parametrize("pattern", ["records/*.md", "rec*", ":(glob)**/x.md", "records/[nx].md"])
+def test_an_evidence_path_is_a_path_not_a_pattern(repo: Repo, pattern: str) -> None:
+    """Red before: in the commit-msg hook the value went to `git ls-files` as a pathspec,
+    so a pattern any staged file matched passed there, and failed in `--range`."""
+    message = f"Fix\n\nBody.\n\nAssisted-by: Claude\nEvidence: {pattern}\n"
+    code, out = hook(repo, message)
+    assert (code, codes(out)) == (1, ["FD705"]), out
+    base = repo.git("rev-parse", "HEAD")
+    repo.commit({"a.txt": "a\n"}, message)
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
+    assert (code, codes(out)) == (1, ["FD705"]), out
 
 
 def test_range_names_the_bad_commit(repo: Repo, tmp_path: Path) -> None:
@@ -154,6 +174,26 @@ def test_range_names_the_bad_commit(repo: Repo, tmp_path: Path) -> None:
     data = json.loads(out_json.read_text())
     assert [c["subject"] for c in data["checked"]] == ["bad", "good"]
     assert data["size"] == {"files": 2, "lines": 2}
+
+
+def test_range_enforces_forbidden_and_verified_trailers(repo: Repo) -> None:
+    """Each rule in `--range`, one commit per rule: a forbidden trailer, a Measured-at that
+    is not an ancestor, an Evidence path the commit does not hold (red with any of the
+    three left out of the range check: the hook's tests never reached them)."""
+    repo.git("switch", "-q", "-c", "side")
+    side = repo.commit({"s.txt": "s\n"}, "side\n\nAssisted-by: Claude\n")
+    repo.git("switch", "-q", "main")
+    base = repo.git("rev-parse", "HEAD")
+    said = "Assisted-by: Claude"
+    forbidden = repo.commit({"a.txt": "a\n"}, f"forbidden\n\n{said}\nChange-Id: I0123\n")
+    measured = repo.commit({"b.txt": "b\n"}, f"measured\n\n{said}\nMeasured-at: {side}\n")
+    evidence = repo.commit({"c.txt": "c\n"}, f"evidence\n\n{said}\nEvidence: records/gone.md\n")
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
+    assert code == 1, out
+    found = re.findall(r"^([0-9a-f]{12}):\d+:\d+: (FD7\d\d) ", out, re.M)
+    assert sorted(found) == sorted(
+        [(forbidden[:12], "FD703"), (measured[:12], "FD704"), (evidence[:12], "FD705")]
+    ), out
 
 
 def test_range_size_rule(repo: Repo) -> None:
@@ -199,7 +239,6 @@ def test_keys_compare_case_insensitively() -> None:
         "m", "s\n\nassisted-by: x\n", [("assisted-by", "x")], rules, _Nothing()
     )
     assert found == ()
-    assert str(Code.MISSING) == "FD701"
 
 
 # --- agreement with git log's trailer parser on real message shapes ---
@@ -292,3 +331,4 @@ def test_the_fast_configuration_check_accepts_the_usual_sections() -> None:
     assert trailers.plainly_valid(usual)
     assert not trailers.plainly_valid({**usual, "max_changed_lines": True})
     assert not trailers.plainly_valid({**usual, "forbidden": ["Change-Id", "Change-Id"]})
+    assert not trailers.plainly_valid({**usual, "verify": {"Measured-at": "commit"}})

@@ -162,9 +162,9 @@ def messages(repo: Path, shas: Sequence[str]) -> dict[str, str]:
 
 
 def path_in_tree(repo: Path, rev: str | None, path: str) -> bool:
-    """Whether path (file or directory) exists at rev, or in the index when rev is None."""
+    """Whether path (literal, never a pattern) is at rev, or in the index when rev is None."""
     if rev is None:
-        return bool(git(repo, "ls-files", "-z", "--", path).strip(b"\0"))
+        return bool(git(repo, "ls-files", "-z", "--", f":(literal){path.strip('/')}").strip(b"\0"))
     return succeeds(repo, "cat-file", "-e", f"{rev}:{path.strip('/')}")
 
 
