@@ -179,6 +179,19 @@ def test_an_unstaged_fix_cannot_hide_a_staged_defect(repo: Repo) -> None:
     assert line(out, "controls").startswith("n/a") and line(out, "docs").startswith("ok")
 
 
+def test_a_staged_deletion_is_judged_by_the_pages_that_link_to_it(repo: Repo) -> None:
+    """`git rm` of a file a page links to breaks the page though the page is unchanged (red
+    with deletions left out of the docs gate's pages: it said n/a)."""
+    repo.commit({"README.md": "# Demo\n\nSee [notes](notes.txt).\n"}, "link the notes")
+    repo.git("rm", "-q", "notes.txt")
+    code, out = preflight(repo, "--staged")
+    assert code == 1, out
+    assert line(out, "docs").startswith("FAIL") and "README.md:3:13: FD401" in out, out
+    stage(repo, {"README.md": "# Demo\n"})  # the link goes with the file: nothing broken
+    code, out = preflight(repo, "--staged")
+    assert code == 0 and line(out, "docs").startswith("ok"), out
+
+
 def test_an_unstaged_defect_does_not_fail_a_clean_index(repo: Repo) -> None:
     stage(repo, {"src/calc.py": CALC + "# fine\n"})
     repo.write({"src/calc.py": "broken = True\n", "cases/matrix.toml": "not toml ["})

@@ -84,6 +84,11 @@ def test_commits_of_a_command_line(
     assert found == expected
 
 
+def in_doubt(why: str) -> tuple[str, bool, bool, str | None, str]:
+    """A commit in doubt where the line runs, staging and with its message unknown."""
+    return (CWD, False, True, None, why)
+
+
 class Lookup:
     """A machine with one alias file and one script, as the agent hook would read them."""
 
@@ -168,6 +173,14 @@ class Lookup:
             "((((git commit))))",
             [("/w", False, True, None, "the shell could not parse the line (unbalanced quotes?)")],
         ),
+        # each limit the walk gives up at is a commit in doubt, never nothing found
+        ("eval " * 20 + "git commit -m x", [in_doubt("nested more than 16 levels deep")]),
+        (
+            "export BASH_ENV=./c.sh; bash -c true",
+            [in_doubt("BASH_ENV is set: the shell runs it later")],
+        ),
+        ("PATH=./bin:$PATH; deploy", [in_doubt("PATH is changed, so deploy may be any program")]),
+        ("true; " * 70_000 + "ls", [in_doubt("the line is too large to read (200,000+ nodes)")]),
     ],
 )
 def test_commits_in_doubt_count(
@@ -182,8 +195,9 @@ def test_the_analysis_is_linear_in_the_line() -> None:
     (the shlex reader this replaced built a token character by character)."""
     (commit,) = commits("git commit -m '" + "x" * (4 * 1024 * 1024) + "'", CWD)
     assert commit.message is not None and len(commit.message) == 4 * 1024 * 1024 + 1
-    found = commits("(" * 10_000 + "git commit -m x" + ")" * 10_000, CWD)
-    assert found and all(c.cwd == CWD for c in found)
+    # "( (" is 10,000 subshells; "((" would be arithmetic, which does not parse
+    (commit,) = commits("( " * 10_000 + "git commit -m x" + " )" * 10_000, CWD)
+    assert (commit.cwd, commit.message, commit.doubt) == (CWD, "x\n", "")
 
 
 def test_a_message_that_cannot_be_known_says_why() -> None:
