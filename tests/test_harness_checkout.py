@@ -139,7 +139,12 @@ def test_the_harness_checkout_is_read_only_and_removed(make_repo) -> None:
     assert outcome.exit_code == 0, outcome.findings
 
 
-def test_harness_paths_limit_what_is_checked_out_and_what_dirt_counts(make_repo) -> None:
+@pytest.mark.parametrize("spelled", ["cases/", "./cases", "cases/."])
+def test_harness_paths_limit_what_is_checked_out_and_what_dirt_counts(
+    make_repo, spelled: str
+) -> None:
+    """Each spelling of the folder is the folder (red before for "./cases": an empty
+    harness, and an uncommitted cases/drive.py not called dirt)."""
     repo: Repo = make_repo("h")
     shas = history(repo)
     count = (
@@ -152,7 +157,7 @@ def test_harness_paths_limit_what_is_checked_out_and_what_dirt_counts(make_repo)
         f'argv = [{json.dumps(PY)}, "-c", {json.dumps(count)}, "{{out}}"]\n'
         'env = { H = "{harness}" }\noutputs = ["files.txt"]\n'
     )
-    table_text = harness_table(extra, extra_matrix='harness_paths = ["cases/"]')
+    table_text = harness_table(extra, extra_matrix=f'harness_paths = ["{spelled}"]')
     repo.commit({"cases/matrix.toml": table_text}, "paths")
     (repo.path / "lib.py").write_text("# uncommitted, outside the harness paths\n")
     outcome = gate.run(repo.path, RunRequest(shas["first"], shas["refactor"]))
@@ -204,7 +209,7 @@ def test_cwd_runs_a_case_in_the_harness(make_repo) -> None:
 
 def test_cwd_and_harness_paths_are_validated() -> None:
     bad = b"""[matrix]
-harness_paths = ["../up", "/abs"]
+harness_paths = ["../up", "/abs", "./", "."]
 [[case]]
 id = "a"
 argv = ["x"]
@@ -224,7 +229,7 @@ outputs = ["o"]
         raise AssertionError("an invalid cwd was accepted")
     assert "$.case[0].cwd: must start with {worktree} or {harness}" in text
     assert "$.case[1].cwd: must not leave its folder" in text
-    assert text.count("harness_paths") == 2
+    assert text.count("$.matrix.harness_paths[") == 4
 
 
 def test_a_table_without_harness_does_not_check_it_out() -> None:

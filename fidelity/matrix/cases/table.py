@@ -213,12 +213,13 @@ def _path_problems(raw: Mapping[str, Any]) -> list[str]:
     problems = [_locate(raw, at, why) for at, value in found if (why := cwd_problem(value))]
     for j, path in enumerate(head.get("harness_paths", ())):
         posix = PurePosixPath(path)
-        if posix.is_absolute() or ".." in posix.parts or not path.strip("/") or "\0" in path:
+        if posix.is_absolute() or ".." in posix.parts or str(posix) == "." or "\0" in path:
             problems.append(
                 _locate(
                     raw,
                     ("matrix", "harness_paths", j),
-                    "must be a folder or file relative to the repository top, without '..'",
+                    "must be a folder or file relative to the repository top, without '..' "
+                    "(the whole tree is the default: leave harness_paths out)",
                 )
             )
     return problems
@@ -359,7 +360,8 @@ def _build(raw: Mapping[str, Any], source: str, sha: str) -> Matrix:
         env=dict(head.get("env", {})),
         venv=bool(head.get("venv", False)),
         reuse_setup=bool(head.get("reuse_setup", False)),
-        harness_paths=tuple(p.strip("/") for p in head.get("harness_paths", ())),
+        # as git names paths: "./cases" or "cases/." is "cases", or nothing under it is dirt
+        harness_paths=tuple(PurePosixPath(p).as_posix() for p in head.get("harness_paths", ())),
         accepts=_accepts(raw.get("accept", ())),
     )
 
