@@ -278,6 +278,7 @@ def test_setup_runs_in_every_tree_and_without_it_the_harness_is_unsound(
     lib = full_lib
     report = controls.run(lib.path, controls.load(lib.path), only=["version-suffix"], jobs=1)
     assert [r.verdict for r in report.results] == [Verdict.CAUGHT]
+    assert report.exit_code() == 0  # the no-op tree set up too: it leaks nothing
     # setup remakes files from the edited tree: never swapped into a tree imported before it
     assert "swap" not in {r.mode for r in [*report.results, report.noop] if r is not None}
     lib.commit({"cases/controls.toml": TABLE.replace(SETUP_LINE + "\n", "")})
@@ -431,14 +432,17 @@ def test_a_derived_limit_is_doubled_for_the_run_alone_and_a_set_one_is_kept(tmp_
     """Issue 38 item 4: load on the machine broke a limit derived from the unmodified run
     twice over; the run alone gets twice the derived limit, never more than a set one."""
     from fidelity.controls.lane import Job
-    from fidelity.controls.planning import Plan, alone
+    from fidelity.controls.planning import Plan, alone, timeout_for
     from fidelity.controls.table import parse
+    from fidelity.controls.verdict import RunStatus, TreeRun
 
     table = parse((PLAIN_HEAD + entry("slug-underscores")).encode(), "controls.toml")
     (c,) = table.controls
-    derived = Plan(c, Job(c, tmp_path / "log", 40.0), "5 x the unmodified tree's 2.0 s + 30 s")
+    # the limit and its wording as planning derives them (`alone` reads that wording)
+    limit, how = timeout_for(c, TreeRun(RunStatus.PASSED, duration_s=2.0))
+    derived = Plan(c, Job(c, tmp_path / "log", limit), how)
     again = alone(derived)
-    assert again.job.timeout_s == 80.0 and again.job.control.timeout_s == 80.0
+    assert again.job.timeout_s == 2 * limit and again.job.control.timeout_s == 2 * limit
     assert again.how.endswith("x 2 for the run alone")
     given = Plan(c, Job(c, tmp_path / "log", 40.0), "timeout_s in the table")
     assert alone(given) == given

@@ -160,6 +160,26 @@ def test_a_hunk_whose_revert_stops_collection_is_not_proposed_and_exits_1(
     assert "NOT HELD: 1 of 1 hunk(s) gave no entry that held" in capsys.readouterr().err
 
 
+def test_a_hunk_whose_revert_only_crashes_its_test_is_not_held_and_exits_1(
+    make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reverting `triple` makes its new test fail with AttributeError, not on a value: the
+    entry, run, is caught-by-error, which does not hold (red with every run entry counted
+    held whatever its verdict: it printed PROPOSED and exited 0)."""
+    repo = make_repo("crash-only")
+    base = repo.commit(
+        {"calc.py": CALC, "tests/test_calc.py": TESTS, "cases/controls.toml": HEADER}
+    )
+    triple = CALC + "\n\ndef triple(a):\n    return 3 * a\n"
+    tests = "import calc\n" + TESTS + "\n\ndef test_triple():\n    assert calc.triple(2) == 6\n"
+    fix = repo.commit({"calc.py": triple, "tests/test_calc.py": tests})
+    code, out = run_cli(["controls", "from-fix", f"{base}..{fix}", "--repo", str(repo.path)])
+    err = capsys.readouterr().err
+    assert code == 1, err + out
+    assert "NOT HELD" in err and "PROPOSED: 1 control" not in err, err
+    assert "caught-by-error" in err + out, err + out
+
+
 def test_a_fix_whose_tree_fails_is_untrusted_and_proposes_nothing(
     make_repo: Callable[[str], Repo], capsys: pytest.CaptureFixture[str]
 ) -> None:
