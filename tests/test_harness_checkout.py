@@ -16,7 +16,7 @@ from support import PY, Repo, snapshot
 from fidelity.errors import TableError, UsageError
 from fidelity.matrix import gate
 from fidelity.matrix.cases import table
-from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.run.request import RunHooks, RunRequest
 from fidelity.matrix.verdict.findings import Code
 from fidelity.matrix.verdict.predict import Held
 
@@ -189,6 +189,21 @@ def test_an_uncommitted_harness_is_said_before_any_case_runs(make_repo) -> None:
     first = proc.stderr.splitlines()[0]
     assert "will end untrusted (exit 3)" in first
     assert "dirty-harness" in proc.stderr.splitlines()[1]
+    # before any case runs, not merely first on stderr (red with the warning after the runs)
+    marker = repo.path.parent / "a-case-ran"
+    touch = f"import pathlib; pathlib.Path({str(marker)!r}).touch()"
+    marked = harness_table(
+        f'[[case]]\nid = "mark"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(touch)}]\n'
+        'cache_env = "MARK_CACHE"\n'
+    )
+    (repo.path / "cases" / "matrix.toml").write_text(marked)
+    said: list[bool] = []
+    gate.run(
+        repo.path,
+        RunRequest(shas["first"], "HEAD"),
+        RunHooks(warn=lambda found: said.append(marker.exists())),
+    )
+    assert said == [False] and marker.exists()
 
 
 def test_cwd_runs_a_case_in_the_harness(make_repo) -> None:
@@ -232,7 +247,26 @@ outputs = ["o"]
     assert text.count("$.matrix.harness_paths[") == 4
 
 
-def test_a_table_without_harness_does_not_check_it_out() -> None:
+def test_a_table_without_harness_does_not_check_it_out(
+    make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose table never names {harness} checks nothing out (red with every run
+    checking the harness out: the copy of the tree it does not need)."""
+    from fidelity.matrix.run import harness_tree
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the harness was checked out for a table that never reads it")
+
+    monkeypatch.setattr(harness_tree, "checked_out", refused)
+    repo: Repo = make_repo("plain")
+    write = "import pathlib, sys; pathlib.Path(sys.argv[1], 'o.txt').write_text('o')"
+    text = (
+        f'[[case]]\nid = "a"\nargv = [{json.dumps(PY)}, "-c", {json.dumps(write)}, "{{out}}"]\n'
+        'outputs = ["o.txt"]\n'
+    )
+    base = repo.commit({"cases/matrix.toml": text}, "plain")
+    outcome = gate.run(repo.path, RunRequest(base, base))
+    assert outcome.exit_code == 0, outcome.findings
     plain = table.parse(b'[[case]]\nid = "a"\nargv = ["x", "{out}"]\noutputs = ["o"]\n', "t")
     assert not plain.reads_harness()
     setup = table.parse(
