@@ -229,3 +229,70 @@ def test_shards_that_read_different_harness_files_are_refused(
     two = shards(repo, "HEAD", 2, tmp_path / "b")[1]
     assert main(["merge", str(one), str(two), "--out", str(tmp_path / "m")]) == 2
     assert "its harness files differ" in capsys.readouterr().err
+
+
+# --- gates the suite had no red case for (an audit planted each fault; each test goes red) ---
+
+
+def test_shards_run_against_different_baselines_are_refused(
+    sim_repo: Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the baseline differs (the harness and candidate are HEAD for both): red with
+    the baseline left out of what shards must share, where the merge exited 0."""
+    first = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"notes.txt": "x\n"})
+    one = shards(sim_repo, first, 2, tmp_path / "a")[0]
+    two = shards(sim_repo, "HEAD", 2, tmp_path / "b")[1]
+    assert main(["merge", str(one), str(two), "--out", str(tmp_path / "m")]) == 2
+    assert "its baseline commit differs" in capsys.readouterr().err
+
+
+def test_shards_run_against_different_candidates_are_refused(
+    sim_repo: Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = sim_repo.git("rev-parse", "HEAD")
+    sim_repo.commit({"notes.txt": "x\n"})
+    one, two = tmp_path / "a", tmp_path / "b"
+    gate.run(sim_repo.path, RunRequest("HEAD", first, out=one, shard=Shard(1, 2)))
+    gate.run(sim_repo.path, RunRequest("HEAD", "HEAD", out=two, shard=Shard(2, 2)))
+    assert main(["merge", str(one), str(two), "--out", str(tmp_path / "m")]) == 2
+    assert "its candidate commit differs" in capsys.readouterr().err
+
+
+def test_a_side_changed_in_any_shard_survives_the_merge(
+    make_repo: Callable[[str], Repo], tmp_path: Path
+) -> None:
+    """Case two edits a tracked file in its side's worktree; it runs in shard 2 only (red
+    with the merge keeping the first shard's side findings alone)."""
+    repo = make_repo("w")
+    w = "printf x > {out}/r.txt"
+    table = "".join(
+        f'[[case]]\nid = "{cid}"\nargv = {json.dumps(script)}\nshell = true\noutputs = ["r.txt"]\n'
+        for cid, script in (("one", w), ("two", f"echo 'x = 2' > src/code.py && {w}"))
+    )
+    repo.commit({"cases/matrix.toml": table, "src/code.py": "x = 1\n"})
+    dirs = shards(repo, "HEAD", 2, tmp_path)
+    chosen = [json.loads((d / "run.json").read_text())["selection"]["selected"] for d in dirs]
+    assert chosen == [["one"], ["two"]]
+    merged = merge.merge(dirs, tmp_path / "merged")
+    assert Code.SIDE_CHANGED in {f.code for f in merged.findings}, merged.findings
+    assert merged.exit_code == 3
+
+
+def test_an_earlier_runs_durations_put_the_longest_case_alone(
+    make_repo: Callable[[str], Repo], tmp_path: Path
+) -> None:
+    """b takes 0.6 s, a and c nothing: shard 1 of 2 is b alone, where round robin gives a
+    and c (red with the durations ignored)."""
+    repo = make_repo("d")
+    table = "".join(
+        f'[[case]]\nid = "{c}"\nargv = {json.dumps(f"sleep {t} && printf x > {{out}}/r.txt")}\n'
+        'shell = true\noutputs = ["r.txt"]\n'
+        for c, t in (("a", 0), ("b", 0.6), ("c", 0))
+    )
+    repo.commit({"cases/matrix.toml": table})
+    earlier = gate.run(repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / "e"))
+    argv = ["-q", "run", "--repo", str(repo.path), "--baseline", "HEAD", "--shard", "1/2"]
+    out = tmp_path / "s"
+    assert main([*argv, "--shard-durations", str(earlier.run_dir), "--out", str(out)]) == 0
+    assert json.loads((out / "run.json").read_text())["selection"]["selected"] == ["b"]

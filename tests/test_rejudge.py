@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import PY, Repo
@@ -196,3 +197,20 @@ def test_what_is_read_once_and_what_is_left_to_its_path(tmp_path: Path) -> None:
     small.write_bytes(b"edited")  # the digest is of the bytes handed over
     assert once.sha256(small) != sha256_file(small)
     assert once.sha256(large) == sha256_file(large)
+
+
+@pytest.mark.parametrize("edit", ["changed", "deleted"])
+def test_a_recorded_cache_file_changed_or_deleted_is_evidence_altered(
+    sim_repo: Repo, edit: str
+) -> None:
+    """Red with the cache left out of the evidence re-check: only a file added to a cache
+    was ever tried."""
+    outcome = gate.run(sim_repo.path, RunRequest("HEAD", "HEAD"))
+    assert rejudge.recompare(outcome.run_dir).exit_code == 0
+    kept = outcome.run_dir / "candidate" / "cases" / "a" / "cache" / "c.txt"
+    if edit == "changed":
+        kept.write_text("forged\n")
+    else:
+        kept.unlink()
+    again = rejudge.recompare(outcome.run_dir)
+    assert Code.EVIDENCE_ALTERED in {f.code for f in again.findings} and again.exit_code == 3
