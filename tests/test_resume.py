@@ -225,3 +225,22 @@ def test_a_second_resume_of_one_run_is_refused_while_the_first_runs(
     printed = first.communicate(timeout=120)
     assert first.returncode == 0, printed
     assert rejudge.recompare(out).exit_code == 0
+
+
+def test_a_kept_case_whose_output_was_altered_runs_again(make_repo, tmp_path: Path) -> None:
+    """A resume keeps a finished case only while its recorded files hash as recorded: one
+    edited after the interrupt runs again, alone (red with the re-hash skipped: the forged
+    output was kept and the resumed run held)."""
+    repo: Repo = make_repo("altered")
+    log = tmp_path / "log"
+    repo.commit({"case.py": CASE, "v.txt": "1", "cases/matrix.toml": table(2, 0, log)})
+    out = _begun(repo, tmp_path)
+    output = out / "candidate" / "cases" / "c0" / "out" / "r.txt"
+    assert output.read_text() == "1c0"
+    output.write_text("forged")  # evidence changed after it was recorded
+    before = _count(log)
+    assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
+    again = {k: v - before.get(k, 0) for k, v in _count(log).items()}
+    assert {k: v for k, v in again.items() if v} == {"c0": 1}
+    assert output.read_text() == "1c0"
+    assert rejudge.recompare(out).exit_code == 0

@@ -199,3 +199,19 @@ def test_a_folder_of_the_case_replaced_by_a_link_is_a_finding(
     assert outcome.exit_code == 3
     again = rejudge.recompare(outcome.run_dir)
     assert [f.message for f in again.findings if f.code == "folder-replaced"] == messages
+
+
+def test_a_case_that_edits_an_already_changed_file_of_the_users_is_a_finding(make_repo) -> None:
+    """The user's first.txt is changed before the run; a case appends to it. Red with
+    "file changed" left out of what the checkout is compared by: the other tamper tests
+    only touch clean files, which show as added."""
+    repo: Repo = make_repo("user")
+    repo.commit({"first.txt": "1\n"})
+    env = f"env = {{ USER_CHECKOUT = {json.dumps(str(repo.path))} }}"
+    table = shell_case(f'echo edited >> "$USER_CHECKOUT/first.txt" && {WRITE}', env=env)
+    repo.commit({"cases/matrix.toml": table, "src/code.py": "x = 1\n"})
+    (repo.path / "first.txt").write_text("1\nwork in progress\n")  # dirty before the run
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
+    messages = findings(outcome, Code.CHECKOUT_CHANGED)
+    assert len(messages) == 1 and "file changed: first.txt" in messages[0], outcome.findings
+    assert outcome.exit_code == 3
