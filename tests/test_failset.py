@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import Repo
+from support import Repo, run_cli
 
 from fidelity.cli.main import main
 from fidelity.controls import failset
@@ -237,3 +237,31 @@ def test_the_gate_is_symmetric_and_holds_against_itself(
     forward, backward = failset.compare(base(a), side(b), 1), failset.compare(base(b), side(a), 1)
     assert forward.found["new-failure"] == backward.found["repaired"]
     assert (forward.exit_code() == 0) == (a == b)
+
+
+def test_a_baseline_failure_now_skipped_has_vanished() -> None:
+    """A known failure hidden behind `@skip` did not run: red, not "nothing changed" (red
+    before: a skipped test counted as seen, so it was in no class and the gate held)."""
+    sides = failset.Sides(passing=frozenset({"t::a"}), seen=frozenset({"t::a", "t::b"}))
+    found = failset.compare(failset.FailSet(("t::b",)), sides, 1)
+    assert found.found["vanished"] and found.exit_code() == 1, found.summary()
+
+
+def test_a_test_newly_erroring_in_setup_is_a_new_failure(tmp_path: Path) -> None:
+    """A fixture that blows up is a JUnit <error>, not a <failure>: still a new failure
+    (red with errors left out of what fails)."""
+    junit = (
+        '<testsuites><testsuite name="pytest" tests="2">\n'
+        '<testcase classname="tests.test_x" name="test_a"/>\n'
+        '<testcase classname="tests.test_x" name="test_b">{b}</testcase>\n'
+        "</testsuite></testsuites>"
+    )
+    base, now = tmp_path / "base.xml", tmp_path / "now.xml"
+    base.write_text(junit.format(b=""))
+    now.write_text(junit.format(b='<error message="fixture boom">boom</error>'))
+    out = tmp_path / "failset.json"
+    argv = ["--quiet", "failset", "record", str(base), "--out", str(out), "--repo", str(tmp_path)]
+    assert main(argv) == 0
+    code, text = run_cli(["failset", "diff", "--baseline", str(out), str(now)])
+    assert code == 1, text
+    assert "new-failure" in text and "test_b" in text

@@ -250,3 +250,19 @@ def test_a_foreign_push_or_rewrite_hook_is_never_overwritten_nor_removed(
     code, out = run_cli(["install-hooks", "--uninstall", "--repo", str(repo.path)])
     assert code == 0 and not (hooks / name).exists(), out
     assert (hooks / "pre-commit").read_text() == foreign
+
+
+def test_a_plain_hook_whose_interpreter_is_gone_stops_the_commit(tmp_path: Path) -> None:
+    """A hook that cannot judge must not pass every commit (red with the hook exiting 0
+    when its interpreter is gone: only the agent's script and the merge driver had tests)."""
+    from fidelity.preflight.hooks import scripts
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit(
+        {"pyproject.toml": '[tool.fidelity.docs]\npaths = ["README.md"]\n', "README.md": "# x\n"}
+    )
+    hook = tmp_path / "pre-commit"
+    hook.write_text(scripts(repo.path, "/nonexistent/python")["pre-commit"])
+    hook.chmod(0o755)
+    done = subprocess.run([str(hook)], cwd=repo.path, capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "is gone" in done.stderr, done.stderr

@@ -231,7 +231,8 @@ def compare(base: FailSet, now: Sides, runs: int) -> Diff:
             now.collection_errors, key["collection"] - key["b_collection"]
         ),
         "repaired": _pick(base.failing, (key["b_failing"] & key["passing"]) - flaky),
-        "vanished": _pick(base.failing, key["b_failing"] - key["seen"]),
+        # not run: absent, or skipped (a skip is seen, but `@skip` must not hide a failure)
+        "vanished": _pick(base.failing, key["b_failing"] - key["failing"] - key["passing"] - flaky),
         "collection-cleared": _pick(base.collection_errors, key["b_collection"] - key["seen"]),
         "flaky": _pick(now.seen, flaky),
         "still-failing": _pick(now.failing, key["failing"] & key["b_failing"]),
