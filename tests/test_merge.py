@@ -234,29 +234,20 @@ def test_shards_that_read_different_harness_files_are_refused(
 # --- gates the suite had no red case for (an audit planted each fault; each test goes red) ---
 
 
-def test_shards_run_against_different_baselines_are_refused(
-    sim_repo: Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("side", ["baseline", "candidate"])
+def test_shards_run_against_different_commits_of_one_side_are_refused(
+    sim_repo: Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str], side: str
 ) -> None:
-    """Only the baseline differs (the harness and candidate are HEAD for both): red with
-    the baseline left out of what shards must share, where the merge exited 0."""
-    first = sim_repo.git("rev-parse", "HEAD")
-    sim_repo.commit({"notes.txt": "x\n"})
-    one = shards(sim_repo, first, 2, tmp_path / "a")[0]
-    two = shards(sim_repo, "HEAD", 2, tmp_path / "b")[1]
-    assert main(["merge", str(one), str(two), "--out", str(tmp_path / "m")]) == 2
-    assert "its baseline commit differs" in capsys.readouterr().err
-
-
-def test_shards_run_against_different_candidates_are_refused(
-    sim_repo: Repo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+    """Only one side's commit differs (the harness is HEAD for both): red with that side
+    left out of what shards must share, where the merge exited 0."""
     first = sim_repo.git("rev-parse", "HEAD")
     sim_repo.commit({"notes.txt": "x\n"})
     one, two = tmp_path / "a", tmp_path / "b"
-    gate.run(sim_repo.path, RunRequest("HEAD", first, out=one, shard=Shard(1, 2)))
-    gate.run(sim_repo.path, RunRequest("HEAD", "HEAD", out=two, shard=Shard(2, 2)))
+    for out, shard, rev in ((one, Shard(1, 2), first), (two, Shard(2, 2), "HEAD")):
+        sides = (rev, "HEAD") if side == "baseline" else ("HEAD", rev)
+        gate.run(sim_repo.path, RunRequest(*sides, out=out, shard=shard))
     assert main(["merge", str(one), str(two), "--out", str(tmp_path / "m")]) == 2
-    assert "its candidate commit differs" in capsys.readouterr().err
+    assert f"its {side} commit differs" in capsys.readouterr().err
 
 
 def test_a_side_changed_in_any_shard_survives_the_merge(
