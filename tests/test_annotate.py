@@ -7,13 +7,17 @@ message file's line; else a plain `::error title=...::`.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from support import PY, Repo, run_cli
 
+from fidelity.cli import annotate
 from fidelity.cli.main import main
+from fidelity.github import Annotation
 from fidelity.matrix import gate
 from fidelity.matrix.run.request import RunRequest, Shard
 
@@ -282,3 +286,27 @@ def test_a_detail_naming_only_a_file_is_annotated_at_it(tmp_path: Path) -> None:
         (None, None),
     ]
     assert notes[0].message.startswith("merge 43fd627feb03: row 's'")
+
+
+def test_annotations_past_githubs_ten_are_counted_in_the_tenth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GitHub shows 10 error annotations per step: the 10th must count the rest, or the
+    verdict's overflow is lost silently. Red when emit stops capping."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    out = io.StringIO()
+    notes = [Annotation("fidelity run", "MOVED: verdict")] + [
+        Annotation(f"fidelity run: case c{i}", f"moved {i}") for i in range(11)
+    ]
+    annotate.emit(Console(file=out), None, notes)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == annotate.MAX == 10
+    assert lines[0] == "::error title=fidelity run::MOVED: verdict"
+    assert lines[-1] == (
+        "::error title=fidelity run::3 more not annotated (GitHub shows 10 per step); "
+        "the log lists them"
+    )
+    monkeypatch.setenv("GITHUB_ACTIONS", "false")
+    quiet = io.StringIO()
+    annotate.emit(Console(file=quiet), None, notes)
+    assert quiet.getvalue() == ""

@@ -355,3 +355,29 @@ def test_json_equal_subtrees_are_settled_without_encoding_them_again(
     assert (d.values_changed, d.keys) == (1, ("$.records[50].x",))
     assert d.largest[0].base == "25.0" and d.largest[0].cand == '"changed"'
     assert encoded == []
+
+
+def test_rtol_is_relative_to_the_baseline_not_the_larger_value() -> None:
+    """100 -> 101 under rtol 0.00995 moves by 1 > 0.995 (rtol x |baseline|). Measured
+    against the candidate (1.00495) or the larger side it would pass: red on that fault,
+    on the scalar path (JSON, Tolerance) and the column path (CSV rows in step)."""
+    assert not Tolerance(rtol=0.00995).holds(100.0, 101.0)
+    assert Tolerance(rtol=0.01).holds(100.0, 101.0)
+    spec = {"kind": "json", "rtol": 0.00995}
+    assert not explain("r.json", b'{"n": 100.0}', b'{"n": 101.0}', spec).within_tolerance
+    csv = {"kind": "csv", "key": ["k"], "rtol": 0.00995}
+    assert not explain("m.csv", b"k,v\n1,100.0\n", b"k,v\n1,101.0\n", csv).within_tolerance
+
+
+def test_nan_is_never_within_any_tolerance_of_a_number() -> None:
+    """On both paths, alone (red with NaN within tolerance on either path; before, only a
+    test comparing the two paths with each other noticed)."""
+    nan = float("nan")
+    assert not Tolerance(rtol=1e9, atol=1e9).holds(nan, 1.0)
+    assert not Tolerance(rtol=1e9, atol=1e9).holds(1.0, nan)
+    assert Tolerance().holds(nan, nan)
+    spec = {"kind": "csv", "key": ["k"], "rtol": 1e9, "atol": 1e9}
+    assert not explain("m.csv", b"k,v\n1,nan\n", b"k,v\n1,1.0\n", spec).within_tolerance
+    assert not explain("m.csv", b"k,v\n1,1.0\n", b"k,v\n1,nan\n", spec).within_tolerance
+    json_spec = {"kind": "json", "atol": 1e9}
+    assert not explain("r.json", b"[NaN]", b"[1.0]", json_spec).within_tolerance
