@@ -149,3 +149,12 @@ def test_an_internal_error_exits_3_not_1(tmp_path: Path, monkeypatch, capsys) ->
     monkeypatch.setattr(casetable, "parse", crash)
     assert main(["cases", "validate", str(good)]) == 3
     assert "internal error" in capsys.readouterr().err
+
+
+def test_an_output_glob_starting_with_a_tilde_is_refused() -> None:
+    """`~` would name a home folder, outside the case's output folder (red with that check
+    dropped: only ordinary globs were tried)."""
+    text = b'[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["~/r.csv"]\n'
+    with pytest.raises(TableError) as info:
+        parse(text, "cases/x.toml")
+    assert any("must be relative" in p for p in info.value.problems), info.value.problems

@@ -205,3 +205,14 @@ def test_a_baseline_file_that_cannot_be_read_is_a_located_usage_error(
     assert main(["check-docs", "--root", str(tmp_path), "page.md"]) == 2
     err = capsys.readouterr().err
     assert said in err and "--record-baseline" in err, err
+
+
+def test_a_count_exceeded_by_one_lists_every_finding_and_fd601(tmp_path: Path) -> None:
+    """Count 1, two findings: both FD103 are listed with FD601 ("exceeded: all of them and
+    FD601"); red with the filter at count + 1, which listed FD601 alone."""
+    config = from_section({"max_paragraph_chars": 10})
+    (tmp_path / "records").mkdir()
+    (tmp_path / "page.md").write_text("A paragraph over ten.\n\n" * 2)
+    (tmp_path / "records" / "ratchets.json").write_text(json.dumps({"page.md": {"FD103": 1}}))
+    found = check_pages(tmp_path, (Page("page.md", "page.md"),), config).findings
+    assert sorted(str(f.code) for f in found) == ["FD103", "FD103", "FD601"]
