@@ -261,8 +261,10 @@ def test_a_plain_hook_whose_interpreter_is_gone_stops_the_commit(tmp_path: Path)
     repo.commit(
         {"pyproject.toml": '[tool.fidelity.docs]\npaths = ["README.md"]\n', "README.md": "# x\n"}
     )
+    script = scripts(repo.path, "/nonexistent/python")["pre-commit"]
+    assert script is not None
     hook = tmp_path / "pre-commit"
-    hook.write_text(scripts(repo.path, "/nonexistent/python")["pre-commit"])
+    hook.write_text(script)
     hook.chmod(0o755)
     done = subprocess.run([str(hook)], cwd=repo.path, capture_output=True, text=True, check=False)
     assert done.returncode != 0 and "is gone" in done.stderr, done.stderr
