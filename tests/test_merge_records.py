@@ -161,33 +161,24 @@ def test_a_header_changed_while_both_sides_edit_rows_is_a_conflict(tmp_path: Pat
     assert code != 0 and "<<<<<<<" in text
 
 
+def _driver(
+    repo: Path, tmp: Path, texts: dict[str, bytes], path: str = RECORD
+) -> subprocess.CompletedProcess[str]:
+    """`fidelity merge-records` on base, ours and theirs as git hands them to the driver."""
+    for name, data in texts.items():
+        (tmp / name).write_bytes(data)
+    argv = [sys.executable, "-m", "fidelity", "merge-records"]
+    argv += [str(tmp / n) for n in ("base", "ours", "theirs")] + [path]
+    return subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=60)
+
+
 def test_a_record_with_no_entry_is_git_merged(tmp_path: Path) -> None:
     code, text = merged(tmp_path, page(BASE), page([*BASE, ("d", "4")]), page(BASE, outro="x"))
     assert code == 0  # configured: merged by key; this shows the same file with no entry:
     repo = Repo(tmp_path / "other")
     repo.commit({"pyproject.toml": "", "x.md": page(BASE)}, "x")
-    for name, text in (
-        ("base", page(BASE)),
-        ("ours", page([*BASE, ("d", "4")])),
-        ("theirs", page([*BASE, ("e", "5")])),
-    ):
-        (tmp_path / name).write_text(text)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fidelity",
-            "merge-records",
-            str(tmp_path / "base"),
-            str(tmp_path / "ours"),
-            str(tmp_path / "theirs"),
-            "x.md",
-        ],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    texts = {"base": BASE, "ours": [*BASE, ("d", "4")], "theirs": [*BASE, ("e", "5")]}
+    done = _driver(repo.path, tmp_path, {k: page(v).encode() for k, v in texts.items()}, "x.md")
     assert done.returncode == 1, "git's own merge conflicts on two rows appended at one place"
     assert "<<<<<<<" in (tmp_path / "ours").read_text()
 
@@ -241,15 +232,6 @@ def test_a_merged_table_that_fails_the_self_check_falls_back_to_the_whole_file()
 
     done = keyed.merge(base, ours, theirs, ["row"], text_merge)
     assert calls[1:] == [(base, ours, theirs)] and done.text == "whole file, merged as text\n"
-
-
-def _driver(repo: Path, tmp: Path, texts: dict[str, bytes]) -> subprocess.CompletedProcess[str]:
-    """`fidelity merge-records` on base, ours and theirs as git hands them to the driver."""
-    for name, data in texts.items():
-        (tmp / name).write_bytes(data)
-    argv = [sys.executable, "-m", "fidelity", "merge-records"]
-    argv += [str(tmp / n) for n in ("base", "ours", "theirs")] + [RECORD]
-    return subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=60)
 
 
 def test_a_record_that_is_not_utf8_is_a_conflict_even_where_git_merges_it(tmp_path: Path) -> None:
