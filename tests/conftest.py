@@ -59,12 +59,16 @@ def cache_key_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield
 
 
-@pytest.fixture(autouse=True)
-def not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def not_in_github_actions() -> Iterator[None]:
     """Output and exit codes are asserted as they are outside CI (a partial run under CI
-    exits 3); tests of the CI and GitHub behaviour set these."""
-    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "CI"):
-        monkeypatch.delenv(name, raising=False)
+    exits 3); tests of the CI and GitHub behaviour set these with monkeypatch. Session
+    scope: a module's fixture runs before any function's, and one made its runs under the
+    CI's own CI=true (stop 51 failed on exactly that)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "CI"):
+            patch.delenv(name, raising=False)
+        yield
 
 
 @pytest.fixture(scope="session")
