@@ -137,10 +137,15 @@ def test_resume_refuses_a_side_that_moved(begun: tuple[Repo, Path], capsys) -> N
     assert "but this run began at" in capsys.readouterr().err
 
 
-def test_a_resumed_run_with_nothing_left_only_judges(begun: tuple[Repo, Path]) -> None:
+def test_a_resumed_run_with_nothing_left_only_judges(
+    begun: tuple[Repo, Path], tmp_path: Path
+) -> None:
     repo, out = begun
+    before = _count(tmp_path / "log")
+    assert before == {"c0": 2, "c1": 2}  # each case ran on both sides before run.json went
     assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
-    assert (out / "run.json").is_file()
+    assert _count(tmp_path / "log") == before, "no case ran again"
+    assert json.loads((out / "run.json").read_text())["exit_code"] == 0
 
 
 def test_a_line_cut_short_runs_only_its_case_again(make_repo, tmp_path: Path) -> None:

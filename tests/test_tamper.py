@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import PY, Repo, snapshot
+from support import Repo, snapshot
 
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.run.request import RunRequest
@@ -146,14 +146,20 @@ def test_linked_outputs_and_caches_are_never_followed(make_repo, tmp_path: Path)
         f"ln -s {secret} $CACHE/linked"
     )
     table = shell_case(script, outputs='["r.txt", "dir/m.csv"]') + 'cache_env = "CACHE"\n'
-    outcome = judged(repo := make_repo("user"), table)
+    repo = make_repo("user")
+    repo.commit({"cases/matrix.toml": table, "src/code.py": "x = 1\n"})
+    before = snapshot(repo.path)
+    outcome = gate.run(repo.path, RunRequest("HEAD", "HEAD"))
     messages = findings(outcome, Code.LINKED_EVIDENCE)
     assert len(messages) == 2 and "out/r.txt -> " in messages[0] and "cache/linked" in messages[0]
     case = outcome.candidate.cases["t"]
     assert case.outputs == {} and case.cache == {}, "no link was followed"
     assert set(case.missing_outputs) == {"r.txt", "dir/m.csv"}
     assert outcome.exit_code == 3
-    assert repo.path.exists()
+    # what the links pointed at, and the user's checkout, are as they were
+    assert sorted(p.name for p in secret.iterdir()) == ["m.csv", "r.txt"]
+    assert (secret / "r.txt").read_text() == "outside bytes"
+    assert snapshot(repo.path) == before
 
 
 def test_real_files_in_nested_folders_are_evidence(make_repo) -> None:
@@ -161,7 +167,6 @@ def test_real_files_in_nested_folders_are_evidence(make_repo) -> None:
     outcome = judged(make_repo("user"), shell_case(script, outputs='["*/a/m.csv", "**/*.csv"]'))
     assert outcome.findings == () and outcome.exit_code == 0
     assert list(outcome.candidate.cases["t"].outputs) == ["2026-11-30T10-00/a/m.csv"]
-    assert PY
 
 
 @pytest.mark.parametrize(
