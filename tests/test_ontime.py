@@ -122,6 +122,24 @@ def test_a_clean_merge_after_the_prediction_holds(repo: Repo) -> None:
     assert outcome.manifest["prediction"]["stated"] == said
 
 
+def test_a_fix_made_inside_a_merge_before_the_prediction_is_late(repo: Repo) -> None:
+    """An evil merge: the fix is in the merge's own change (neither parent has it), made
+    before the prediction. Only the merge changes anything but the prediction, so a walk
+    of non-merge commits alone would find nothing before it and let the prediction hold."""
+    repo.git("checkout", "-q", "-b", "side")
+    repo.git("commit", "-q", "--allow-empty", "-m", "side")
+    repo.git("checkout", "-q", "main")
+    repo.git("commit", "-q", "--allow-empty", "-m", "main")
+    repo.git("merge", "-q", "--no-ff", "--no-commit", "side")
+    repo.write(FIX)
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "merge, the fix inside it")
+    merge = repo.git("rev-parse", "HEAD").strip()
+    said = repo.commit({"cases/p.toml": PREDICTION}, "predict, after the merge")
+    why = late(run(repo))
+    assert said[:10] in why and merge[:10] in why and "(merge, the fix inside it)" in why
+
+
 def test_first_other_change_names_the_oldest_commit_not_after_the_prediction() -> None:
     p, files = "cases/p.toml", frozenset({"x"})
     changes = {"m": files, "p": frozenset({p}), "f2": files, "f1": files | {p}}  # newest first
