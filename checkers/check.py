@@ -248,7 +248,7 @@ def apply_ratchets(
 ) -> Result:
     """Judge the findings against the baseline; ``mode`` "update" removes fixed entries and
     converts counts, "record" also lists today's findings where the baseline has none."""
-    path = root / config.ratchets
+    path = ratchets.located(root, config.ratchets, config.source)
     current = ratchets.load(path)
     gone = [page for page in current if page not in raw and page_gone(root, page)]
     changed = baseline.Updated()

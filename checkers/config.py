@@ -123,6 +123,12 @@ def _message(error: jsonschema.ValidationError) -> str:
         return f"unknown key {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
     if error.validator == "oneOf":
         return 'must be a table {key = "..."} or a list of such tables'
+    if error.schema is _schema()["$defs"]["relative"]:
+        what = "is empty" if error.instance == "" else "is not inside the repository"
+        return (
+            f"{error.instance!r} {what}; name it relative to the root, "
+            "without a leading / or a .. part (docs/*.md, not /abs/docs/*.md or ../other/*.md)"
+        )
     return str(error.message)
 
 
@@ -130,9 +136,7 @@ def validate(section: Mapping[str, Any], source: str, where: str = SECTION) -> N
     """Raise ConfigError listing every schema violation, each with its key path."""
     if schema.valid("checkers", "docs", section):
         return
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(_schema())
+    validator = schema.ecma_class(_schema())(_schema())
     errors = sorted(validator.iter_errors(section), key=lambda e: list(map(str, e.path)))
     if errors:
         located = ((_where(e, where), _message(e)) for e in errors)

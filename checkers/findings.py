@@ -82,6 +82,15 @@ def clip(value: str, limit: int = QUOTED) -> str:
     return f"{value[:limit]}… ({more:,} more character{'s' if more != 1 else ''})"
 
 
+def printable(text: str) -> str:
+    """text with each character that is not printable escaped as Python spells it (`\\n`,
+    `\\x1b`): a file name may hold a newline or a terminal's escape, and a finding is one
+    line, never a command to the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def content_subject(text: str) -> str:
     """A finding's subject from content (a paragraph, a row): whitespace collapsed; a long
     text is cut, with a hash of the whole so that an edit anywhere in it is a new subject."""
@@ -119,7 +128,7 @@ class Finding:
         return self.subject or _DIGITS.sub("N", self.message)
 
     def render(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+        return printable(f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}")
 
     def as_dict(self) -> dict[str, str | int]:
         found: dict[str, str | int] = {

@@ -34,7 +34,12 @@ class Unsure(Exception):
 
 
 @cache
-def _regex(pattern: str) -> re.Pattern[str]:
+def regex(pattern: str) -> re.Pattern[str]:
+    """A schema's `pattern` as JSON Schema reads it (ECMA-262): a final `$` matches only at
+    the end of the string, where Python's also matches before a final newline (so an id
+    "a\\n" passed ^[a-z]+$). Only a final `$` is read so; the shipped schemas have no other."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1] + r"\Z"
     return re.compile(pattern)
 
 
@@ -174,6 +179,9 @@ class _Compiler:
         if "exclusiveMinimum" in schema:
             above = schema["exclusiveMinimum"]
             rules.append(lambda x: x > above)
+        if "maximum" in schema:
+            most = schema["maximum"]
+            rules.append(lambda x: not x > most)
         return _all(rules) if rules else _yes
 
     @staticmethod
@@ -181,7 +189,7 @@ class _Compiler:
         rules = _lengths(schema, "minLength", "maxLength")
         if "pattern" in schema:
             pattern = schema["pattern"]
-            rules.append(lambda x: _regex(pattern).search(x) is not None)
+            rules.append(lambda x: regex(pattern).search(x) is not None)
         return _all(rules) if rules else _yes
 
     def _array(self, schema: Mapping[str, Any]) -> Check:
@@ -278,6 +286,7 @@ def _unique(instance: list[Any]) -> bool:
 
 _HANDLED = _IGNORED | {
     *("$ref", "type", "enum", "const", "not", "anyOf", "oneOf", "minimum", "exclusiveMinimum"),
+    "maximum",
     *("minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "items"),
     *("required", "propertyNames", "properties", "additionalProperties"),
 }

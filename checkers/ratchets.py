@@ -12,6 +12,7 @@ the count is slack (FD602). A count is never raised.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -74,6 +75,19 @@ def parse(text: str, source: str) -> dict[str, dict[str, Entry]]:
                 raise ConfigError(f"{source}: {page!r}: unknown code {code!r}; allowed: {allowed}")
         out[page] = {code: _entry(v, page, code, source) for code, v in entries.items()}
     return out
+
+
+def located(root: Path, rel: str, source: str) -> Path:
+    """The baseline file ``rel`` under root; ConfigError when it resolves outside (a
+    symbolic link, or a link among its folders): it is read and may be rewritten."""
+    path = root / rel
+    real, inside = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([real, inside]) != inside:
+        raise ConfigError(
+            f"{source}: [tool.fidelity.docs].ratchets: {rel} resolves to {real}, outside the "
+            "repository; the baseline must be a file of the repository"
+        )
+    return path
 
 
 def load(path: Path) -> dict[str, dict[str, Entry]]:

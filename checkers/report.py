@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from checkers.baseline import Fixed
 from checkers.check import SHOWN, Result
-from checkers.findings import DESCRIPTIONS, Finding, clip
+from checkers.findings import DESCRIPTIONS, Finding, clip, printable
 
 UPDATE = "fidelity check-docs --update-baseline"
 
@@ -131,7 +131,7 @@ def lines(result: Result, counted: tuple[Finding, ...] | None = None) -> list[st
 def render(result: Result, out: IO[str], counted: tuple[Finding, ...] | None = None) -> None:
     """`lines` written as they are: no renderer that could wrap a line or read `:name:` in
     a message as an emoji (and no rich to import: check-docs starts faster without it)."""
-    out.write("".join(line + "\n" for line in lines(result, counted)))
+    out.write("".join(printable(line) + "\n" for line in lines(result, counted)))
 
 
 def render_summary(result: Result, out: IO[str]) -> None:

@@ -10,7 +10,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from checkers import quickschema
@@ -61,12 +61,28 @@ def validator(package: str, name: str) -> jsonschema.protocols.Validator:
     on every use was most of the cost of validating a table of a thousand cases. The
     shipped schemas are checked against their metaschema by the tests
     (tests/test_schema_files.py), not on every start: that was 45 ms of each `fidelity run`."""
-    import jsonschema
-
     schema = load(package, name)
-    cls = jsonschema.validators.validator_for(schema)
+    cls = ecma_class(schema)
     inlined = _inline(schema, schema.get("$defs", {}))
     return cls(inlined, format_checker=cls.FORMAT_CHECKER)
+
+
+def ecma_class(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator]:
+    """The schema's validator class with `pattern` read as JSON Schema reads it
+    (`quickschema.regex`: a final `$` is the end of the string)."""
+    import jsonschema
+
+    def pattern(
+        validator: Any, wanted: str, instance: Any, schema: Any
+    ) -> Iterator[jsonschema.ValidationError]:
+        if validator.is_type(instance, "string") and not quickschema.regex(wanted).search(instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {wanted!r}")
+
+    cls = jsonschema.validators.validator_for(schema)
+    extended: type[jsonschema.protocols.Validator] = jsonschema.validators.extend(
+        cls, {"pattern": pattern}
+    )
+    return extended
 
 
 @functools.cache

@@ -35,6 +35,9 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
+
+
 def _position(data: bytes, offset: int) -> tuple[int, int]:
     """1-based line and character column of a byte offset."""
     start = data.rfind(b"\n", 0, offset) + 1
@@ -150,6 +153,7 @@ class Site:
             size = os.path.getsize(self.root / rel)
             return Source(None, f"is {size:,} bytes, over max_page_bytes {self.max_bytes:,}")
         content = digest(data) if self.cache is not None else ""
+        data = data.removeprefix(BOM)  # GitHub does not render it; a heading after it is one
         try:
             return Source(data.decode("utf-8"), digest=content)
         except UnicodeDecodeError as exc:

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 _HTML_ANCHOR = re.compile(
-    r"""<[A-Za-z][^>]*?\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))"""
+    r"""<[A-Za-z][^>]*?\s(?i:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))"""
 )
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)  # unclosed: to the block's end
 
 
 _KEPT_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "Pc"})
@@ -72,7 +73,10 @@ def text_content(children: list[Token] | None) -> str:
 
 
 def html_anchors(html: str) -> set[str]:
-    """Values of ``id`` and ``name`` attributes in raw HTML."""
+    """Values of ``id`` and ``name`` attributes (HTML's names are case-blind: ``ID=``) in
+    raw HTML, outside comments, which GitHub renders as nothing."""
+    if "<!--" in html:
+        html = _HTML_COMMENT.sub("", html)
     return {next(g for g in m.groups() if g is not None) for m in _HTML_ANCHOR.finditer(html)}
 
 

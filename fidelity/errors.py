@@ -43,13 +43,14 @@ EXIT_CODES = (
     ExitCode(
         Exit.USAGE,
         "usage or configuration error",
-        "bad arguments, invalid case table or configuration, unknown revision",
+        "bad arguments, invalid case table or configuration, unknown revision, a run "
+        "directory interrupted before it was judged (finish it with `run --resume`)",
     ),
     ExitCode(
         Exit.UNTRUSTED,
         "the evidence cannot be trusted",
-        "provenance findings, nothing compared, incomplete run, a damaged run directory, an "
-        "internal error",
+        "provenance findings, nothing compared, incomplete run (a declared case that ran in "
+        "no shard), a damaged run directory, an internal error",
     ),
 )
 # Interrupted runs clean up first (processes killed, worktrees removed), then exit as a shell

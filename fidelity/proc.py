@@ -174,11 +174,11 @@ def kill_all() -> None:
         _kill_group(p)
 
 
-def _strays(marker: str | None) -> list[str]:
+def _strays(marker: str | None, spared: int | None = None) -> list[str]:
     """Kill and reap adopted descendants of one case (they carry its marker; with None, of
-    any case); reap adopted zombies of no one's. Never waits on a process it did not kill:
-    an unreadable environment (a process mid-exec) is not a reason to block on it. Called
-    with _live_lock held."""
+    any case), named unless in the group `spared` (killed at its timeout, dying); reap
+    adopted zombies of no one's. Never waits on a process it did not kill: an unreadable
+    environment (a process mid-exec) is no reason to block on it. Holds _live_lock."""
     ours = {p.pid for p in _live}
     needle = f"{MARKER_ENV}={marker}".encode() if marker is not None else None
     prefix = MARKER_ENV.encode() + b"="
@@ -187,7 +187,8 @@ def _strays(marker: str | None) -> list[str]:
         environ = procfs.read(f"/proc/{pid}/environ").split(b"\0")
         mine = needle in environ if needle else any(v.startswith(prefix) for v in environ)
         if mine:
-            killed.append(procfs.name(pid))
+            if spared is None or procfs.group_of(pid) != spared:
+                killed.append(procfs.name(pid))
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError, OSError):
@@ -198,20 +199,21 @@ def _strays(marker: str | None) -> list[str]:
     return killed
 
 
-def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
+def leftovers(pgid: int, marker: str | None, timed_out: bool = False) -> tuple[str, ...]:
     """Processes a finished command left running, killed: its group, and (when adopting
-    orphans) descendants that left the group but carry the command's marker. Cheap when
-    nothing was left: one signal-0 probe; /proc is read only to name what is found."""
+    orphans) descendants that left the group but carry the command's marker. After a
+    timeout the group was killed, not left: only what left the group is named (its dying
+    members were, at random). One signal-0 probe when nothing was left."""
     found: list[str] = []
     if marker is not None and _SUBREAPER.on:
         with _live_lock:
-            found += _strays(marker)
+            found += _strays(marker, pgid if timed_out else None)
     try:
         os.killpg(pgid, 0)
     except (ProcessLookupError, PermissionError):
         return tuple(found)
     members = procfs.group_members(pgid)
-    found += [procfs.name(pid) for pid in members]
+    found += [] if timed_out else [procfs.name(pid) for pid in members]
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     if not members and not sys.platform.startswith("linux"):
@@ -221,23 +223,18 @@ def leftovers(pgid: int, marker: str | None) -> tuple[str, ...]:
         while time.monotonic() < deadline:  # the killed group's orphans reach us a moment later
             time.sleep(0.05)
             with _live_lock:
-                found += _strays(marker)
+                found += _strays(marker, pgid if timed_out else None)
     return tuple(dict.fromkeys(found))
 
 
 def kill_marked(prefix: str) -> tuple[str, ...]:
     """Kill every process whose marker lies under prefix (Linux /proc): the cases, and
     their descendants, of a run killed before it could clean up. Named, for the record."""
-    needle = f"{MARKER_ENV}={prefix}".encode()
     killed = []
-    with contextlib.suppress(OSError):
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) != os.getpid():
-                environ = procfs.read(f"/proc/{entry}/environ").split(b"\0")
-                if any(v.startswith(needle) for v in environ):
-                    killed.append(procfs.name(int(entry)))
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(int(entry), signal.SIGKILL)
+    for pid in procfs.marked(f"{MARKER_ENV}={prefix}".encode()):
+        killed.append(procfs.name(pid))
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     return tuple(killed)
 
 
@@ -300,7 +297,7 @@ def run(
             with _live_lock:
                 _live.discard(proc)
         duration = time.monotonic() - start
-        left = leftovers(proc.pid, marker) if marker is not None else ()
+        left = leftovers(proc.pid, marker, expired.is_set()) if marker is not None else ()
         if sinks.spool is not None:
             sinks.spool.drain(_DRAIN_S)  # what the group wrote before it ended or was killed
         if expired.is_set():

@@ -1,6 +1,7 @@
-"""What Linux's /proc says about processes: a process's command, a group's live members,
-the orphans this process adopted, a process's state. Read only: nothing here starts or signals a
-process (`proc` does); elsewhere than Linux every answer is empty.
+"""What Linux's /proc says about processes: a process's command, a group's live members, a
+process's group, those with a marker, the orphans this process adopted, a process's state.
+Read only: nothing here starts or signals a process (`proc` does); elsewhere than Linux
+every answer is empty.
 """
 
 from __future__ import annotations
@@ -43,6 +44,25 @@ def group_members(pgid: int) -> list[int]:
                 if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
                     found.append(int(entry))
     return found
+
+
+def marked(needle: bytes) -> list[int]:
+    """Processes but this one with an environment variable that starts with needle."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != os.getpid():
+                environ = read(f"/proc/{entry}/environ").split(b"\0")
+                if any(v.startswith(needle) for v in environ):
+                    found.append(int(entry))
+    return found
+
+
+def group_of(pid: int) -> int | None:
+    """The process group of pid, None when it is gone."""
+    stat = read(f"/proc/{pid}/stat")
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[2]) if len(fields) > 2 else None
 
 
 def adopted() -> set[int]:

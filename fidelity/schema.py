@@ -4,6 +4,7 @@ TOML tables checked against them with every problem located."""
 from __future__ import annotations
 
 import functools
+import math
 import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -104,7 +105,9 @@ def load_toml(
         raise TableError(kind, source, [f"not UTF-8: {exc}"]) from exc
     except tomllib.TOMLDecodeError as exc:
         raise TableError(kind, source, [f"invalid TOML: {exc}"]) from exc
-    problems = [locate(raw, path, msg) for path, msg in errors(schema, raw)]
+    endless = set(not_finite(raw, ()))  # said as such, not as out of a schema's bounds
+    problems = [locate(raw, path, NOT_FINITE) for path in sorted(endless, key=str)]
+    problems += [locate(raw, p, msg) for p, msg in errors(schema, raw) if tuple(p) not in endless]
     if not problems:
         problems = semantic(raw)
     if problems:
@@ -112,14 +115,27 @@ def load_toml(
     return raw
 
 
+NOT_FINITE = "must be a finite number (TOML's nan and inf would disable the check)"
+
+
+def not_finite(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[str | int, ...]]:
+    """Paths of every number that is not finite: TOML allows nan and inf, which a schema's
+    bounds let through (nan compares false with each) and a timeout cannot be."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from not_finite(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from not_finite(v, (*path, i))
+
+
 @functools.cache
 def _part(name: str, definition: str) -> jsonschema.protocols.Validator:
-    import jsonschema
-
     whole = load(name)
     part = {"$schema": whole["$schema"], "$defs": whole["$defs"], "$ref": f"#/$defs/{definition}"}
-    cls = jsonschema.validators.validator_for(part)
-    return cls(part)
+    return shared.ecma_class(part)(part)
 
 
 def part_errors(

@@ -184,7 +184,7 @@ def configuration(schemas: Mapping[str, Schema]) -> str:
         render(schemas, CASE_TABLE, "###"),
         value_types(schemas, "matrix", "###"),
         "## Control table\n\n`cases/controls.toml` unless `[tool.fidelity] controls` or "
-        "`--table` names another.\n",
+        "`--controls` names another.\n",
         render(schemas, CONTROL_TABLE, "###"),
         value_types(schemas, "controls", "###"),
         "## Prediction file\n\nA TOML file given to `fidelity run --expect` and "

@@ -72,7 +72,7 @@ def test_definition_ignores_timeout_and_tags_but_not_argv() -> None:
         ),
         (
             '[[case]]\nid = "a"\nargv = ["x"]\n[[case]]\nid = "a"\nargv = ["y"]\n',
-            "case 'a' at $.case[1].id: duplicate id; first used by case #1",
+            "case 'a' at $.case[1].id: duplicate id; first used at $.case[0]",
         ),
         (
             '[[case]]\nid = "a"\nargv = ["x"]\noutputs = ["../up.csv"]\n',

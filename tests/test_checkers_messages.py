@@ -10,7 +10,9 @@ import pytest
 from checkers.check import Page, check_text
 from checkers.config import KeyedTable, PageRules
 from checkers.findings import QUOTED, clip
+from checkers.markdown import parse, parse_headings
 from checkers.site import Site
+from checkers.slugs import anchors
 
 MESSAGE_MAX = 1_000
 LONG = "x" * 200_000
@@ -88,3 +90,29 @@ def test_a_line_anchor_of_5000_digits_is_past_the_file_not_a_traceback(site: Sit
         "page.md:1:5: FD402 line anchor '#L" + "9" * (QUOTED - 1) + f"… ({5001 - QUOTED:,} "
         "more characters)' is past page.md (3 lines)"
     )
+
+
+HTML_ANCHORS = """# Target
+
+<!-- <a id="old-section"></a> commented out -->
+
+<!--
+<a name="removed"></a>
+-->
+
+<a ID="legacy"></a> <A NAME="legacy2"></A> <div Id="mixed"></div>
+
+Text <!-- <span id="inline-gone"> --> and <span iD="inline">here</span>.
+
+<!-- unclosed, so to the end of this block
+<a id="unclosed">
+"""
+
+
+@pytest.mark.parametrize("parse_page", [parse, parse_headings])
+def test_html_anchors_are_read_case_blind_and_never_from_comments(parse_page) -> None:
+    """GitHub renders a comment as nothing, and HTML's attribute names are case-blind: an
+    id in a comment was an anchor (a false pass), and `ID=` was none (a false FD402)."""
+    assert anchors(parse_page(HTML_ANCHORS)) == {
+        "target", "legacy", "legacy2", "mixed", "inline"
+    }  # fmt: skip

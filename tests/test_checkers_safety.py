@@ -79,6 +79,48 @@ def test_paths_outside_the_root_are_a_usage_error(repo: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ('paths = ["/abs/docs/*.md"]', "paths[0]: '/abs/docs/*.md' is not inside the repository"),
+        ('paths = [""]', "paths[0]: '' is empty"),
+        ('paths = ["docs/*.md", "../*.md"]', "paths[1]: '../*.md' is not inside the repository"),
+        ('ratchets = "../secret.json"', "ratchets: '../secret.json' is not inside the repository"),
+        ('ratchets = "/tmp/r.json"', "ratchets: '/tmp/r.json' is not inside the repository"),
+    ],
+)
+def test_configured_paths_outside_the_root_are_a_configuration_error(
+    repo: Path, setting: str, said: str
+) -> None:
+    """A glob or baseline file that leaves the root (or names nothing) is refused naming the
+    key, before anything is read or written: never a traceback, never a file outside."""
+    (repo / "docs" / "a.md").write_text("# A\n")
+    (repo / "pyproject.toml").write_text(f"[tool.fidelity.docs]\n{setting}\n")
+    for argv in (["check-docs"], ["check-docs", "--update-baseline"]):
+        done = fidelity_cli(repo, "-q", *argv)
+        assert done.returncode == 2, done.stderr
+        assert f"[tool.fidelity.docs].{said}" in done.stderr
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert sorted(p.name for p in repo.parent.iterdir()) == ["repo", "secret.md"]
+
+
+def test_a_baseline_file_linked_outside_the_root_is_neither_read_nor_written(
+    repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"version": 2, "pages": {}}\n')
+    (repo / "records").mkdir()
+    (repo / "records" / "ratchets.json").symlink_to(outside)
+    (repo / "docs" / "a.md").write_text("[gone](missing.md)\n")
+    (repo / "pyproject.toml").write_text('[tool.fidelity.docs]\npaths = ["docs/*.md"]\n')
+    for argv in (["check-docs"], ["check-docs", "--record-baseline"]):
+        done = fidelity_cli(repo, "-q", *argv)
+        assert done.returncode == 2, done.stderr
+        assert "ratchets: records/ratchets.json resolves to " in done.stderr
+        assert "outside the repository" in done.stderr
+    assert outside.read_text() == '{"version": 2, "pages": {}}\n'
+
+
 def test_symlink_loops_under_a_docs_folder_are_findings_not_tracebacks(repo: Path) -> None:
     docs = repo / "docs"
     (docs / "ok.md").write_text("# Ok\n\n[loop](loop.md#x) [dir](spin/x.md)\n")
@@ -112,6 +154,23 @@ def test_a_non_utf8_page_is_a_finding_not_a_traceback(repo: Path) -> None:
     assert done.stdout.splitlines()[0].startswith("docs/page.md:3:3: FD701 page is not valid UTF-8")
 
 
+def test_a_byte_order_mark_is_not_part_of_the_page(repo: Path) -> None:
+    """GitHub renders a page that starts with a BOM as if it did not: its first line is a
+    heading (an anchor, a dated heading), and a bad byte on it is located without the BOM."""
+    bom = "\ufeff".encode()
+    (repo / "docs" / "bom.md").write_bytes(bom + b"# Setup\n\n[self](#setup)\n")
+    (repo / "docs" / "other.md").write_bytes(b"[there](bom.md#setup)\n")
+    (repo / "docs" / "dated.md").write_bytes(bom + b"# 2024-01-01 attempt 2\n")
+    (repo / "docs" / "bad.md").write_bytes(bom + b"na\xffve\n")
+    done = fidelity_cli(repo, "-q", "check-docs", "docs")
+    lines = done.stdout.splitlines()
+    assert [line.split(" ")[:2] for line in lines[:-1]] == [
+        ["docs/bad.md:1:3:", "FD701"],
+        ["docs/dated.md:1:1:", "FD201"],
+    ], done.stdout
+    assert done.returncode == 1, done.stderr
+
+
 def test_a_page_over_max_page_bytes_is_a_finding(repo: Path, opened: list[str]) -> None:
     (repo / "pyproject.toml").write_text("[tool.fidelity.docs]\nmax_page_bytes = 1000\n")
     (repo / "docs" / "big.md").write_text("# Big\n\n" + "word " * 400)
@@ -129,3 +188,17 @@ def test_findings_stay_on_one_line_at_any_width(repo: Path) -> None:
     assert done.returncode == 1
     assert done.stdout.splitlines()[0].startswith("docs/page.md:1:1: FD201 per-attempt heading")
     assert done.stdout.splitlines()[0].endswith("as a row of a keyed table instead")
+
+
+def test_a_file_name_with_a_newline_or_an_escape_stays_on_its_one_line(repo: Path) -> None:
+    """A name holding a newline split its finding over two lines; an ESC in it restyled the
+    terminal. Both are printed escaped, as a heading's text already was."""
+    (repo / "docs" / "new\nline.md").write_text("[x](nope.md)\n")
+    (repo / "docs" / "esc\x1b[7mrev.md").write_text("[x](nope.md)\n")
+    done = fidelity_cli(repo, "-q", "check-docs", "docs")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "docs/esc\\x1b[7mrev.md:1:5: FD401 link target 'nope.md' does not exist (docs/nope.md)",
+        "docs/new\\nline.md:1:5: FD401 link target 'nope.md' does not exist (docs/nope.md)",
+        "check-docs: 2 findings in 2 of 2 files",
+    ]

@@ -129,3 +129,19 @@ def test_validate_checks_anchors_and_ids_without_running_a_test(lib: Repo, tmp_p
     assert "control 'tax-rate': raises names 'VaulEError', which is no built-in exception" in flat
     assert json.loads(out.read_text())["exit_code"] == 2
     assert not mark.exists(), "no test ran"
+
+
+def test_validate_refuses_an_edit_of_a_symbolic_link(lib: Repo, tmp_path: Path) -> None:
+    """A link's blob is the path it points to: validate found the text there and said
+    VALID, where the run, which edits no link, called the control unviable."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("sentinel\n")
+    (lib.path / "shop" / "link.txt").symlink_to(outside)
+    edit = 'edit = [{ file = "shop/link.txt", find = "outside", replace = "inside" }]'
+    linked = f'[[control]]\nid = "via-link"\nwhy = "w"\n{edit}\ncaught_by = ["tests/test_rates.py::test_dollar"]\n'
+    lib.commit({"cases/controls.toml": HEAD + linked})
+    code, text = run_cli(["controls", "validate", "--repo", str(lib.path)])
+    flat = " ".join(text.split())
+    assert code == 2, flat
+    assert "control 'via-link': edit #1 (shop/link.txt): a symbolic link at " in flat
+    assert outside.read_text() == "sentinel\n"

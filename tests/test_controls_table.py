@@ -91,10 +91,31 @@ def test_each_problem_is_located(body: str, expected: str) -> None:
     assert any(p.startswith(expected) for p in found), found
 
 
+@pytest.mark.parametrize(
+    ("head", "body", "expected"),
+    [
+        ("timeout_s = nan", "", "at $.controls.timeout_s: must be a finite number"),
+        ("timeout_s = inf", "", "at $.controls.timeout_s: must be a finite number"),
+        ("", "timeout_s = -inf", "control 'x' at $.control[0].timeout_s"),
+        ("", "timeout_s = nan", "control 'x' at $.control[0].timeout_s: must be a finite"),
+        ("timeout_s = 1e300", "", "at $.controls.timeout_s: 1e+300 is greater than the maximum"),
+    ],
+)
+def test_time_limits_that_cannot_be_waited_for_are_located_errors(
+    head: str, body: str, expected: str
+) -> None:
+    """TOML's nan and inf pass a schema's bounds: nan made every control a timeout (exit 3,
+    nothing had timed out), inf and 1e300 a traceback when waited for."""
+    found = problems(f"[controls]\n{head}\n" + control(EDIT + '\ncaught_by = ["t"]\n' + body))
+    assert any(p.startswith(expected) for p in found), found
+    longest = "[controls]\ntimeout_s = 1e9\n" + control(EDIT + '\ncaught_by = ["t"]')
+    assert parse(longest.encode(), "c.toml").controls[0].timeout_s == 1e9
+
+
 def test_duplicate_ids_and_unknown_head_keys() -> None:
     dup = control(EDIT + '\ncaught_by = ["t"]') * 2
     assert problems(dup) == [
-        "control 'x' at $.control[1].id: duplicate id; first used by control #1"
+        "control 'x' at $.control[1].id: duplicate id; first used at $.control[0]"
     ]
     head = '[controls]\nimport_checks = ["a"]\n' + control(EDIT + '\ncaught_by = ["t"]')
     assert problems(head)[0].startswith("at $.controls.import_checks: unknown key 'import_checks'")

@@ -137,3 +137,32 @@ def test_difference_names_the_cases_of_a_function_id_that_passed() -> None:
     assert difference(loose, known) == (("t.py::test_f[2]",), ())
     met = ControlResult("c", Verdict.CAUGHT, ("t.py::test_f", "t.py::test_g"), known, match="exact")
     assert difference(met, known) == ((), ())
+
+
+def test_an_expected_test_the_run_skipped_is_named_as_skipped() -> None:
+    """caught_by named an always-skipped test: the verdict said "no test failed" (survived)
+    or "did not fail: ...", never that the test was skipped and so could catch nothing."""
+    skip, other = TESTS[0], TESTS[1]
+    suite = Suite(
+        {
+            skip: TestResult(skip, Outcome.SKIPPED, "always skipped"),
+            other: TestResult(other, Outcome.PASSED),
+        }
+    )
+    run = classify(ProcStatus.OK, 0, suite)
+    assert run.skipped == {skip}
+    control = Control("c", "w", (), ("pytest",), caught_by=(skip,))
+    survived = judge(control, run)
+    assert survived.verdict is Verdict.SURVIVED
+    assert (
+        survived.detail
+        == f"no test failed; {skip} skipped, so never run: a skipped test catches nothing"
+    )
+    failing = Suite({**suite.results, other: TestResult(other, Outcome.FAILED, "x")})
+    differently = judge(control, classify(ProcStatus.FAILED, 1, failing))
+    assert differently.verdict is Verdict.CAUGHT_DIFFERENTLY
+    assert differently.detail.endswith(
+        f"; {skip} skipped, so never run: a skipped test catches nothing"
+    )
+    plain = judge(Control("c", "w", (), ("pytest",), caught_by=(other,)), run)
+    assert plain.detail == "no test failed"

@@ -247,6 +247,23 @@ def test_a_baseline_failure_now_skipped_has_vanished() -> None:
     assert found.found["vanished"] and found.exit_code() == 1, found.summary()
 
 
+@pytest.mark.parametrize(
+    ("now", "says"),
+    [
+        (set(), "; re-record the baseline with `fidelity failset record`"),  # t::a repaired
+        ({"t::a", "t::c"}, "; fix the new failures first, then re-record the baseline"),
+        ({"t::c"}, "; fix the new failures first, then re-record the baseline"),  # both
+    ],
+)
+def test_the_advice_never_takes_a_new_failure_into_the_baseline(now: set[str], says: str) -> None:
+    """With a new failure beside a repaired test, "re-record the baseline" would record the
+    regression as known (it said so; with the new failure alone it said nothing)."""
+    everything = frozenset({"t::a", "t::b", "t::c"})
+    sides = failset.Sides(failing=frozenset(now), passing=everything - now, seen=everything)
+    summary = failset.compare(failset.FailSet(("t::a",)), sides, 1).summary()
+    assert summary.endswith(f"{says} (exit 1)"), summary
+
+
 def test_a_test_newly_erroring_in_setup_is_a_new_failure(tmp_path: Path) -> None:
     """A fixture that blows up is a JUnit <error>, not a <failure>: still a new failure
     (red with errors left out of what fails)."""

@@ -19,6 +19,16 @@ def test_no_case_table_says_where_to_learn_to_write_one(sim_repo: Repo) -> None:
     assert "fidelity demo --dir DIR" in said and "--cases FILE" in said
 
 
+def test_cases_validate_and_list_suggest_only_an_option_they_take(tmp_path: Path) -> None:
+    """They said "name another with --cases FILE", which they refuse (their FILE is a
+    positional argument)."""
+    for command in ("validate", "list"):
+        done = fidelity_cli(tmp_path, "cases", command, "nope.toml")
+        said = " ".join(done.stderr.split())
+        assert done.returncode == 2 and "no case table at nope.toml" in said, said
+        assert "--cases" not in said and said.endswith("or name another as FILE"), said
+
+
 def test_check_docs_takes_repo_as_the_other_commands_spell_it(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# T\n\n[gone](gone.md)\n")
     by_root = fidelity_cli(tmp_path.parent, "check-docs", "--root", str(tmp_path))

@@ -11,6 +11,7 @@ import pytest
 from support import Repo, run_cli
 
 from fidelity.cli.main import main
+from fidelity.errors import UsageError
 from fidelity.preflight.hooks import HOOKS, MARKER
 
 PYPROJECT = """\
@@ -201,6 +202,35 @@ def test_uninstall_leaves_a_foreign_hook_and_names_it(repo: Repo) -> None:
     code, out = run_cli(["install-hooks", "--uninstall", "--repo", str(repo.path)])
     assert code == 0 and "not fidelity's; left" in out
     assert (hooks / "commit-msg").read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_a_managed_hook_the_user_edited_is_never_overwritten_nor_removed(repo: Repo) -> None:
+    """Rerunning install-hooks replaced an edit to a hook it had written ("updated"), and
+    --uninstall deleted it: the edit was lost both ways."""
+    assert install(repo)[0] == 0
+    hook = repo.path / ".git" / "hooks" / "pre-push"
+    edited = hook.read_text() + "echo my own check\n"
+    hook.write_text(edited)
+    with pytest.raises(UsageError, match="edited since fidelity wrote them"):
+        install(repo)
+    assert hook.read_text() == edited
+    code, out = run_cli(["install-hooks", "--uninstall", "--repo", str(repo.path)])
+    assert code == 0 and "edited since written; left" in out, out
+    assert hook.read_text() == edited
+    assert not (repo.path / ".git" / "hooks" / "pre-commit").exists()  # the unedited: gone
+    hook.unlink()  # the user moves the edit away: installed again
+    assert install(repo)[0] == 0 and hook.read_text() != edited
+
+
+def test_nothing_is_installed_where_no_gate_is_configured(make_repo) -> None:
+    """The hooks stopped every commit there (preflight exits 3 when it judges nothing),
+    and install-hooks said nothing of it."""
+    bare: Repo = make_repo("bare")
+    bare.commit({"a.txt": "a\n"}, "a")
+    with pytest.raises(UsageError, match="no gate is configured in this repository"):
+        run_cli(["install-hooks", "--repo", str(bare.path)])
+    assert not list((bare.path / ".git" / "hooks").glob("pre-commit"))
+    assert real_commit(bare, "--allow-empty").returncode == 0  # commits go on as before
 
 
 def test_pre_merge_commit_stops_a_clean_merge_that_duplicates_a_key(make_repo) -> None:

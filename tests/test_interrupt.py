@@ -60,10 +60,42 @@ def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
     assert proc.returncode == code, err
     assert said in err
     assert b"fidelity run --resume " in err  # the kept evidence, and how to finish the run
+    assert b"fidelity: no case had finished in " in err  # it said "the finished cases'"
     case_pid = int(mark.read_text())
     deadline = time.monotonic() + 10
     while alive(case_pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(case_pid), "the running case was not killed"
+    assert snapshot(sim_repo.path) == before
+    assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_ctrl_c_during_a_setup_step_kills_it_at_once(sim_repo: Repo, tmp_path: Path) -> None:
+    """A setup command (a `pip install` of minutes) ran on to its end after Ctrl-C: it was
+    not started under the run's cancellation, so the run waited (the whole step, 7 s of 8)."""
+    mark = tmp_path / "setup.pid"
+    sleeper = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    setup = json.dumps([[PY, "-c", sleeper]])
+    table = f'[matrix]\nsetup = {setup}\n[[case]]\nid = "a"\nargv = ["true"]\noutputs = ["x"]\n'
+    sim_repo.commit({"cases/matrix.toml": table})
+    before = snapshot(sim_repo.path)
+    argv = [sys.executable, "-m", "fidelity", "-q", "run", "--baseline", "HEAD",
+            "--repo", str(sim_repo.path)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(mark)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert took < 20, f"the run went on for {took:.1f} s after Ctrl-C"  # 120 s before
+    setup_pid = int(mark.read_text())
+    deadline = time.monotonic() + 10
+    while alive(setup_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(setup_pid), "the setup step was not killed"
     assert snapshot(sim_repo.path) == before
     assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from support import PY, Repo
 
 from fidelity.cli.main import main
+from fidelity.errors import UsageError
 from fidelity.matrix import gate, merge, rejudge
 from fidelity.matrix.run.request import RunRequest, Shard
 from fidelity.matrix.verdict.findings import Code
@@ -52,8 +54,12 @@ def test_missing_and_duplicated_shards_are_findings(sim_repo: Repo, tmp_path: Pa
     one, two = shards(sim_repo, "HEAD", 2, tmp_path)
     missing = merge.merge([one], tmp_path / "m1")
     assert Code.SHARD_MISSING in {f.code for f in missing.findings} and missing.exit_code == 3
-    twice = merge.merge([one, two, one], tmp_path / "m2")
+    again_one = tmp_path / "one-again"  # the same shard's evidence, in a folder of its own
+    shutil.copytree(one, again_one)
+    twice = merge.merge([one, two, again_one], tmp_path / "m2")
     assert Code.SHARD_DUPLICATED in {f.code for f in twice.findings} and twice.exit_code == 3
+    with pytest.raises(UsageError, match=f"{one} is given twice"):  # a slip, not evidence
+        merge.merge([one, two, tmp_path / ".." / tmp_path.name / one.name], tmp_path / "m6")
     for stored, code in ((missing, Code.SHARD_MISSING), (twice, Code.SHARD_DUPLICATED)):
         again = rejudge.recompare(stored.run_dir)  # what a later compare or verify reads
         assert code in {f.code for f in again.findings} and again.exit_code == 3, code

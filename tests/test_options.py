@@ -89,6 +89,25 @@ def test_a_report_that_is_a_folder_is_refused_before_anything_runs(run_dir: Path
     assert out == ""
 
 
+@pytest.mark.parametrize(
+    ("argv", "where"),
+    [
+        (["compare", "RUN", "--json", "-", "--markdown", "-"], "standard output ('-')"),
+        (["compare", "RUN", "--json", "r.out", "--junit", "r.out"], "r.out"),
+        (["check-docs", "--json", "-", "--sarif", "-", "nope.md"], "standard output ('-')"),
+    ],
+)
+def test_two_reports_in_one_place_are_refused_before_anything_runs(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], where: str
+) -> None:
+    """`--json - --sarif -` wrote two documents one after the other on standard output, so
+    neither parsed; two reports to one file kept only the last."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli([str(run_dir) if a == "RUN" else a for a in argv])
+    assert code == 2 and f"two reports are asked for in {where}" in err, err
+    assert out == "" and not (tmp_path / "r.out").exists()
+
+
 def test_a_failed_report_leaves_the_old_file_whole(run_dir: Path, tmp_path: Path) -> None:
     """The temporary beside the report cannot be made: the old report is still there."""
     folder = tmp_path / "reports"

@@ -231,6 +231,31 @@ def test_nothing_configured_is_untrusted(make_repo) -> None:
     assert "nothing was judged" in out
 
 
+@pytest.mark.parametrize(
+    ("gate", "broken"),
+    [
+        ("docs", ("[tool.fidelity.docs]\n", "[tool.fidelity.docs]\nbogus = 1\n")),
+        ("docs", ('paths = ["README.md"', 'paths = ["/abs/README.md"')),
+        ("stale", ("stale_after = 5", 'stale_after = "soon"')),
+        ("trailers", ('required = { "Assisted-by" = ".+" }', "")),
+    ],
+)
+def test_a_gates_invalid_configuration_is_exit_2_not_a_failure(
+    repo: Repo, tmp_path: Path, gate: str, broken: tuple[str, str]
+) -> None:
+    """As the gate's own command says (exit 2 naming the key): a configuration error is not
+    a finding of the change, and a failing gate beside it does not turn it into exit 1."""
+    stage(repo, {"pyproject.toml": PYPROJECT.replace(*broken)})
+    message = tmp_path / "MSG"
+    message.write_text("Change\n\nAssisted-by: a person\n")
+    code, out = preflight(repo, "--all", "--commit-msg", str(message))
+    assert code == 2, out
+    assert line(out, gate).startswith("invalid"), out
+    assert "not configured validly (exit 2: fix the configuration)" in out.splitlines()[-1]
+    stage(repo, {"README.md": "# Demo\n\nSee [the bench](records/gone.md).\n"})
+    assert preflight(repo, "--all", "--commit-msg", str(message))[0] == 2  # and a FAIL beside
+
+
 def test_all_judges_everything_configured(repo: Repo) -> None:
     code, out = preflight(repo, "--all")
     assert code == 0, out

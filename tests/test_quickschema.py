@@ -43,8 +43,11 @@ REAL: dict[tuple[str, str], list[Any]] = {
     ("fidelity", "matrix"): [_toml("cases/matrix.toml")],
     ("fidelity", "controls"): [_toml("cases/controls.toml")],
 }
+_OWN = REAL[("fidelity", "controls")][0]  # with a time limit too: the table sets none
+REAL[("fidelity", "controls")].append({**_OWN, "controls": {**_OWN["controls"], "timeout_s": 5}})
 TRICKY = [True, False, 0, 1, -1, 1.0, 1.5, "", "x", "FD4", "FD999", None, [], {}, ["a", "a"]]
 TRICKY += [datetime.date(2026, 1, 1), [True], [1, True], {"key": ""}, {"key": 1}]
+TRICKY += [1e9, 1e9 + 1, 10**9, 10**9 + 1]  # a time limit's maximum, at it and past it
 
 
 def agrees(package: str, name: str, instance: object) -> bool:
@@ -120,6 +123,29 @@ def test_the_repository_tables_and_tricky_values_agree(which: tuple[str, str]) -
             assert agrees(package, name, {key: value}), (key, value)
 
 
+NUMBERS = [0, -1, 0.5, 1e9, 1e9 + 1, 10**9, 10**9 + 1, 50, 51, True]
+
+
+@pytest.mark.parametrize("which", sorted(REAL))
+def test_every_number_of_the_repository_tables_at_its_bounds_agrees(
+    which: tuple[str, str],
+) -> None:
+    """Each number in the real tables (a time limit, a count, a tolerance) replaced by
+    values at and past the schemas' bounds: quickschema's `maximum` was held to nothing
+    but top-level keys, where no bound lives (red with `>=` for `>`)."""
+    package, name = which
+    numbers = 0
+    for instance in REAL[which]:
+        for path in _leaves(instance):
+            was = _get(instance, path)
+            if isinstance(was, int | float) and not isinstance(was, bool):
+                numbers += 1
+                for value in NUMBERS:
+                    changed = _replace(instance, path, value)
+                    assert agrees(package, name, changed), (path, value)
+    assert numbers or name == "docs", which
+
+
 @given(mutated())
 def test_mutated_tables_agree(drawn: tuple[str, str, Any]) -> None:
     package, name, instance = drawn
@@ -188,3 +214,33 @@ def test_a_reference_to_no_definition_is_unsure_only_where_it_is_reached() -> No
     assert quickschema.valid(broken, 1)
     with pytest.raises(quickschema.Unsure):
         quickschema.valid({"$ref": "#/$defs/missing"}, 1)
+
+
+EDIT = {"file": "a.py", "find": "1", "replace": "2"}
+
+
+@pytest.mark.parametrize(
+    ("package", "name", "instance"),
+    [
+        ("fidelity", "matrix", {"case": [{"id": "a\n", "argv": ["x"]}]}),
+        (
+            "fidelity",
+            "controls",
+            {"control": [{"id": "c\n", "why": "w", "edit": [EDIT], "caught_by": ["t"]}]},
+        ),
+        ("checkers", "docs", {"select": ["FD4\n"]}),
+    ],
+)
+def test_a_final_dollar_is_the_end_of_the_string_as_json_schema_reads_it(
+    package: str, name: str, instance: object
+) -> None:
+    """Python's `$` also matches before a final newline: the id "a\\n" passed the id
+    pattern, so "a" and "a\\n" were two valid ids that print alike (JSON Schema patterns
+    are ECMA-262's, where `$` is the end)."""
+    clean = json.loads(json.dumps(instance).replace("\\n", ""))
+    assert shared.validator(package, name).is_valid(clean), clean  # the newline alone
+    assert not shared.validator(package, name).is_valid(instance)
+    assert shared.errors(package, name, instance)
+    assert quickschema.regex("^[a-z]+$").search("a\n") is None
+    assert quickschema.regex("^[a-z]+$").search("a") is not None
+    assert quickschema.regex(r"^a\$").search("a$") is not None  # an escaped $ stays literal

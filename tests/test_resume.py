@@ -17,6 +17,7 @@ from support import PY, Repo, snapshot
 
 from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
+from fidelity.matrix.run.ledger import finished as kept_runs
 from fidelity.matrix.run.request import RunRequest
 from fidelity.matrix.verdict.outcome import Outcome
 
@@ -143,6 +144,7 @@ def test_a_resumed_run_with_nothing_left_only_judges(
     repo, out = begun
     before = _count(tmp_path / "log")
     assert before == {"c0": 2, "c1": 2}  # each case ran on both sides before run.json went
+    assert kept_runs(out) == 4  # what an interrupted run says it kept
     assert main(["-q", "run", "--repo", str(repo.path), "--resume", str(out)]) == 0
     assert _count(tmp_path / "log") == before, "no case ran again"
     assert json.loads((out / "run.json").read_text())["exit_code"] == 0

@@ -87,6 +87,34 @@ def test_a_kept_setup_that_was_tampered_with_is_set_up_again(kept: Repo) -> None
     assert setup_steps(kept)[0].startswith("(set up again: what setup left has changed")
 
 
+FOLDERS = (
+    "import os, sys; os.mkdir('scratch'); os.makedirs('deep/er'); os.mkdir('setup-made/mine');"
+    " open('scratch/t', 'w').write('x'); open(sys.argv[1] + '/r.txt', 'w').write('ok')"
+)
+
+
+def test_folders_a_previous_runs_case_made_are_gone_before_a_reuse(kept: Repo) -> None:
+    """git's status lists files, not folders: a case's `mkdir scratch` outlived its files
+    in the kept worktree, so the same case failed on the next reuse ("File exists"): a
+    verdict that depended on which run came first. Folders setup left stay."""
+    setup = '[["{python}", "-c", "import os; os.makedirs(\'setup-made/empty\')"]]'
+    table = (
+        f"[matrix]\nreuse_setup = true\nsetup = {setup}\n"
+        f'[[case]]\nid = "c"\nargv = ["{{python}}", "-c", {json.dumps(FOLDERS)}, "{{out}}"]\n'
+        'outputs = ["r.txt"]\n'
+    )
+    kept.commit({"cases/matrix.toml": table})
+    kept.commit({"unrelated.txt": "y"})
+    assert setup_steps(kept)[0] == "(set up again: not set up before)"
+    for _ in range(2):  # the case's mkdir fails where a folder it made before is left
+        reused = setup_steps(kept)[0]
+        assert reused.startswith("(reused "), reused
+    where = kept_dir(reused)
+    assert (where / "setup-made" / "empty").is_dir()
+    (where / "setup-made" / "empty").rmdir()  # a folder setup left, gone: set up again
+    assert setup_steps(kept)[0].startswith("(set up again: what setup left has changed")
+
+
 def test_a_changed_setup_gets_its_own_kept_worktree(kept: Repo) -> None:
     setup_steps(kept)
     table = (kept.path / "cases" / "matrix.toml").read_text()

@@ -65,6 +65,15 @@ def test_fresh_row_within_limit(repo: Repo) -> None:
     assert "2/2" in out
 
 
+def test_a_record_that_starts_with_a_byte_order_mark_is_read(repo: Repo) -> None:
+    measured = measure_then(repo, n_src=1)
+    body = record(("speed", f"`{measured[:10]}`", "")).split("\n", 2)[2]  # no title: line 1
+    repo.commit({"records/bench.md": "\ufeff" + body}, "a BOM before the header")
+    code, out = run_cli(repo, "stale")
+    assert code == 0 and "1 row checked against HEAD" in out, out
+    assert "1/2" in out, out
+
+
 def test_stale_by_count_names_the_newest_commits(repo: Repo, tmp_path: Path) -> None:
     measure_then(repo, n_src=3)
     out_json = tmp_path / "stale.json"
@@ -81,6 +90,36 @@ def test_stale_by_count_names_the_newest_commits(repo: Repo, tmp_path: Path) -> 
 def test_threshold_override_from_the_command_line(repo: Repo) -> None:
     measure_then(repo, n_src=3)
     assert run_cli(repo, "stale", "--stale-after", "3")[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("watch", "said"),
+    [
+        ('["scr/"]', "row 'speed' watches 'scr/', which no commit of"),
+        ('["src/", ":(bad"]', "row 'speed' watches ':(bad', which git cannot read as a pathspec"),
+    ],
+)
+def test_a_watched_path_nothing_ever_touched_is_a_configuration_error(
+    repo: Repo, watch: str, said: str
+) -> None:
+    """A typo in watch (`scr/` for `src/`) kept the row fresh whatever changed (exit 0, no
+    word); a pathspec git cannot read was exit 3 with git's own error."""
+    measure_then(repo, n_src=3)  # stale with the right watch
+    repo.commit({"pyproject.toml": CONFIG.replace('watch = ["src/"]', f"watch = {watch}")})
+    with pytest.raises(UsageError) as info:  # exit 2
+        run_cli(repo, "stale")
+    assert f"records/bench.md:5: {said}" in str(info.value)
+    assert "could never go stale" in str(info.value)
+    cell = record(("speed", repo.git("rev-parse", "HEAD~4")[:10], "`scr/`"))
+    repo.commit({"pyproject.toml": CONFIG, "records/bench.md": cell})  # in the row's cell
+    with pytest.raises(UsageError, match="row 'speed' watches 'scr/'"):
+        run_cli(repo, "stale")
+
+
+def test_a_negative_threshold_is_refused(repo: Repo) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["stale", "--repo", str(repo.path), "--stale-after", "-1"])
+    assert info.value.code == 2
 
 
 def test_per_row_watch_column_replaces_the_table_watch(repo: Repo) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support import Repo, snapshot
 
+from fidelity.git.command import GitError, git
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.run.request import RunRequest
 from fidelity.matrix.verdict.findings import Code
@@ -44,6 +45,11 @@ WRITE = "printf x > {out}/r.txt"
         (f"git checkout -q --detach HEAD~1 && {WRITE}", "HEAD moved from"),
         (f"echo 'x = 2' > src/code.py && {WRITE}", "tracked files changed: src/code.py"),
         (f"echo y > new.txt && git add new.txt && {WRITE}", "the index's staged entries changed"),
+        # a damaged worktree: the run judged nothing and said only git's error, or "git was
+        # not found" for a folder that was gone
+        (f"{WRITE} && rm -rf .git", "the worktree itself: its .git is gone or rewritten"),
+        (f"{WRITE} && echo 'gitdir: /nowhere' > .git", "its .git is gone or rewritten"),
+        (f'{WRITE} && cd .. && rm -rf "$OLDPWD"', "the worktree itself: its folder is gone"),
     ],
 )
 def test_a_case_that_changes_its_own_worktree_is_a_finding(
@@ -55,6 +61,8 @@ def test_a_case_that_changes_its_own_worktree_is_a_finding(
     messages = findings(outcome, Code.SIDE_CHANGED)
     assert len(messages) == 2 and said in messages[0], outcome.findings
     assert outcome.exit_code == 3
+    assert [str(r.verdict) for r in outcome.comparison.cases] == ["identical"]
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
 
 
 def test_untracked_files_in_the_worktree_are_the_cases_own_business(make_repo) -> None:
@@ -73,7 +81,9 @@ def test_untracked_files_in_the_worktree_are_the_cases_own_business(make_repo) -
             "repository file added: hooks/pre-commit",
         ),
         ('echo edited >> "$USER_CHECKOUT/notes.txt"', "file added: notes.txt"),
-        ('echo edited >> "$USER_CHECKOUT/first.txt"', "file added: first.txt"),
+        # a tracked file, edited or deleted, was called "added" (it was not listed before)
+        ('echo edited >> "$USER_CHECKOUT/first.txt"', "file changed: first.txt"),
+        ('rm "$USER_CHECKOUT/first.txt"', "file removed: first.txt"),
     ],
 )
 def test_a_case_that_changes_the_users_repository_is_a_finding(
@@ -220,3 +230,22 @@ def test_a_case_that_edits_an_already_changed_file_of_the_users_is_a_finding(mak
     messages = findings(outcome, Code.CHECKOUT_CHANGED)
     assert len(messages) == 1 and "file changed: first.txt" in messages[0], outcome.findings
     assert outcome.exit_code == 3
+
+
+def test_git_in_a_folder_that_is_gone_says_so_not_that_git_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(GitError) as info:
+        git(tmp_path / "gone", "status")
+    assert str(info.value) == f"cannot run git status in {tmp_path / 'gone'}: the folder is gone"
+
+
+def test_a_case_that_rewrites_another_cases_output_makes_the_run_untrusted(make_repo) -> None:
+    """`compare` of the run directory said evidence-altered; the run itself judged the
+    rewritten bytes as c1's and said only "moved" (exit 1)."""
+    first = shell_case(WRITE).replace('id = "t"', 'id = "c1"')
+    second = shell_case("printf y > {out}/../../c1/out/r.txt && " + WRITE)
+    outcome = judged(make_repo("user"), first + second.replace('id = "t"', 'id = "c2"'))
+    messages = findings(outcome, Code.EVIDENCE_ALTERED)
+    assert len(messages) == 2 and messages[0].startswith("out/r.txt changed: "), messages
+    assert {f.case_id for f in outcome.findings if f.code is Code.EVIDENCE_ALTERED} == {"c1"}
+    assert outcome.exit_code == 3
+    assert rejudge.recompare(outcome.run_dir).exit_code == 3  # as compare says afterwards

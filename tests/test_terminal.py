@@ -6,13 +6,17 @@ sessions while every piped test stayed green: rich's live display needs the cons
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pexpect
 import pytest
-from support import PROG, Repo, controls_lib, matrix_toml
+from support import PROG, PY, Repo, controls_lib, matrix_toml
 from terminal import Session, on_pty
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,6 +151,8 @@ def test_controls_run_on_a_terminal(
         colour=colour,
     )
     check(session, 0, "HOLDS", columns, colour)
+    # the no-op's progress said residue-held where its summary says survived
+    assert "residue-held" not in session.text and "no-op control: survived" in session.text
 
 
 @pytest.mark.parametrize(("columns", "colour"), WAYS)
@@ -177,3 +183,35 @@ def test_the_pty_helper_works_past_1024_descriptors(tmp_path: Path) -> None:
         for fd in held:
             os.close(fd)
     assert session.code == 0 and session.text.startswith("fidelity "), session.text
+
+
+@pytest.mark.parametrize("command", ["run", "controls"])
+def test_json_on_standard_output_of_a_terminal_is_json_alone(
+    make_repo: Callable[[str], Repo], tmp_path: Path, command: str
+) -> None:
+    """`--json -` keeps standard output to the JSON: on a terminal, the progress bar was
+    drawn there first, so what a wrapper (`script`, `unbuffer`) read was not JSON."""
+    if command == "run":
+        repo = make_repo("json")
+        repo.commit({"prog.py": PROG, "cases/matrix.toml": matrix_toml({"a": "ok"})})
+        argv = ["run", "--baseline", "HEAD"]
+    else:
+        repo = make_repo("lib")
+        controls_lib(repo)
+        argv = ["controls", "run", "--only", "tax-rate", "--jobs", "1"]
+    err = tmp_path / "stderr.txt"
+    line = " ".join(shlex.quote(a) for a in [PY, "-m", "fidelity", *argv, "--json", "-"])
+    child = pexpect.spawn(
+        "/bin/sh",
+        ["-c", f"{line} 2> {shlex.quote(str(err))}"],
+        cwd=str(repo.path),
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"},
+        dimensions=(40, 100),
+        encoding="utf-8",
+        timeout=300,
+        use_poll=True,  # select() refuses descriptors past 1,024, which a long session reaches
+    )
+    raw = child.read()
+    child.close()
+    report = json.loads(raw.replace("\r\n", "\n"))  # nothing but the JSON
+    assert report["exit_code"] == child.exitstatus, err.read_text()

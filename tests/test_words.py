@@ -3,8 +3,11 @@ tolerance applies, a capped number of changes, long values cut around their diff
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fidelity.kinds.registry import explain
-from fidelity.matrix.verdict.words import changes, explanation
+from fidelity.matrix.verdict.compare import CaseResult, FileDelta, Verdict
+from fidelity.matrix.verdict.words import case_detail, changes, explanation
 
 SIZES = b"size,human\n999999,1000.0 kB\n999999999,1000.0 MB\n5,5 B\n"
 
@@ -60,3 +63,16 @@ def test_text_outputs_show_their_changed_lines_old_to_new() -> None:
     d = explain("log.txt", base, cand, {"kind": "text"})
     assert d.values_out == 2
     assert changes(d) == 'line 2: "line 1" -> "LINE 1", candidate line 9: (absent) -> "new"'
+
+
+def test_a_moved_output_without_a_comparator_is_named_beside_one_with() -> None:
+    """m.csv moved within its tolerance, b.bin (no comparator) changed: the case moved for
+    b.bin, but its line (terminal, Markdown, HTML) named only m.csv's tolerated change."""
+    within = explain("m.csv", b"k,v\n1,1.0\n", b"k,v\n1,1.001\n", {"kind": "csv", "rtol": 0.01})
+    outputs = FileDelta(changed=("b.bin", "m.csv"), added=("new.txt",))
+    result = CaseResult("tol", Verdict.MOVED, outputs, FileDelta(changed=("c.db",)), "", (within,))
+    line = case_detail(result)
+    assert line.startswith("m.csv: 1 differ within tolerance")
+    assert line.endswith(" | also differ: b.bin, new.txt, cache/c.db"), line
+    alone = replace(result, outputs=FileDelta(changed=("m.csv",)), cache=FileDelta())
+    assert "also differ" not in case_detail(alone)

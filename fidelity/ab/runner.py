@@ -284,9 +284,12 @@ def _float(value: Any, where: str, what: str = "seconds") -> float:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise UsageError(f"{where}: no {what} value; every record needs one")
     try:
-        return float(value)
+        seconds = float(value)
     except (TypeError, ValueError):
         raise UsageError(f"{where}: {what} {value!r} is not a number of seconds") from None
+    if not 0 < seconds < float("inf"):  # nan too: a time is finite and above 0
+        raise UsageError(f"{where}: {what} {value!r} is not a time above 0 seconds")
+    return seconds
 
 
 def _rep(i: int, record: Mapping[str, Any], where: str) -> Repetition:

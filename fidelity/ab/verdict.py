@@ -37,6 +37,7 @@ the way it is judged.
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -302,6 +303,32 @@ def pairs(reps: Sequence[Repetition]) -> tuple[list[tuple[Repetition, Repetition
     return found, ""
 
 
+Z_ONE_SIDED = 1.645  # a standard normal's 95% point: a runs test at 5%, one-sided
+
+
+def blocked(reps: Sequence[Repetition]) -> str:
+    """Why the recorded run order confounds arm and time, or "": a runs test (Wald and
+    Wolfowitz) on the arms of the counted runs in run order. Far fewer switches between
+    the arms than a random order makes (one-sided, 5%) means they ran in blocks, so a
+    machine that drifts over time reads as a difference between them, at any number of
+    runs: the unpaired interval's false-claim rate then does not hold."""
+    counted = sorted((r for r in reps if not r.warmup), key=lambda r: r.index)
+    n1 = sum(r.arm is Arm.A for r in counted)
+    n2, n = len(counted) - n1, len(counted)
+    if n < 3 or not n1 or not n2:
+        return ""
+    runs = 1 + sum(x.arm is not y.arm for x, y in itertools.pairwise(counted))
+    mean = 2 * n1 * n2 / n + 1
+    var = 2 * n1 * n2 * (2 * n1 * n2 - n) / (n * n * (n - 1))
+    if var <= 0 or (runs - mean) / math.sqrt(var) >= -Z_ONE_SIDED:
+        return ""
+    return (
+        f"the arms ran in blocks ({runs} stretches of one arm where a random order makes "
+        f"about {mean:.0f}), so a machine drifting over time would read as a difference: "
+        "never established; run them alternated (`fidelity ab` runs ABBA) or with a control"
+    )
+
+
 def _log(r: Repetition, corrected: bool) -> float:
     value = math.log(r.seconds)
     if corrected and r.control_seconds is not None:
@@ -370,6 +397,8 @@ def judge(reps: Sequence[Repetition], *, without_control: str = "") -> Judgement
     control = _has_control(a_reps, b_reps)
     found, why = pairs(reps)
     method = Method.PAIRED if found else Method.UNPAIRED
+    known = not (found or control or why.startswith("run order unknown"))
+    confounded = blocked(reps) if known else ""  # a control's ratio corrects the drift
 
     def interval(source: Sequence[Repetition], corrected: bool) -> Interval:
         if method is Method.PAIRED:
@@ -377,7 +406,8 @@ def judge(reps: Sequence[Repetition], *, without_control: str = "") -> Judgement
         return _interval_unpaired(_counted(source, Arm.A), _counted(source, Arm.B), corrected)
 
     judged = interval(reps, control)
-    verdict = Verdict.ESTABLISHED if judged.excludes_one else Verdict.INCONCLUSIVE
+    held = judged.excludes_one and not confounded
+    verdict = Verdict.ESTABLISHED if held else Verdict.INCONCLUSIVE
     bands = None
     if control:
         bands = (
@@ -396,5 +426,5 @@ def judge(reps: Sequence[Repetition], *, without_control: str = "") -> Judgement
         interval(_control_reps(reps), False) if control else None,
         bands[0] if bands else None,
         bands[1] if bands else None,
-        "" if found else f"judged unpaired: {why}",
+        "" if found else f"judged unpaired: {why}" + (f"; {confounded}" if confounded else ""),
     )

@@ -64,7 +64,9 @@ def register(sub: Any) -> None:
         default="differ",
         help="what B should be relative to A (default: any established difference)",
     )
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per run (default 600)")
+    p.add_argument(
+        "--timeout", type=options.seconds, default=600.0, help="seconds per run (default 600)"
+    )
     p.add_argument("--cwd-a", type=Path, metavar="DIR", help="run arm A (and its control) here")
     p.add_argument("--cwd-b", type=Path, metavar="DIR", help="run arm B (and its control) here")
     p.add_argument("--shell", action="store_true", help="run the commands under a shell")
@@ -123,6 +125,9 @@ def _run(args: argparse.Namespace, console: Console, err: Console) -> AbReport:
 
     if not (args.a and args.b):
         raise UsageError("name both arms: --a CMD --b CMD (or judge recorded --from FILE)")
+    for flag, folder in (("--cwd-a", args.cwd_a), ("--cwd-b", args.cwd_b)):
+        if folder is not None and not folder.is_dir():
+            raise UsageError(f"{flag} {folder}: no such folder; name the folder the arm runs in")
     plan = session.Plan(
         a=args.a,
         b=args.b,

@@ -156,7 +156,7 @@ def preflight(report: Report, root: Path | None = None) -> list[Annotation]:
         return []
     notes = [Annotation("fidelity preflight", f"{report.judged}: {report.closing()}")]
     for result in report.results:
-        if result.status not in (Status.FAILED, Status.UNTRUSTED):
+        if result.status not in (Status.FAILED, Status.UNTRUSTED, Status.INVALID):
             continue
         title = f"fidelity preflight: {result.gate}"
         if not result.details:

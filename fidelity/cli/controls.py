@@ -285,7 +285,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     repo = worktrees.toplevel(args.repo)
     stale_worktrees.prune(repo, args.quiet)
     table = gate.load(repo, args.controls)
-    with shown(console, args.quiet, "controls run", "controls") as advance:
+    taken = options.to_stdout(args.json)
+    with shown(console, args.quiet, "controls run", "controls", stdout_taken=taken) as advance:
         result = gate.run(
             repo,
             table,

@@ -31,7 +31,9 @@ def _register_stale(sub: Any) -> None:
     )
     p.add_argument("records", nargs="*", metavar="RECORD", help="default: every configured one")
     p.add_argument("--ref", default="HEAD", help="the reference branch (default HEAD)")
-    p.add_argument("--stale-after", type=int, help="override the configured threshold")
+    p.add_argument(
+        "--stale-after", type=options.count, help="override the configured threshold (>= 0)"
+    )
     p.add_argument("--watch", action="append", metavar="PATH", help="override watched paths")
     p.add_argument("--key", help="override the key column's header")
     p.add_argument("--commit-column", help="override the commit column's header")

@@ -221,9 +221,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print(f"fidelity: interrupted; child processes killed; {said}", markup=False)
         run_dir = getattr(exc, "run_dir", None)
         if run_dir is not None:
+            from fidelity.matrix.run.ledger import finished
+
+            done = finished(run_dir)
+            kept = (
+                f"the evidence of {done} finished case run(s) is kept"
+                if done
+                else "no case had finished"
+            )
             err.print(
-                f"fidelity: the finished cases' evidence is kept in {run_dir}; finish the run "
-                f"with `fidelity run --resume {run_dir}`",
+                f"fidelity: {kept} in {run_dir}; finish the run with "
+                f"`fidelity run --resume {run_dir}`",
                 markup=False,
                 soft_wrap=True,
             )

@@ -187,7 +187,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     request = _request(args)
     repo = worktrees.toplevel(args.repo or _began_in(args.resume) or Path("."))
     stale_worktrees.prune(repo, args.quiet)
-    with shown(console, args.quiet, "run", "case runs") as advance:
+    taken = options.to_stdout(args.json)
+    with shown(console, args.quiet, "run", "case runs", stdout_taken=taken) as advance:
         hooks = RunHooks(progress=advance, warn=_warn_early, note=_note)
         if args.resume is not None:
             outcome = gate.run_resumed(repo, args.resume, request, hooks)

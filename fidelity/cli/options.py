@@ -134,6 +134,18 @@ def whole_number(text: str, minimum: int) -> int:
     return value
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a time limit, finite, above 0 and at most 1e9 s (nan, inf and 0
+    would each disable or break the limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 1e9:  # also false for nan
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1e9 seconds, not {text}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1 (`--jobs 0` would run nothing)."""
     return whole_number(text, 1)
@@ -153,7 +165,14 @@ def to_stdout(path: Path | None) -> bool:
 
 
 def check_writable(*paths: Path | None) -> None:
-    """UsageError, before anything runs, for a report path that cannot be written."""
+    """UsageError, before anything runs, for a report path that cannot be written, and for
+    two reports asked for in one place (`--json - --sarif -` wrote two documents, one after
+    the other, on standard output: neither could be read)."""
+    given = [path for path in paths if path is not None]
+    twice = sorted({str(p) for p in given if given.count(p) > 1})
+    if twice:
+        where = "standard output ('-')" if twice == ["-"] else ", ".join(twice)
+        raise UsageError(f"two reports are asked for in {where}; give each report its own path")
     for path in paths:
         if path is None or path == STDOUT:
             continue

@@ -279,6 +279,23 @@ def _register_install(sub: Any) -> None:
     p.set_defaults(handler=_install)
 
 
+def _refuse_unconfigured(repo: Path) -> None:
+    """UsageError when no gate is configured here: the hooks would stop every commit
+    (preflight exits 3 when nothing is judged), which nobody installs them for."""
+    from fidelity.errors import UsageError
+    from fidelity.preflight import run
+    from fidelity.preflight.outcome import Status
+
+    plans = run.plan(run.Request(repo, everything=True))
+    if all(plan.skip is Status.NOT_CONFIGURED for _, _, plan in plans):
+        raise UsageError(
+            "not installed: no gate is configured in this repository, so every commit would "
+            "stop (preflight judges nothing: exit 3). Configure one first (a case table, "
+            "[tool.fidelity.docs], [[tool.fidelity.records]]; `fidelity preflight --list` says "
+            "what each gate needs), then rerun"
+        )
+
+
 def _install(args: argparse.Namespace, console: Console) -> int:
     from fidelity.git import worktrees
     from fidelity.preflight import hooks
@@ -292,6 +309,7 @@ def _install(args: argparse.Namespace, console: Console) -> int:
     else:
         agent = args.agent or settings is not None
         wanted = (settings or repo / hooks.DEFAULT_AGENT_SETTINGS) if agent else None
+        _refuse_unconfigured(repo)
         done = hooks.install(repo, agent=wanted)
     for item in done:
         note = f" ({item.why})" if item.why else ""

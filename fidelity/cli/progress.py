@@ -128,13 +128,21 @@ class Bar:
 
 
 @contextmanager
-def shown(console: Console, quiet: bool, command: str, noun: str) -> Iterator[Progress | None]:
+def shown(
+    console: Console, quiet: bool, command: str, noun: str, *, stdout_taken: bool = False
+) -> Iterator[Progress | None]:
     """The progress of `fidelity COMMAND`'s work of `noun` (e.g. "case runs"), as the
-    output's road allows: a bar on a terminal, plain lines otherwise, none under `-q`."""
+    output's road allows: a bar on a terminal, plain lines otherwise, none under `-q`. With
+    a report on standard output (`--json -`) it goes to standard error, bar or lines: drawn
+    on the terminal standard output was, the bar came before the JSON."""
     if quiet:
         yield None
         return
-    if console.is_terminal:
+    if console.is_terminal and not stdout_taken or stdout_taken and sys.stderr.isatty():
+        if stdout_taken:
+            from rich.console import Console as RichConsole
+
+            console = RichConsole(stderr=True)
         with _bar(console, noun) as bar:
             yield bar
         return

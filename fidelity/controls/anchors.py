@@ -37,6 +37,9 @@ def _edit_problems(repo: Path, sha: str, control: Control, scratch: Path) -> lis
             if data is None:
                 found.append(f"{label}: no such file at {sha[:10]}")
                 continue
+            if objects.is_link(repo, sha, edit.file):  # its blob is the path it points to
+                found.append(f"{label}: a symbolic link at {sha[:10]}; edit the file itself")
+                continue
             try:
                 texts[edit.file] = data.decode("utf-8")
             except UnicodeDecodeError:

@@ -200,7 +200,10 @@ class Diff:
         code = self.exit_code()
         head = "HOLDS: the failing set is the baseline's" if code == 0 else "CHANGED"
         hint = ""
-        if any(self.found.get(c) for c in ("repaired", "vanished", "collection-cleared")):
+        if any(self.found.get(c) for c in ("new-failure", "new-collection-error")):
+            # re-recording now would take the new failures into the baseline as known
+            hint = "; fix the new failures first, then re-record the baseline"
+        elif any(self.found.get(c) for c in ("repaired", "vanished", "collection-cleared")):
             hint = "; re-record the baseline with `fidelity failset record`"
         return f"{head}: {parts} over {self.tests} tests, {self.runs} run(s){hint} (exit {code})"
 

@@ -30,7 +30,7 @@ from fidelity.controls.lanes import Lanes
 from fidelity.controls.planning import Plan, alone, log_path, plans
 from fidelity.controls.runner import check_command
 from fidelity.controls.selection import NamedElsewhere, places
-from fidelity.controls.table import Control, ControlTable, parse
+from fidelity.controls.table import NOOP_ID, Control, ControlTable, parse
 from fidelity.controls.unmodified import Tracing, Unmodified
 from fidelity.controls.verdict import (
     ControlResult,
@@ -387,8 +387,9 @@ def _controls_then_noop(
         return (parts[i], _ran(parts[i], lane)) if i < len(parts) else None
 
     def shown(r: object) -> None:
-        if progress and isinstance(r, ControlResult):
-            progress.step("control", r.id, str(r.verdict), not r.met)
+        if progress and isinstance(r, ControlResult):  # the no-op's words, as its summary's
+            held = r.id == NOOP_ID and r.verdict is Verdict.RESIDUE_HELD
+            progress.step("control", r.id, "survived" if held else str(r.verdict), not r.met)
 
     tasks: list[Callable[[Lane], object]]
     tasks = [functools.partial(judged, i, p) for i, p in enumerate(controls)]

@@ -274,7 +274,7 @@ def to_json(result: Report) -> dict[str, Any]:
         "import_guard": list(result.guard),
         "logs": result.logs or None,
         "baseline": {
-            **asdict(result.baseline),
+            **{k: v for k, v in asdict(result.baseline).items() if k != "skipped"},
             "failing": sorted(result.baseline.failing),
             "tests": len(result.baseline.tests),
         },

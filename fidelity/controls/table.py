@@ -122,10 +122,10 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
     problems = _placeholder_problems(raw)
     seen: dict[str, int] = {}
     for i, control in enumerate(raw.get("control", ())):
-        if control["id"] in seen:
-            first = seen[control["id"]] + 1
+        if control["id"] in seen:  # counted as the path counts: $.control[0] is the first
+            first = f"$.control[{seen[control['id']]}]"
             problems.append(
-                _locate(raw, ("control", i, "id"), f"duplicate id; first used by control #{first}")
+                _locate(raw, ("control", i, "id"), f"duplicate id; first used at {first}")
             )
         seen.setdefault(control["id"], i)
     return problems

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from fidelity.controls import failkinds
 from fidelity.controls.failkinds import Failure
-from fidelity.controls.junit import Suite, canonical
+from fidelity.controls.junit import Outcome, Suite, canonical
 from fidelity.controls.table import Control, Match
 from fidelity.plugins import fidelity_testids as testids
 from fidelity.proc import ProcStatus
@@ -46,6 +46,7 @@ class TreeRun:
     # tree's traced run, a collected pytest's first fork) or "" (not run)
     mode: str = ""
     kinds: Mapping[str, Failure] = field(default_factory=dict)  # how each failing test failed
+    skipped: frozenset[str] = frozenset()  # tests the run reported skipped
 
 
 def classify(
@@ -78,7 +79,10 @@ def classify(
         )
     if suite.failing:
         kinds = {t: suite.results[t].failure or failkinds.UNKNOWN for t in sorted(suite.failing)}
-        return TreeRun(RunStatus.FAILED, suite.failing, tests, exit_code=returncode, kinds=kinds)
+        return TreeRun(
+            RunStatus.FAILED, suite.failing, tests, exit_code=returncode, kinds=kinds,
+            skipped=suite.ids(Outcome.SKIPPED),
+        )  # fmt: skip
     if returncode != 0:
         return TreeRun(
             RunStatus.UNVIABLE,
@@ -88,7 +92,8 @@ def classify(
         )
     if not tests:
         return TreeRun(RunStatus.UNVIABLE, detail="no test ran", exit_code=returncode)
-    return TreeRun(RunStatus.PASSED, tests=tests, exit_code=returncode)
+    skipped = suite.ids(Outcome.SKIPPED)
+    return TreeRun(RunStatus.PASSED, tests=tests, exit_code=returncode, skipped=skipped)
 
 
 def combine(runs: Sequence[tuple[str, TreeRun]]) -> TreeRun:
@@ -220,16 +225,24 @@ def judge(control: Control, run: TreeRun, known: Iterable[str] = ()) -> ControlR
     if not failing:
         if control.survives:
             return result(Verdict.RESIDUE_HELD, control.residue)
-        return result(Verdict.SURVIVED, "no test failed")
+        return result(Verdict.SURVIVED, "no test failed" + _skipped(control, run))
     if control.survives:
         return result(Verdict.RESIDUE_CLOSED, f"residue now caught; was: {control.residue}")
     if not matches(control.caught_by, failing, control.match, known):
-        return result(
-            Verdict.CAUGHT_DIFFERENTLY, f"expected ({control.match}) differs from failing"
-        )
+        said = f"expected ({control.match}) differs from failing" + _skipped(control, run)
+        return result(Verdict.CAUGHT_DIFFERENTLY, said)
     if failkinds.only_errors(counted.values()):
         return result(Verdict.CAUGHT_BY_ERROR, _by_error(counted))
     return result(Verdict.CAUGHT)
+
+
+def _skipped(control: Control, run: TreeRun) -> str:
+    """The expected tests the run skipped: a skipped test can never catch the edit."""
+    skipped = {canonical(t) for t in run.skipped}
+    named = [t for t in control.caught_by if canonical(t) in skipped]
+    if not named:
+        return ""
+    return f"; {', '.join(named)} skipped, so never run: a skipped test catches nothing"
 
 
 def _expected_failures(

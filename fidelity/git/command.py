@@ -14,6 +14,7 @@ GitPython is not used to spawn here because its ``Git.execute`` always starts fr
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from fidelity import proc
@@ -85,6 +86,8 @@ def git(
     index: a temporary index file to use instead of the repository's (see `attempt`)."""
     result = attempt(cwd, *args, stdin=stdin, index=index)
     if result.status is proc.ProcStatus.NOT_FOUND:
+        if not os.path.isdir(cwd):  # the same error as a missing git, from the child's chdir
+            raise GitError(f"cannot run git {' '.join(args[:2])} in {cwd}: the folder is gone")
         raise GitError("git was not found. Is it installed and on PATH?")
     if check and result.status is not proc.ProcStatus.OK:
         msg = result.stderr.decode(errors="replace").strip() or result.error

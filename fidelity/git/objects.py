@@ -54,6 +54,12 @@ def blob_id(repo: Path, sha: str, path: str) -> str | None:
     return answer(attempt(repo, "rev-parse", "--verify", "--quiet", f"{sha}:{path}"))
 
 
+def is_link(repo: Path, sha: str, path: str) -> bool:
+    """Whether path is a symbolic link in the tree of sha (mode 120000)."""
+    out = attempt(repo, "ls-tree", "-z", sha, "--", f":(literal){path}").stdout
+    return out.startswith(b"120000 ")
+
+
 def hash_object(data: bytes) -> str:
     """The blob id git would give these bytes (without writing them)."""
     return git(".", "hash-object", "--stdin", stdin=data).decode().strip()

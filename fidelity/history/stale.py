@@ -31,6 +31,7 @@ from checkers.tables import Table, parse_tables
 from fidelity import config, schema
 from fidelity.errors import UsageError
 from fidelity.git import log, objects
+from fidelity.git.command import GitError
 from fidelity.history import landing
 from fidelity.text import counted
 
@@ -219,10 +220,11 @@ def _rows_of(table: Table, spec: RecordSpec) -> list[Row]:
 
 
 def read_rows(text: str, spec: RecordSpec) -> list[Row]:
-    """Every row of every table in text that has the spec's key and commit columns."""
+    """Every row of every table in text that has the spec's key and commit columns (a byte
+    order mark before a header on line 1 is not part of it, as GitHub shows it)."""
     tables = [
         t
-        for t in parse_tables(text)
+        for t in parse_tables(text.removeprefix("\ufeff"))
         if t.column(spec.key) is not None and t.column(spec.commit_column) is not None
     ]
     if not tables:
@@ -265,6 +267,7 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     shas = sorted({sha for sha in resolved.values() if sha})
     bases = tuple(log.merge_bases(repo, [ref_sha, *shas]))
     watches = sorted({r.watch for r, _ in rows})
+    _refuse_unwatched(repo, ref_sha, [r for r, _ in rows])
     with ThreadPoolExecutor(max_workers=2) as pool:  # the listings run while landing is found
         listed = {w: pool.submit(log.touching, repo, ref_sha, bases, w) for w in watches}
         walk = landing.Walk.of(repo, ref_sha, shas, bases)
@@ -277,6 +280,29 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     }
     counted = {w: _counts(walk, touching[w], held) for w in watches}
     return [_one(row, limit, resolved, landings, counted) for row, limit in rows]
+
+
+def _refuse_unwatched(repo: Path, ref_sha: str, rows: Sequence[Row]) -> None:
+    """UsageError naming each watched path that no commit of the ref's history touched (a
+    typo, `scr/`, kept every row watching it fresh forever) or that git cannot read."""
+    first: dict[str, Row] = {}
+    for row in rows:
+        for path in row.watch:
+            first.setdefault(path, row)
+    problems = []
+    for path, row in sorted(first.items()):
+        where = f"{row.path}:{row.line}: row {row.key!r} watches {path!r}"
+        try:
+            if log.last_change(repo, ref_sha, path) is None:
+                problems.append(f"{where}, which no commit of {ref_sha[:10]}'s history touched")
+        except GitError as exc:
+            said = str(exc).rpartition("fatal: ")[2] or str(exc)
+            problems.append(f"{where}, which git cannot read as a pathspec ({said})")
+    if problems:
+        raise UsageError(
+            "\n".join(problems) + "\nsuch a row could never go stale: fix the path in the "
+            "record's watch (its [[tool.fidelity.records]] entry, or the row's watch cell)"
+        )
 
 
 def check_row(repo: Path, ref_sha: str, row: Row, stale_after: int) -> RowCheck:

@@ -16,12 +16,13 @@ from fidelity import proc
 from fidelity.errors import UsageError
 from fidelity.git import objects, worktrees
 from fidelity.matrix.cases.table import Matrix, with_replay
-from fidelity.matrix.run import harness_tree, ledger, repo_state, rundir, setups, subset
+from fidelity.matrix.run import harness_tree, ledger, recheck, repo_state, rundir, setups, subset
 from fidelity.matrix.run.harness import accept_state, cases_table, read_harness, read_prediction
 from fidelity.matrix.run.plan import PlanRecord, RunPlan, SidePlan
 from fidelity.matrix.run.repo_state import RepoState
 from fidelity.matrix.run.request import NO_HOOKS, RunHooks, RunRequest
 from fidelity.matrix.run.runner import RunContext, run_sides
+from fidelity.matrix.run.stamps import Stamps
 from fidelity.matrix.verdict import ontime
 from fidelity.matrix.verdict.accept import Allowance
 from fidelity.matrix.verdict.compare import compare
@@ -190,7 +191,8 @@ def execute(plan: RunPlan) -> Outcome:
 def _execute(plan: RunPlan, holds: setups.Holds) -> Outcome:
     specs = {c.id: c.compare for c in plan.matrix.cases}
     meeting = Meeting(plan.run_dir, specs)  # cases compared while others run
-    base, cand, harness = _sides(plan, meeting, holds)
+    stamps = Stamps()  # each case's evidence files as taken: another case may rewrite them
+    base, cand, harness = _sides(plan, meeting, holds, stamps)
     declared = tuple((c.id, c.definition_sha()) for c in plan.matrix.cases)
     explained = explanations(plan.run_dir, base, cand, specs, plan.run_dir, known=meeting.explained)
     comparison = compare(declared, base, cand, explained)
@@ -202,6 +204,8 @@ def _execute(plan: RunPlan, holds: setups.Holds) -> Outcome:
     findings = provenance(
         harness, base, cand, comparison, specs=specs, checkout_changes=changes, kind=kind
     )
+    outputs = {c.id: c.outputs for c in plan.matrix.cases}
+    findings += tuple(recheck.rewritten(stamps.touched(), (base, cand), outputs))
     findings += prediction_findings(plan.prediction, plan.selection)
     findings += partial_run_findings(plan.selection, plan.request.ci)
     judged, code, settled = decide(
@@ -240,7 +244,7 @@ def _execute(plan: RunPlan, holds: setups.Holds) -> Outcome:
 
 
 def _sides(
-    plan: RunPlan, meeting: Meeting, holds: setups.Holds
+    plan: RunPlan, meeting: Meeting, holds: setups.Holds, stamps: Stamps
 ) -> tuple[SideEvidence, SideEvidence, Harness]:
     """Both sides' evidence, their cases run (or, an empty shard, nothing to check out), and
     the harness with what the cases changed in its checkout."""
@@ -272,6 +276,7 @@ def _sides(
             harness_tree=plan.harness.tree if setup_reads else "",
             meeting=meeting,
             holds=holds,
+            stamps=stamps,
         )
         try:
             with proc.adopting():  # a case's descendant that escapes its group comes back

@@ -160,6 +160,10 @@ def _shards(dirs: Sequence[Path]) -> list[RunRecord]:
     """Every shard's run record; UsageError unless each is intact and all are of one run."""
     if not dirs:
         raise UsageError("name the shard run directories to merge")
+    seen: dict[Path, Path] = {}
+    for d in dirs:
+        if (same := seen.setdefault(d.resolve(), d)) is not d:
+            raise UsageError(f"{same} is given twice (also as {d}); name each shard once")
     records = [rundir.read(d) for d in dirs]
     broken = [(d, r.integrity) for d, r in zip(dirs, records, strict=True) if r.integrity]
     if broken:

@@ -3,7 +3,9 @@ the record-table merge driver in the repository's own git config, and (with an a
 settings file) the coding agent's hook; `uninstall` removes every one of them.
 
 A hook file this command did not write (no marker line) is foreign: it is never
-overwritten, and when one is in the way nothing at all is written. The hooks run the
+overwritten, and when one is in the way nothing at all is written. One it wrote carries
+the digest of its text: edited since, it is the user's now, kept as a foreign one is
+(rerunning install-hooks replaced such an edit, and --uninstall deleted it). The hooks run the
 interpreter fidelity was installed in, by absolute path, so a commit from a shell where
 that venv is not activated still runs them; when that interpreter is gone the hook says so
 and the commit stops (a hook that cannot judge must not pass).
@@ -42,8 +44,23 @@ class Installed:
     why: str = ""
 
 
+DIGEST = "# fidelity install-hooks digest: "  # the sha256 of the file without this line
+
+
+def _signed(text: str) -> str:
+    """text with its digest line after the marker line."""
+    head, marker, rest = text.partition(MARKER + "\n")
+    return f"{head}{marker}{DIGEST}{_digest(head + marker + rest)}\n{rest}"
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _script(python: str, command: str) -> str:
-    return (
+    return _signed(
         "#!/bin/sh\n"
         f"{MARKER}\n"
         f"python={shlex.quote(python)}\n"
@@ -79,7 +96,7 @@ HOOKS = ("pre-commit", "pre-merge-commit", "commit-msg", "pre-push", "post-rewri
 def agent_script(python: str) -> str:
     """The agent's hook command: fidelity's agent hook, and when that cannot run at all, a
     block for any call that mentions git or a commit (exit 2; other codes let it through)."""
-    return (
+    return _signed(
         "#!/bin/sh\n"
         f"{MARKER}\n"
         f"python={shlex.quote(python)}\n"
@@ -124,6 +141,20 @@ def _foreign(path: Path) -> bool:
         return True  # a folder, a broken link: not ours either
 
 
+def _edited(path: Path) -> bool:
+    """A file of ours whose text no longer has the digest it was written with (one written
+    before digests were: never edited, as far as can be told)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    head, line, rest = text.partition("\n" + DIGEST)
+    if not line:
+        return False
+    recorded, _, rest = rest.partition("\n")
+    return _digest(head + "\n" + rest) != recorded
+
+
 def install(repo: Path, python: str = sys.executable, agent: Path | None = None) -> list[Installed]:
     """Write the hooks and the merge driver, and with `agent` (a settings file) the agent's
     hook; UsageError, before writing anything, when a foreign hook or driver is in the way
@@ -131,6 +162,13 @@ def install(repo: Path, python: str = sys.executable, agent: Path | None = None)
     folder = gitdir.hooks_dir(repo)
     wanted = scripts(repo, python)
     blocked = [name for name, text in wanted.items() if text and _foreign(folder / name)]
+    edited = [name for name, text in wanted.items() if text and _edited(folder / name)]
+    if edited:
+        raise UsageError(
+            "not installed: these were edited since fidelity wrote them, and an edit is never "
+            f"overwritten: {', '.join(str(folder / e) for e in edited)}. Keep your edit in "
+            "a hook of your own that calls fidelity, or delete the file, then rerun"
+        )
     driver_key = f"merge.{DRIVER}.driver"
     current = gitdir.config_local(repo, driver_key)
     if current is not None and "fidelity merge-records" not in current:
@@ -149,8 +187,10 @@ def install(repo: Path, python: str = sys.executable, agent: Path | None = None)
         from fidelity.preflight import agentsettings
 
         agentsettings.has(agent, str(agent_script_path(repo)))  # refuses a broken file now
-        if _foreign(agent_script_path(repo)):
-            raise UsageError(f"not installed: {agent_script_path(repo)} is not fidelity's")
+        if _foreign(agent_script_path(repo)) or _edited(agent_script_path(repo)):
+            raise UsageError(
+                f"not installed: {agent_script_path(repo)} is not fidelity's, or was edited"
+            )
     done = [_write(folder / name, text) for name, text in wanted.items()]
     done.append(_driver(repo, python, driver_key, current))
     if agent is not None:
@@ -201,6 +241,8 @@ def _remove(path: Path) -> Installed:
         return Installed(path.name, str(path), Action.UNCHANGED, "not there")
     if _foreign(path):
         return Installed(path.name, str(path), Action.SKIPPED, "not fidelity's; left")
+    if _edited(path):
+        return Installed(path.name, str(path), Action.SKIPPED, "edited since written; left")
     path.unlink()
     return Installed(path.name, str(path), Action.REMOVED)
 

@@ -26,10 +26,10 @@ def check_trailers(ctx: Context) -> GateResult:
         rules = rules_from_config(ctx.tool["trailers"], "pyproject.toml")
     except ConfigError as exc:
         return GateResult(
-            "trailers", Status.FAILED, "invalid [tool.fidelity.trailers]", (str(exc),)
+            "trailers", Status.INVALID, "invalid [tool.fidelity.trailers]", (str(exc),)
         )
     if rules.empty:
-        return GateResult("trailers", Status.FAILED, "[tool.fidelity.trailers] sets no rule")
+        return GateResult("trailers", Status.INVALID, "[tool.fidelity.trailers] sets no rule")
     try:
         report = check_file(ctx.repo, ctx.message, rules)
     except UsageError as exc:

@@ -11,6 +11,7 @@ from fidelity.text import counted
 class Status(enum.StrEnum):
     OK = "ok"
     FAILED = "FAIL"
+    INVALID = "invalid"  # the gate's own [tool.fidelity] configuration is not valid (exit 2)
     UNTRUSTED = "untrusted"  # could not be judged: a shallow clone, an empty record
     NOT_APPLICABLE = "n/a"  # configured, but nothing it judges is in this change
     NOT_CONFIGURED = "off"  # the gate's own configuration does not exist
@@ -38,8 +39,11 @@ class Report:
         return sum(r.status is status for r in self.results)
 
     def exit_code(self) -> int:
-        """1 on a failure; 3 when a gate could not judge, or when no gate ran although one
-        should have (none configured, or --all); else 0."""
+        """2 when a gate's configuration is invalid (it judged nothing: fix that first); 1 on
+        a failure; 3 when a gate could not judge, or when no gate ran although one should
+        have (none configured, or --all); else 0."""
+        if self.count(Status.INVALID):
+            return 2
         if self.count(Status.FAILED):
             return 1
         if self.count(Status.UNTRUSTED):
@@ -51,12 +55,14 @@ class Report:
     def closing(self) -> str:
         ok, failed = self.count(Status.OK), self.count(Status.FAILED)
         line = f"{counted(ok, 'gate')} ok, {failed} failed"
+        if invalid := self.count(Status.INVALID):
+            line += f", {invalid} not configured validly (exit 2: fix the configuration)"
         untrusted, idle = self.count(Status.UNTRUSTED), self.count(Status.NOT_APPLICABLE)
         if untrusted:
             line += f", {untrusted} could not judge"
         if idle:
             line += f"; {idle} not applicable to this change"
-        if not ok and not failed and not untrusted:
+        if not ok and not failed and not untrusted and not invalid:
             if idle and not self.everything:
                 line += " (nothing any gate judges changed: exit 0)"
             else:

@@ -74,7 +74,7 @@ def check_docs(ctx: Context) -> GateResult:
     try:
         result = check_tree([], root, options=_docs_options(ctx, root))
     except ConfigError as exc:
-        return GateResult("docs", Status.FAILED, "invalid [tool.fidelity.docs]", (str(exc),))
+        return GateResult("docs", Status.INVALID, "invalid [tool.fidelity.docs]", (str(exc),))
     except NothingToCheck as exc:
         return GateResult("docs", Status.UNTRUSTED, str(exc))
     pages = len(result.pages)
@@ -114,7 +114,7 @@ def touched_records(ctx: Context, paths: list[str]) -> list[str]:
 
 
 def invalid_records(gate: str, exc: UsageError) -> GateResult:
-    return GateResult(gate, Status.FAILED, "invalid [[tool.fidelity.records]]", (str(exc),))
+    return GateResult(gate, Status.INVALID, "invalid [[tool.fidelity.records]]", (str(exc),))
 
 
 def touched_specs(ctx: Context, configured: list[Any]) -> list[Any]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -152,18 +151,6 @@ def glob_problem(pattern: str) -> str | None:
     return None
 
 
-def _numbers(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[str | int, ...]]:
-    """Paths of every number that is not finite (TOML allows nan and inf)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        yield path
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _numbers(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _numbers(v, (*path, i))
-
-
 def _placeholder_problems(raw: Mapping[str, Any]) -> list[str]:
     head = raw.get("matrix", {})
     without = frozenset() if head.get("venv") else frozenset({"venv"})  # {venv} needs venv
@@ -246,11 +233,7 @@ def _accept_problems(raw: Mapping[str, Any]) -> list[str]:
 
 
 def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
-    problems: list[str] = [
-        _locate(raw, path, "must be a finite number (TOML's nan and inf would disable the check)")
-        for path in _numbers(raw, ())
-    ]
-    problems += _placeholder_problems(raw)
+    problems = _placeholder_problems(raw)
     problems += _path_problems(raw)
     problems += _accept_problems(raw)
     seen: dict[str, int] = {}
@@ -259,7 +242,7 @@ def _semantic_problems(raw: Mapping[str, Any]) -> list[str]:
         if case["id"] in seen:
             problems.append(
                 _locate(
-                    raw, (*here, "id"), f"duplicate id; first used by case #{seen[case['id']] + 1}"
+                    raw, (*here, "id"), f"duplicate id; first used at $.case[{seen[case['id']]}]"
                 )
             )
         seen.setdefault(case["id"], i)
@@ -405,7 +388,9 @@ WRITE_ONE = (
 
 
 def read(path: Path) -> Matrix:
-    """The case table in a file; UsageError when there is none."""
+    """The case table in a file (`cases validate FILE`, `cases list FILE`); UsageError when
+    there is none."""
     if not path.is_file():
-        raise UsageError(f"no case table at {path}: {WRITE_ONE}")
+        named = WRITE_ONE.replace("with --cases FILE", "as FILE")  # these take no --cases
+        raise UsageError(f"no case table at {path}: {named}")
     return parse(path.read_bytes(), str(path))

@@ -19,6 +19,7 @@ verdict, never the commands above it.
 - `workers`: work items run by a fixed number of threads, sized by `--jobs`, never the machine
 - `runner`: runs one side in its own worktree: setup, import guard, every case
 - `recheck`: a run directory's evidence files hashed again against run.json
+- `stamps`: under `run`, each case's evidence files stamped as taken, looked at at the end
 - `readonce`: under `compare`, each output read once: its comparator judges the bytes hashed
 - `plan`: a run plan: what one `fidelity run` is, fixed before any case runs (plan.json)
 - `ledger`: what a run has done so far, kept as it happens, so a run can be resumed

@@ -203,6 +203,11 @@ _EMPTY_SIDE: dict[str, Any] = {
 }
 
 
+def finished(run_dir: Path) -> int:
+    """How many case runs, both sides together, a run directory keeps whole evidence of."""
+    return sum(len(untrusted.lines(side / EVIDENCE, "case")) for side in run_dir.glob("*/"))
+
+
 def save_side(side_dir: Path, side: SideEvidence) -> None:
     """A side's own facts (cases apart), once its setup and import check are done."""
     data = side_to_json(replace(side, cases={}))

@@ -10,7 +10,7 @@ Logs are not hashed when a case runs, so they cannot be checked here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,11 +94,30 @@ def altered(
         case_dir = run_dir / side.role / "cases" / case_id
         problems = drift(case_dir, ev, outputs.get(case_id), digest)
         if problems:
-            more = f" (+{len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
-            why = (
-                f"{where}{', '.join(problems[:SHOWN])}{more}: the files are not what run.json "
-                "recorded when the case ran, so its evidence cannot be trusted; run the case "
-                "again"
-            )
-            found.append(Finding(Code.EVIDENCE_ALTERED, why, side.role, case_id))
+            found.append(_finding(problems, where, side.role, case_id))
+    return found
+
+
+def _finding(problems: list[str], where: str, role: str, case_id: str) -> Finding:
+    more = f" (+{len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""
+    why = (
+        f"{where}{', '.join(problems[:SHOWN])}{more}: the files are not what run.json "
+        "recorded when the case ran, so its evidence cannot be trusted; run the case again"
+    )
+    return Finding(Code.EVIDENCE_ALTERED, why, role, case_id)
+
+
+def rewritten(
+    touched: Iterable[Path], sides: Iterable[SideEvidence], outputs: Mapping[str, Any]
+) -> list[Finding]:
+    """Under `run`, the cases whose files were stamped otherwise at the run's end than when
+    their evidence was taken (`stamps`), hashed again: another case wrote into them."""
+    by_role = {side.role: side for side in sides}
+    found = []
+    for case_dir in touched:
+        side = by_role.get(case_dir.parent.parent.name)
+        ev = side.cases.get(case_dir.name) if side else None
+        if side is not None and ev is not None:
+            problems = drift(case_dir, ev, outputs.get(case_dir.name))
+            found += [_finding(problems, "", side.role, ev.case_id)] if problems else []
     return found

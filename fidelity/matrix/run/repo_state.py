@@ -82,6 +82,12 @@ def _named(kind: str, before: Mapping[str, str], after: Mapping[str, str]) -> li
     added = sorted(after.keys() - before.keys())
     gone = sorted(before.keys() - after.keys())
     changed = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
+    if kind == "file":  # a tracked file is listed once it differs: its status says how
+        code = {k: after[k].partition(":")[0] for k in added}
+        new = [k for k in added if code[k] == "??" or code[k].startswith("A")]
+        gone = sorted(gone + [k for k in added if k not in new and "D" in code[k]])
+        changed = sorted(changed + [k for k in added if k not in new and "D" not in code[k]])
+        added = new
     parts = [
         f"{kind} {what}: {', '.join(names[:5])}" + (" ..." if len(names) > 5 else "")
         for what, names in (("added", added), ("removed", gone), ("changed", changed))

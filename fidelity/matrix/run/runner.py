@@ -37,6 +37,7 @@ from fidelity.matrix.run import (
     workers,
 )
 from fidelity.matrix.run.plan import SidePlan
+from fidelity.matrix.run.stamps import Stamps
 from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.verdict.explain import Arrival, Meeting
 from fidelity.placeholders import fill as substitute
@@ -68,6 +69,7 @@ class RunContext:
     harness_tree: str = ""  # its tree: part of what a kept setup that reads it was made from
     meeting: Meeting | None = None  # where a case is compared once both sides have run it
     holds: setups.Holds | None = None  # the kept set-ups the run holds until it ends
+    stamps: Stamps | None = None  # each case's evidence files as taken, looked at at the end
 
 
 def expand(command: Command, places: Mapping[str, str]) -> list[str] | str:
@@ -160,10 +162,18 @@ def run_case(
     if result.status is not proc.ProcStatus.OK:  # a failure's message names its logs
         for log in LOGS:
             (case_dir / log).touch()
-    return case_evidence(case, result, case_dir, preexisting)
+    return _stamped(ctx.stamps, case_dir, case_evidence(case, result, case_dir, preexisting))
 
 
 LOGS = ("stdout.log", "stderr.log")
+
+
+def _stamped(stamps: Stamps | None, case_dir: Path, ev: CaseEvidence) -> CaseEvidence:
+    """ev, its files stamped as they are now (looked at again when the run ends)."""
+    if stamps is not None:
+        out = [case_dir / "out" / ev.path_of(name) for name in ev.outputs]
+        stamps.take(case_dir, out + [case_dir / "cache" / rel for rel in ev.cache])
+    return ev
 
 
 def case_env(
@@ -234,7 +244,7 @@ def tail(log: Path) -> str:
     return joined if len(joined) <= TAIL_CHARS else "..." + joined[-TAIL_CHARS:]
 
 
-def make_venv(places: Mapping[str, str], side_dir: Path) -> SetupStep:
+def make_venv(places: Mapping[str, str], side_dir: Path, cancel: proc.Cancel) -> SetupStep:
     """The side's own virtual environment, made with the interpreter fidelity runs in."""
     result = proc.run(
         [sys.executable, "-m", "venv", places["venv"]],
@@ -242,18 +252,22 @@ def make_venv(places: Mapping[str, str], side_dir: Path) -> SetupStep:
         timeout_s=600,
         stdout_path=side_dir / "venv.log",
         stderr_path=side_dir / "venv.log",
+        cancel=cancel,
     )
     shown = f"{Path(sys.executable).name} -m venv {VENV}"
     return SetupStep(shown, result.status, result.returncode, round(result.duration_s, 4))
 
 
-def run_setup(matrix: Matrix, places: Mapping[str, str], side_dir: Path) -> tuple[SetupStep, ...]:
+def run_setup(
+    matrix: Matrix, places: Mapping[str, str], side_dir: Path, cancel: proc.Cancel
+) -> tuple[SetupStep, ...]:
     """Make the side's venv (if asked), then run the setup commands in order, stopping at
-    the first that fails."""
+    the first that fails; each killed at once when the run is cancelled (Ctrl-C waited for
+    a long `pip install` before)."""
     steps: list[SetupStep] = []
     wt = Path(places["worktree"])
     if "venv" in places:
-        steps.append(make_venv(places, side_dir))
+        steps.append(make_venv(places, side_dir, cancel))
         if steps[-1].status is not proc.ProcStatus.OK:
             return tuple(steps)
     for i, command in enumerate(matrix.setup):
@@ -265,6 +279,7 @@ def run_setup(matrix: Matrix, places: Mapping[str, str], side_dir: Path) -> tupl
             stdout_path=side_dir / f"setup-{i}.stdout.log",
             stderr_path=side_dir / f"setup-{i}.stderr.log",
             shell=isinstance(command, str),
+            cancel=cancel,
         )
         shown = command if isinstance(command, str) else " ".join(command)
         steps.append(
@@ -354,7 +369,7 @@ def run_side(ctx: RunContext, plan: SidePlan, how: SideRun = SideRun()) -> SideE
     ) as place:
         wt = place.path
         places = side_places(matrix, wt, ctx.harness)
-        found, setup = _set_up(matrix, place, places, side_dir, how.budget)
+        found, setup = _set_up(matrix, place, places, side_dir, how.budget, cancel=ctx.cancel)
         dirty = sorted(path for _, path in found.entries) if found else []
         evidence = SideEvidence(
             role=plan.role,
@@ -395,6 +410,8 @@ def _set_up(
     places: Mapping[str, str],
     side_dir: Path,
     budget: Budget,
+    *,
+    cancel: proc.Cancel,
 ) -> tuple[worktrees.Status | None, tuple[SetupStep, ...]]:
     """The side's status before setup (its dirty paths; None for a reused worktree), and
     its setup steps (or the note of a reuse)."""
@@ -405,7 +422,7 @@ def _set_up(
     worktrees.refresh_index(wt)
     found = worktrees.status(wt)
     with budget or contextlib.nullcontext():
-        setup = run_setup(matrix, places, side_dir)
+        setup = run_setup(matrix, places, side_dir, cancel)
     if place.why_not:
         again = "set up again" if place.keep else "set up in a fresh worktree, not kept"
         setup = (SetupStep(f"({again}: {place.why_not})", proc.ProcStatus.OK, 0, 0.0), *setup)

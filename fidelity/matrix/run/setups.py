@@ -4,9 +4,10 @@ A simulator's setup (`pip install -e .` into the side's venv, a build) can take 
 With `reuse_setup = true` each side's worktree is kept under `.fidelity/setups/`, named by
 its commit and a hash of everything that decides what setup produces (commands, venv,
 environment, interpreter). Before a reuse it is verified: HEAD at the commit, nothing
-staged, no tracked file changed, and every file setup left (recorded right after it) as it
-was; anything else a previous run's cases left in it is removed. If any check fails, or
-another run holds it, a fresh worktree is set up instead, and the run says which it did.
+staged, no tracked file changed, and every file and folder setup left (recorded right after
+it) as it was; anything else a previous run's cases left in it, folders too, is removed. If
+any check fails, or another run holds it, a fresh worktree is set up instead, and the run
+says which it did.
 
 A kept worktree is added locked in git with fidelity's reason (`worktree.KEPT`): that lock
 is fidelity's record that it made it. Only such a worktree (no link, and listed by this
@@ -58,7 +59,8 @@ class Place:
         if self.keep:
             manifest = _manifest(self.path)
             manifest.unlink(missing_ok=True)  # never written through a link put there
-            manifest.write_text(json.dumps(_untracked(self.path), sort_keys=True))
+            left = {"files": _untracked(self.path), "folders": _folders(self.path)}
+            manifest.write_text(json.dumps(left, sort_keys=True))
 
 
 def setup_key(sha: str, matrix: Matrix, harness_tree: str = "") -> str:
@@ -107,6 +109,26 @@ def _untracked(wt: Path) -> dict[str, str]:
     }
 
 
+def _folders(wt: Path) -> list[str]:
+    """Every folder of the worktree (not followed through links; .git and __pycache__
+    aside): git's status lists files only, so a folder a case made would outlive them."""
+    found = []
+    for top, dirs, _ in os.walk(wt):
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
+        found += [os.path.relpath(os.path.join(top, d), wt) for d in dirs]
+    return sorted(found)
+
+
+def _recorded(wt: Path) -> tuple[dict[str, str], set[str]] | None:
+    """What setup left (files with their stat, folders), or None without a readable record
+    (one an older fidelity wrote holds files only: set up afresh, then recorded whole)."""
+    try:
+        left = json.loads(_manifest(wt).read_text())
+        return dict(left["files"]), set(left["folders"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
 def _clean(wt: Path, sha: str) -> str:
     """Why a kept worktree is not as its setup left it (after removing what cases added)."""
     if worktrees.head_state(wt).split(" ", 1)[0] != sha:
@@ -114,10 +136,9 @@ def _clean(wt: Path, sha: str) -> str:
     worktrees.refresh_index(wt)
     if worktrees.status_entries(wt, untracked=False):
         return "tracked files were changed or staged"
-    try:
-        recorded = json.loads(_manifest(wt).read_text())
-    except (OSError, ValueError):
+    if (left := _recorded(wt)) is None:
         return "no record of what its setup left"
+    recorded, folders = left
     present = _untracked(wt)
     for path in sorted(set(present) - set(recorded)):  # a previous run's cases wrote it
         target = wt / path
@@ -125,7 +146,12 @@ def _clean(wt: Path, sha: str) -> str:
             shutil.rmtree(target, ignore_errors=True)
         else:
             target.unlink(missing_ok=True)
+    now = _folders(wt)
+    for path in now:  # parents first: a folder made by cases goes with what it holds
+        if path not in folders and (wt / path).is_dir():
+            shutil.rmtree(wt / path, ignore_errors=True)
     changed = [p for p, st in recorded.items() if present.get(p) != st]
+    changed += sorted(folders - set(now))
     return f"what setup left has changed ({', '.join(changed[:3])})" if changed else ""
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fidelity.git import worktrees
+from fidelity.git.command import GitError
 from fidelity.matrix.run import repo_state
+
+DAMAGED = "damaged"  # the key of a worktree git could not read after the cases
 
 
 def tree_state(wt: Path, now: worktrees.Status | None = None) -> dict[str, str]:
@@ -15,8 +18,12 @@ def tree_state(wt: Path, now: worktrees.Status | None = None) -> dict[str, str]:
     worktree's status read (its index refreshed) since anything last ran in it, else read
     here."""
     if now is None:
-        worktrees.refresh_index(wt)
-        now = worktrees.status(wt, untracked=False)  # HEAD, the index and the files at once
+        try:
+            worktrees.refresh_index(wt)
+            now = worktrees.status(wt, untracked=False)  # HEAD, the index and the files at once
+        except GitError:  # a case removed the folder, or its .git: the run still judges
+            gone = "its folder is gone" if not wt.is_dir() else "its .git is gone or rewritten"
+            return {"HEAD": "(unreadable)", "index": "", DAMAGED: gone}
     state = {
         "HEAD": (now.head or "(no commit)")[:12],
         "index": repo_state.digest(now.staged),  # what differs from HEAD (compared too)
@@ -30,6 +37,8 @@ def tree_state(wt: Path, now: worktrees.Status | None = None) -> dict[str, str]:
 def side_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """What the cases changed in their worktree after setup: HEAD moved, the index, tracked
     files. Any of it means the evidence may not be what the side's commit produces."""
+    if DAMAGED in after:
+        return [f"the worktree itself: {after[DAMAGED]}, so git could not read it after the cases"]
     found = []
     if before["HEAD"] != after["HEAD"]:
         found.append(f"HEAD moved from {before['HEAD']} to {after['HEAD']}")

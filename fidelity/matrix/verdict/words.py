@@ -90,8 +90,13 @@ def case_detail(r: CaseResult, run_dir: Path | None = None) -> str:
         roles = [role for role in ("baseline", "candidate") if role in r.detail]
         logs = ", ".join(str(run_dir / role / "cases" / r.case_id / "stderr.log") for role in roles)
         return f"{r.detail} (logs: {logs})" if logs else r.detail
-    if r.explained:
-        return " | ".join(explanation(e) for e in r.explained)
+    if r.explained:  # and what moved without a comparator to explain it: never hidden
+        said = [explanation(e) for e in r.explained]
+        known = {e.path for e in r.explained}
+        o, c = r.outputs, r.cache
+        rest = [p for p in (*o.changed, *o.added, *o.missing) if p not in known]
+        rest += [f"cache/{p}" for p in (*c.changed, *c.added, *c.missing)]
+        return " | ".join(said + ([f"also differ: {_some(tuple(rest))}"] if rest else []))
     detail = r.detail
     if r.outputs:
         detail += ": " + _some((*r.outputs.changed, *r.outputs.added, *r.outputs.missing))
