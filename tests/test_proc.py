@@ -167,9 +167,13 @@ def test_lazy_logs_do_not_wait_for_a_descendant_that_keeps_the_pipe(tmp_path: Pa
 def test_a_timed_out_group_is_killed_not_left_behind(tmp_path: Path) -> None:
     """The timeout killed the group: its members, dying or adopted a moment later, are no
     leftovers (that finding came at random, 4 runs in 6, on `sleep 100` in a shell case)."""
+    out, err = tmp_path / "out.log", tmp_path / "err.log"  # no pipe a survivor holds open
     with adopting():
         for _ in range(8):
-            result = run("sleep 100; true", shell=True, timeout_s=0.2, marker=str(tmp_path))
+            result = run(
+                "sleep 100; true", shell=True, timeout_s=0.2, marker=str(tmp_path),
+                stdout_path=out, stderr_path=err,
+            )  # fmt: skip
             assert result.status is ProcStatus.TIMEOUT
             assert result.leftover == ()
 
@@ -177,8 +181,16 @@ def test_a_timed_out_group_is_killed_not_left_behind(tmp_path: Path) -> None:
 def test_what_left_the_group_before_a_timeout_is_still_named(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     escape = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 30' > /dev/null 2>&1 & sleep 100"
+    out, err = tmp_path / "out.log", tmp_path / "err.log"
     with adopting():
-        result = run(escape, shell=True, timeout_s=1.0, marker=str(tmp_path))
+        result = run(
+            escape,
+            shell=True,
+            timeout_s=1.0,
+            marker=str(tmp_path),
+            stdout_path=out,
+            stderr_path=err,
+        )
     assert result.status is ProcStatus.TIMEOUT
     assert [n.split(": ", 1)[1] for n in result.leftover] == ["sleep 30"], result.leftover
     assert result.leftover[0].startswith(f"pid {pidfile.read_text().strip()}: ")
