@@ -13,6 +13,20 @@ import pytest
 from support import PY, Repo, alive, snapshot, wait_for
 
 
+def killed(pid: int, within: float = 10) -> bool:
+    """Whether pid is gone within `within` seconds (a killed process is reaped a moment later)."""
+    deadline = time.monotonic() + within
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def left_as_it_was(repo: Repo, before: dict[str, str]) -> None:
+    """The user's checkout as snapshot() saw it, and no worktree but the main one."""
+    assert snapshot(repo.path) == before
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
 @pytest.mark.parametrize(
     ("signum", "code", "said", "twice"),
     [
@@ -61,13 +75,8 @@ def test_ctrl_c_and_sigterm_clean_up_and_leave_the_checkout_unchanged(
     assert said in err
     assert b"fidelity run --resume " in err  # the kept evidence, and how to finish the run
     assert b"fidelity: no case had finished in " in err  # it said "the finished cases'"
-    case_pid = int(mark.read_text())
-    deadline = time.monotonic() + 10
-    while alive(case_pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(case_pid), "the running case was not killed"
-    assert snapshot(sim_repo.path) == before
-    assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+    assert killed(int(mark.read_text())), "the running case was not killed"
+    left_as_it_was(sim_repo, before)
 
 
 def test_ctrl_c_during_a_setup_step_kills_it_at_once(sim_repo: Repo, tmp_path: Path) -> None:
@@ -92,10 +101,5 @@ def test_ctrl_c_during_a_setup_step_kills_it_at_once(sim_repo: Repo, tmp_path: P
         proc.kill()
     assert proc.returncode == 130, err
     assert took < 20, f"the run went on for {took:.1f} s after Ctrl-C"  # 120 s before
-    setup_pid = int(mark.read_text())
-    deadline = time.monotonic() + 10
-    while alive(setup_pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(setup_pid), "the setup step was not killed"
-    assert snapshot(sim_repo.path) == before
-    assert sim_repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+    assert killed(int(mark.read_text())), "the setup step was not killed"
+    left_as_it_was(sim_repo, before)
