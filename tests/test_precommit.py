@@ -200,3 +200,24 @@ def test_the_framework_stops_a_merge_and_a_push_that_drop_a_row(
     done = run(user, ["git", "push", "--force", "origin", "side"], home=home)
     out = done.stdout + done.stderr
     assert done.returncode != 0 and "row 'm'" in out and "Removes-Row: m" in out, out
+
+
+def test_the_check_docs_hook_runs_when_a_linked_file_is_deleted(
+    tmp_path: Path, hooks: tuple[Path, str, Path]
+) -> None:
+    """Its `files` pattern (Markdown, pyproject.toml, ratchets.json) made pre-commit skip it
+    for a change that only deletes a file a page links to: "Skipped", and the commit landed
+    with a broken link (fidelity-preflight caught it)."""
+    source, rev, home = hooks
+    user = Repo(tmp_path / "user")
+    config = f"repos:\n- repo: {source}\n  rev: {rev}\n  hooks:\n  - id: fidelity-check-docs\n"
+    user.commit(
+        {".pre-commit-config.yaml": config, "pyproject.toml": PYPROJECT, "README.md": GOOD},
+        "root",
+    )
+    user.commit({"a.txt": "a\n"}, "the linked file")
+    user.git("rm", "-q", "a.txt")
+    done = run(user, [sys.executable, "-m", "pre_commit", "run", "fidelity-check-docs"], home=home)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "Skipped" not in out, out
+    assert "FD401 link target 'a.txt' does not exist" in out, out
