@@ -335,3 +335,19 @@ def test_the_predictions_gate_reads_every_key_of_a_prediction(repo: Repo) -> Non
     stage(repo, {"cases/predict-fix.toml": fixed.replace('fixed = ["a"]', 'fixed = ["b"]')})
     code, out = preflight(repo, "--staged")
     assert code == 1 and "predicted both moved and fixed" in out, out
+
+
+def test_a_watched_path_nothing_touched_is_invalid_unless_the_change_adds_it(repo: Repo) -> None:
+    """A typo in watch is the stale gate's `invalid` (exit 2), as under `fidelity stale`: the
+    refusal ran inside each row's check and escaped the gate as an error; a folder first
+    added by the very change being judged is no typo (it was refused)."""
+    first = repo.git("rev-parse", "HEAD~1")[:12]
+    typo = PYPROJECT.replace("stale_after = 5", 'stale_after = 5\nwatch = ["scr/"]')
+    stage(repo, {"pyproject.toml": typo, "records/bench.md": bench(("first", first), ("b", first))})
+    code, out = preflight(repo, "--staged")
+    assert code == 2 and line(out, "stale").startswith("invalid"), out
+    assert "row 'first' watches 'scr/', which no commit of" in out
+    added = typo.replace('"scr/"', '"newsrc/"')
+    stage(repo, {"pyproject.toml": added, "newsrc/m.py": "x = 1\n"})
+    code, out = preflight(repo, "--staged")
+    assert code == 0 and line(out, "stale").startswith("ok"), out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -267,7 +267,6 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     shas = sorted({sha for sha in resolved.values() if sha})
     bases = tuple(log.merge_bases(repo, [ref_sha, *shas]))
     watches = sorted({r.watch for r, _ in rows})
-    _refuse_unwatched(repo, ref_sha, [r for r, _ in rows])
     with ThreadPoolExecutor(max_workers=2) as pool:  # the listings run while landing is found
         listed = {w: pool.submit(log.touching, repo, ref_sha, bases, w) for w in watches}
         walk = landing.Walk.of(repo, ref_sha, shas, bases)
@@ -282,13 +281,19 @@ def check_rows(repo: Path, ref_sha: str, rows: Sequence[tuple[Row, int]]) -> lis
     return [_one(row, limit, resolved, landings, counted) for row, limit in rows]
 
 
-def _refuse_unwatched(repo: Path, ref_sha: str, rows: Sequence[Row]) -> None:
+def refuse_unwatched(
+    repo: Path, ref_sha: str, rows: Sequence[Row], adding: Collection[str] = ()
+) -> None:
     """UsageError naming each watched path that no commit of the ref's history touched (a
-    typo, `scr/`, kept every row watching it fresh forever) or that git cannot read."""
+    typo, `scr/`, kept every row watching it fresh forever) or that git cannot read; once
+    per path, before any row is checked. `adding`: the files a change being judged adds or
+    changes, where a plain path that first appears there is no typo."""
     first: dict[str, Row] = {}
     for row in rows:
         for path in row.watch:
-            first.setdefault(path, row)
+            plain = path.rstrip("/")
+            if not any(f == plain or f.startswith(plain + "/") for f in adding):
+                first.setdefault(path, row)
     problems = []
     for path, row in sorted(first.items()):
         where = f"{row.path}:{row.line}: row {row.key!r} watches {path!r}"
@@ -370,6 +375,7 @@ def check(repo: Path, ref: str, specs: Sequence[RecordSpec]) -> StaleReport:
     for spec in specs:
         for row in read_rows(read_record(repo, spec.path), spec):
             rows.append((row, spec.stale_after))
+    refuse_unwatched(repo, ref_sha, [r for r, _ in rows])
     checks = check_rows(repo, ref_sha, rows) if rows else []
     return StaleReport(ref, ref_sha, tuple(s.path for s in specs), tuple(checks))
 

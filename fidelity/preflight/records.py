@@ -152,16 +152,24 @@ def _check_rows(ctx: Context, rows: list[tuple[Any, Any]]) -> list[Any]:
     return [replace(answers[(r.commit, r.watch, s.stale_after)], row=r) for r, s in rows]
 
 
-def check_stale(ctx: Context) -> GateResult:
+def _unwatched(ctx: Context, rows: list[tuple[Any, Any]]) -> GateResult | None:
+    """The gate's answer when a row watches a path no commit touched (once for all rows);
+    a path the change itself adds is none. With no commit yet, every path is new."""
     from fidelity.history import stale
 
+    if ctx.parent is None:
+        return None
     try:
-        specs = touched_specs(ctx, record_specs(ctx))
+        stale.refuse_unwatched(ctx.repo, ctx.parent, [r for r, _ in rows], ctx.changes.paths)
     except UsageError as exc:
         return invalid_records("stale", exc)
-    if log.is_shallow(ctx.repo):
-        why = "the clone is shallow: commits since a row's measurement would be undercounted"
-        return GateResult("stale", Status.UNTRUSTED, why)
+    return None
+
+
+def _read_rows(ctx: Context, specs: list[Any]) -> tuple[list[tuple[Any, Any]], list[str]]:
+    """(row, spec) of every touched record as the judged content holds it, and problems."""
+    from fidelity.history import stale
+
     rows, problems = [], []
     for spec in specs:
         data = ctx.tree.read(spec.path)
@@ -172,6 +180,20 @@ def check_stale(ctx: Context) -> GateResult:
             rows += [(r, spec) for r in stale.read_rows(data.decode("utf-8", "replace"), spec)]
         except UsageError as exc:
             problems.append(str(exc))
+    return rows, problems
+
+
+def check_stale(ctx: Context) -> GateResult:
+    try:
+        specs = touched_specs(ctx, record_specs(ctx))
+    except UsageError as exc:
+        return invalid_records("stale", exc)
+    if log.is_shallow(ctx.repo):
+        why = "the clone is shallow: commits since a row's measurement would be undercounted"
+        return GateResult("stale", Status.UNTRUSTED, why)
+    rows, problems = _read_rows(ctx, specs)
+    if (unwatched := _unwatched(ctx, rows)) is not None:
+        return unwatched
     checks = _check_rows(ctx, rows)
     for c in checks:
         if not c.ok:
