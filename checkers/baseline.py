@@ -54,7 +54,7 @@ def fingerprint(page: str, finding: Finding, occurrence: int) -> str:
     """16 hex digits of page, code, subject and occurrence index: stable across edits that
     move the finding, different for a different subject."""
     text = f"{page}\0{finding.code}\0{finding.key}\0{occurrence}"
-    return hex_digest(text.encode(), 8)
+    return hex_digest(text.encode("utf-8", "surrogatepass"), 8)
 
 
 def fingerprinted(page: str, findings: Sequence[Finding]) -> list[Finding]:

@@ -256,7 +256,10 @@ def apply_ratchets(
         new, changed = baseline.update(current, raw, record=mode == "record", gone=gone)
         if new != current:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(ratchets.dump(new), encoding="utf-8")
+            text = ratchets.dump(new).encode("utf-8")  # before the file is opened
+            spare = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            spare.write_bytes(text)
+            os.replace(spare, path)  # whole, or as it was
         current = new
     findings: list[Finding] = []
     fixed = [

@@ -97,7 +97,7 @@ def content_subject(text: str) -> str:
     text = " ".join(text.split())
     if len(text) <= 60:
         return text
-    digest = hex_digest(text.encode(), 4)
+    digest = hex_digest(text.encode("utf-8", "surrogatepass"), 4)
     return f"{text[:48]}… {digest}"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -128,7 +129,9 @@ def dump(ratchets: Ratchets) -> str:
         }
         if kept:
             clean[page] = kept
-    return json.dumps(clean, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(clean, indent=2, ensure_ascii=False) + "\n"
+    # a page whose name is not UTF-8 holds lone surrogates: JSON's escape reads back as them
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def measure(findings: Iterable[Finding]) -> Counter[str]:

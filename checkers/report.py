@@ -146,7 +146,7 @@ def sarif_uri(path: str) -> str:
     scanning finds the file; an absolute path as a `file:` URI."""
     if path.startswith("/"):
         return PurePosixPath(path).as_uri()
-    return quote(path, safe="/")
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/")  # a name's own bytes
 
 
 def sarif(result: Result, version: str) -> dict[str, Any]:

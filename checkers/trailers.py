@@ -18,14 +18,15 @@ from checkers.errors import ConfigError
 
 
 class Code(enum.StrEnum):
-    """Stable codes in the FD7xx family (commit trailers); never renumber."""
+    """Stable codes in the FD8xx family (commit trailers); never renumber. They were FD701-FD706
+    up to 0.2.0, the numbers of check-docs' page codes."""
 
-    MISSING = "FD701"
-    BAD_VALUE = "FD702"
-    FORBIDDEN = "FD703"
-    NOT_ANCESTOR = "FD704"
-    NO_SUCH_PATH = "FD705"
-    TOO_LARGE = "FD706"
+    MISSING = "FD801"
+    BAD_VALUE = "FD802"
+    FORBIDDEN = "FD803"
+    NOT_ANCESTOR = "FD804"
+    NO_SUCH_PATH = "FD805"
+    TOO_LARGE = "FD806"
 
 
 class Verify(enum.StrEnum):
@@ -171,7 +172,7 @@ def check_message(
     where: str, text: str, trailers: Sequence[tuple[str, str]], rules: Rules, probe: Probe
 ) -> tuple[Finding, ...]:
     """Every rule broken by one commit message, given the trailers git parsed from it."""
-    lines = text.splitlines()
+    lines = text.split("\n")  # as git counts lines (splitlines also breaks at U+0085)
     keys = {key.lower() for key, _ in trailers}
     found = [_missing(where, k, lines) for k in rules.required if k.lower() not in keys]
     for key, value in trailers:

@@ -5,7 +5,8 @@ bytes: `</details>` or `<img onerror=...>` would be markup, `*` emphasis, `|` a 
 cell, ESC a raw control byte. So every such text is written inline with a backslash before
 each character CommonMark or GitHub would read as syntax (the spec makes any escaped ASCII
 punctuation literal), with control characters shown as `\\x1b`-style escapes and line
-breaks as spaces; or as a code span delimited by more backticks than any run inside it.
+breaks as spaces, and no mention or bare link left (`defuse`); or as a code span delimited
+by more backticks than any run inside it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ _SYNTAX = re.compile(r"[\\`*_\[\]<&|~$]")
 # what a line may start with to open a block: heading, quote, list, setext underline
 _LINE_START = re.compile(r"^([ \t]*)([#>+\-=]|\d{1,9}[.)])")
 _BREAK = re.compile(r"\r\n|\r|\n")
+# GitHub makes `@name` a mention (a PR comment pings that person) and GFM links `www.x`,
+# `https://x` and `a@b.c`: a word joiner (U+2060, invisible) after `@`, `www` and the
+# scheme keeps each one text
+_LINKING = re.compile(r"@|\b(?:[Hh][Tt][Tt][Pp][Ss]?|[Ff][Tt][Pp]|[Ww][Ww][Ww])(?=[:.])")
+
+
+def defuse(text: str) -> str:
+    """text with no mention or autolink for GitHub to make of it."""
+    return _LINKING.sub(lambda m: m.group() + "\u2060", text)
 
 
 def _one_line(text: str) -> str:
@@ -31,7 +41,7 @@ def _one_line(text: str) -> str:
 
 def inline(text: str) -> str:
     """text as literal Markdown inline content, safe also in a table cell."""
-    escaped = _SYNTAX.sub(r"\\\g<0>", _one_line(text))
+    escaped = _SYNTAX.sub(r"\\\g<0>", defuse(_one_line(text)))
     return _LINE_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], escaped)
 
 

@@ -33,7 +33,9 @@ def printable(text: str) -> str:
 
 
 def xml_safe(text: str) -> str:
-    return _not_xml().sub(lambda m: f"\\x{ord(m.group()):02x}", printable(text))
+    """Text XML 1.0 can hold and a CI page shows as written: `visible`, and the two
+    noncharacters XML forbids escaped too (a text-direction override was kept raw)."""
+    return _not_xml().sub(_escape, visible(text))
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -191,7 +191,7 @@ def test_trailer_findings_are_annotated_by_commit_or_at_the_message_line(
     code, out = run_cli(["trailers", "-q", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
     notes = annotation_lines(out)
     assert code == 1 and notes[0] == "::error title=fidelity trailers::1 finding in 1 message"
-    assert notes[1].startswith(f"::error title=fidelity trailers%3A FD701 in commit {sha[:12]}::")
+    assert notes[1].startswith(f"::error title=fidelity trailers%3A FD801 in commit {sha[:12]}::")
     message = tmp_path / "MSG"
     message.write_text("subject\n\nbody\n\nSigned-off-by:\n")
     code, out = run_cli(

@@ -202,3 +202,38 @@ def test_a_file_name_with_a_newline_or_an_escape_stays_on_its_one_line(repo: Pat
         "docs/new\\nline.md:1:5: FD401 link target 'nope.md' does not exist (docs/nope.md)",
         "check-docs: 2 findings in 2 of 2 files",
     ]
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        [],
+        ["--json", "r.json"],
+        ["--sarif", "r.sarif"],
+        ["--format", "github"],
+        ["--record-baseline"],
+    ],
+)
+def test_a_page_whose_name_is_not_utf8_and_has_a_finding_is_reported(
+    tmp_path: Path, report: list[str]
+) -> None:
+    """Its finding's fingerprint, the SARIF uri and the ratchets file each encoded the name
+    as UTF-8: "internal error", exit 3, and the ratchets file left empty."""
+    import json
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / os.fsdecode(b"p\xff.md")).write_text("[x](gone.md)\n")
+    done = fidelity_cli(tmp_path, "check-docs", "--no-cache", *report, ".")
+    assert done.returncode == (0 if report == ["--record-baseline"] else 1), done.stderr
+    assert "p\\udcff.md" in done.stdout + done.stderr, done.stdout
+    written = {
+        "--json": "r.json",
+        "--sarif": "r.sarif",
+        "--record-baseline": "records/ratchets.json",
+    }
+    if report and report[0] in written:
+        data = json.loads((tmp_path / written[report[0]]).read_text(encoding="utf-8"))
+        assert "p%FF.md" in json.dumps(data) or "p\\udcff.md" in json.dumps(data), data
+    if report == ["--record-baseline"]:
+        assert fidelity_cli(tmp_path, "check-docs", "--no-cache", ".").returncode == 0, "held"

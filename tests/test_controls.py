@@ -466,3 +466,28 @@ def test_only_a_control_with_its_own_command_runs_that_command_alone(
     assert not marks.exists(), "the table's command ran the whole suite"
     assert report.noop is not None and report.noop.verdict is Verdict.RESIDUE_HELD
     assert all(t.startswith("tests/test_calc.py::") for t in report.baseline.tests)
+
+
+def _hostile_ids(report: Report) -> Report:
+    """Each failing id with a line break and a CI command after it, as a parametrized test
+    id may be (pytest's `disable_test_id_escaping...` option leaves it unescaped)."""
+    bad = "[nl\n::add-mask::tid\r::stop-commands::x\x1b[2J\u202e]"
+    results = tuple(replace(r, failing=tuple(t + bad for t in r.failing)) for r in report.results)
+    return replace(report, results=results)
+
+
+@pytest.mark.parametrize(("width", "quiet"), [(60, False), (250, False), (80, True)])
+def test_a_test_id_never_starts_a_line_of_its_own_or_a_terminal_command(
+    every_verdict, width: int, quiet: bool
+) -> None:
+    """A test id holding a line break put `::add-mask::...` at the start of a line of
+    `controls run`'s output: a workflow command of the test file's making."""
+    _, plain, _, _ = every_verdict
+    out = StringIO()
+    render.report(
+        Console(file=out, width=width, color_system=None), _hostile_ids(plain), quiet=quiet
+    )
+    text = out.getvalue()
+    assert not any(c in text for c in "\r\x1b\u202e"), repr(text)
+    for line in text.splitlines():
+        assert not line.lstrip(" │┃").startswith("::"), line

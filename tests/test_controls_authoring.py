@@ -74,7 +74,8 @@ def test_suggest_an_edit_of_your_own_that_nothing_catches_is_a_residue(
 
 
 def test_suggest_refuses_an_edit_that_does_not_apply(lib: Repo) -> None:
-    with pytest.raises(Exception, match="find 'nope' does not occur"):
+    """It blamed the control table ("Fix the table"), which had nothing to do with it."""
+    with pytest.raises(Exception, match="find 'nope' does not occur") as refused:
         run_cli(
             [
                 "controls",
@@ -89,6 +90,9 @@ def test_suggest_refuses_an_edit_that_does_not_apply(lib: Repo) -> None:
                 "x",
             ]
         )
+    said = str(refused.value)
+    assert "--file/--find does not apply" in said and "Fix --file/--find" in said, said
+    assert "control table" not in said and "Fix the table" not in said, said
 
 
 RAN = "from pathlib import Path\n\n\ndef test_marks_that_it_ran():\n    Path({mark!r}).write_text('ran')\n"
@@ -145,3 +149,12 @@ def test_validate_refuses_an_edit_of_a_symbolic_link(lib: Repo, tmp_path: Path) 
     assert code == 2, flat
     assert "control 'via-link': edit #1 (shop/link.txt): a symbolic link at " in flat
     assert outside.read_text() == "sentinel\n"
+
+
+def test_validate_names_a_collection_it_could_not_check_beside_invalid_entries() -> None:
+    """A bad id in one control hid that another command's tests could not be collected: it
+    showed only after the id was fixed, as exit 3."""
+    from fidelity.controls.authoring import Validation
+
+    found = Validation("t.toml", "HEAD", 2, ("t.toml:3: no test 'x'",), None, "collection failed")
+    assert found.exit_code() == 2 and "collection failed, not checked either" in found.summary()

@@ -32,6 +32,7 @@ TESTS = (
 
 T = "tests/test_calc.py::"
 CRASH = "import calc._no_such_module\n    return a + b"
+OWN_ERROR = "class FrozenError(AttributeError):\n        pass\n\n    raise FrozenError(a)"
 TABLE = header() + "".join(
     [
         control("add-minus", fr("return a + b", "return a - b"), caught("test_add", "test_both")),
@@ -63,6 +64,11 @@ TABLE = header() + "".join(
             fr("return -a", "return a"),
             caught("test_neg", "test_neg_refuses_text"),
         ),
+        control(  # attrs' FrozenInstanceError: the library's own class, an AttributeError
+            "neg-frozen",
+            fr("return -a", OWN_ERROR),
+            caught("test_neg", "test_neg_refuses_text"),
+        ),
     ]
 )
 
@@ -84,6 +90,8 @@ def test_each_kind_of_failure_has_its_verdict(kinds: Report) -> None:
         "mul-divides-undeclared": (Verdict.CAUGHT_BY_ERROR, "error: AttributeError 2"),
         "neg-raises": (Verdict.CAUGHT, "exception: ValueError 2"),
         "neg-identity": (Verdict.CAUGHT, "assertion 2"),
+        # a class of the code's own is behaviour, whatever builtin error it derives from
+        "neg-frozen": (Verdict.CAUGHT, "exception: FrozenError 2"),
     }
     # pytest.raises that saw nothing is the test's own check failing: an assertion
     assert by_id["neg-identity"].kinds[T + "test_neg_refuses_text"] == "assertion"

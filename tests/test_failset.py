@@ -251,7 +251,7 @@ def test_a_baseline_failure_now_skipped_has_vanished() -> None:
     ("now", "says"),
     [
         (set(), "; re-record the baseline with `fidelity failset record`"),  # t::a repaired
-        ({"t::a", "t::c"}, "; fix the new failures first, then re-record the baseline"),
+        ({"t::a", "t::c"}, "; fix the new failures (the baseline stays as it is)"),
         ({"t::c"}, "; fix the new failures first, then re-record the baseline"),  # both
     ],
 )

@@ -93,7 +93,7 @@ def test_the_commit_msg_hook_judges_trailers(repo: Repo) -> None:
     repo.write({"a.txt": "b\n"})
     repo.git("add", "-A")
     done = real_commit(repo, message="Change\n\nNo trailer.\n")
-    assert done.returncode != 0 and "FD701" in done.stdout + done.stderr
+    assert done.returncode != 0 and "FD801" in done.stdout + done.stderr
     assert real_commit(repo).returncode == 0
 
 

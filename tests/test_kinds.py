@@ -232,3 +232,22 @@ def test_each_kind_refuses_what_it_does_not_read() -> None:
         others = sorted({k for row in registry.KINDS.values() for k in row.reads} - kind.reads)
         spec = {"kind": kind.name, **dict.fromkeys(others, 1)}
         assert [at for at, _ in registry.problems(spec)] == [(k,) for k in others], kind.name
+
+
+def test_a_column_tolerance_replaces_only_the_keys_it_gives() -> None:
+    """As docs/case-table.md says: `{ v = { atol = 0 } }` under `rtol = 0.5` keeps 50%."""
+    from fidelity.kinds.diffs import Tolerance, tolerance_for
+
+    spec = {"rtol": 0.5, "atol": 2.0, "columns": {"v": {"atol": 0}, "w": {"rtol": 0}}}
+    assert tolerance_for(spec, "v") == Tolerance(rtol=0.5, atol=0.0)
+    assert tolerance_for(spec, "w") == Tolerance(rtol=0.0, atol=2.0)
+    assert tolerance_for(spec, "x") == Tolerance(rtol=0.5, atol=2.0)
+
+
+def test_a_json_difference_only_in_an_ignored_path_says_so() -> None:
+    """It was called "formatting or row order only", which a JSON document has neither of."""
+    from fidelity.kinds import registry
+
+    spec = {"kind": "json", "ignore": ["wall_s"]}
+    found = registry.explain("o.json", b'{"a": 1, "wall_s": 2.5}', b'{"a": 1, "wall_s": 3.1}', spec)
+    assert found.within_tolerance and found.summary == "no value differs outside the ignored paths"

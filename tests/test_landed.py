@@ -335,3 +335,11 @@ def test_a_replace_graft_does_not_land_a_commit(
         report = landed.check(repo.path, "main", [sha], [])
         assert report.commits[0].status is CommitStatus.UNLANDED, value
         assert report.exit_code() == 1
+
+
+def test_a_symbol_in_a_file_whose_name_holds_a_line_break_is_found(repo: Repo) -> None:
+    """git's batch reads such a name as two: every file's contents were misread, and the
+    symbol was "not in the tree now" (exit 1) though it stood in two files."""
+    repo.commit({"odd\nname.py": "def frobnicate():\n    pass\n", "plain.py": "frobnicate()\n"})
+    claim = landed.check(repo.path, "main", [], ["frobnicate"]).symbols[0]
+    assert sorted(claim.present_in) == [("odd\nname.py", 1), ("plain.py", 1)], claim

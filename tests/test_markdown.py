@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from fidelity.markdown import CUT_NOTE, code, fit, inline
+from fidelity.markdown import CUT_NOTE, code, defuse, fit, inline
 from fidelity.text import visible
 
 MD = MarkdownIt("commonmark").enable("table").enable("strikethrough")
@@ -43,9 +43,15 @@ texts = st.text(
 )
 
 
-def shown(text: str) -> str:
-    """What a reader must see: one line, control characters as escapes."""
+def spanned(text: str) -> str:
+    """What a code span must hold: one line, control characters as escapes."""
     return visible(text.replace("\r\n", " ").replace("\r", " ").replace("\n", " "))
+
+
+def shown(text: str) -> str:
+    """What a reader must see of inline text: that, and an invisible word joiner after each
+    `@`, `www` and URL scheme (`defuse`: code spans make no mention or link)."""
+    return defuse(spanned(text))
 
 
 def inline_tokens(source: str) -> list[Token]:
@@ -104,12 +110,12 @@ def test_any_text_at_a_line_start_opens_no_block(text: str) -> None:
 @example("`")
 @example(" a ")
 @example("x``y`")
-@given(texts.filter(lambda t: shown(t).strip(" ")))
+@given(texts.filter(lambda t: spanned(t).strip(" ")))
 def test_a_code_span_holds_any_text(text: str) -> None:
     tokens = inline_tokens(f"x {code(text)} x")
     (token,) = tokens
     spans = [c for c in token.children or [] if c.type == "code_inline"]
-    assert len(spans) == 1 and spans[0].content == shown(text)
+    assert len(spans) == 1 and spans[0].content == spanned(text)
 
 
 def test_a_code_span_in_a_table_keeps_its_cell() -> None:
@@ -127,3 +133,32 @@ def test_fit_keeps_the_limit_and_says_when_it_cut(text: str, limit: int) -> None
         assert got == text
     elif got:
         assert got.endswith(CUT_NOTE) and text.startswith(got[: -len(CUT_NOTE)])
+
+
+def test_no_mention_or_bare_link_survives_for_a_pr_comment() -> None:
+    """`@octocat` in a value or a key would ping that person from a PR comment, and GFM
+    made `https://...`, `www....` and `a@b.co` live links (cmark-gfm, GitHub's parser)."""
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    text = "ping @octocat @org/team see https://evil.example/x.png www.evil.example a@b.co"
+    html = cmarkgfm.github_flavored_markdown_to_html(f"| a |\n|---|\n| {inline(text)} |\n")
+    html += cmarkgfm.github_flavored_markdown_to_html(
+        f"x {inline(text)} x\n", options=Options.CMARK_OPT_UNSAFE
+    )
+    assert "<a " not in html and "@octocat" not in html and "@org" not in html, html
+    assert html.replace("\u2060", "").count("https://evil.example/x.png") == 2
+
+
+def test_a_junit_file_keeps_no_text_direction_override_raw() -> None:
+    """An `[[accept]] why` with U+202E reached the JUnit file raw (ESC was escaped): a CI
+    page would show the rest of the line reversed."""
+    import xml.etree.ElementTree as ET
+
+    from fidelity.report_junit import JUnitCase, to_xml
+
+    hostile = "why \u202eevil\u2066 \x1b[2J\ufffe"
+    data = to_xml("s", [JUnitCase(hostile, hostile, error=hostile, output=hostile)], {"p": hostile})
+    ET.fromstring(data)
+    text = data.decode()
+    assert not any(c in text for c in "\u202e\u2066\x1b\ufffe"), text

@@ -63,6 +63,9 @@ def test_missing_and_duplicated_shards_are_findings(sim_repo: Repo, tmp_path: Pa
     for stored, code in ((missing, Code.SHARD_MISSING), (twice, Code.SHARD_DUPLICATED)):
         again = rejudge.recompare(stored.run_dir)  # what a later compare or verify reads
         assert code in {f.code for f in again.findings} and again.exit_code == 3, code
+        # the cases no shard ran, and the executed counts, as the merge judged them
+        assert answer(again) == answer(stored), code
+        assert again.comparison.summary == stored.comparison.summary, code
     full = merge.merge([two, one], tmp_path / "m3")
     assert full.findings == () and full.exit_code == 0
 
@@ -78,7 +81,7 @@ def test_merge_refuses_shards_of_different_runs(sim_repo: Repo, tmp_path: Path, 
     text = run_json.read_text()
     assert '"exit_code":0' in text  # run.json is compact: the edit below must change it
     run_json.write_text(text.replace('"exit_code":0', '"exit_code":1', 1))
-    assert main(["merge", *map(str, edited), "--out", str(tmp_path / "m4")]) == 2
+    assert main(["merge", *map(str, edited), "--out", str(tmp_path / "m4")]) == 3  # damaged
     assert "edited after the run" in capsys.readouterr().err
     plain = gate.run(sim_repo.path, RunRequest("HEAD", "HEAD", out=tmp_path / "plain"))
     assert main(["merge", str(plain.run_dir), "--out", str(tmp_path / "m5")]) == 2
@@ -293,3 +296,19 @@ def test_an_earlier_runs_durations_put_the_longest_case_alone(
     out = tmp_path / "s"
     assert main([*argv, "--shard-durations", str(earlier.run_dir), "--out", str(out)]) == 0
     assert json.loads((out / "run.json").read_text())["selection"]["selected"] == ["b"]
+
+
+def test_an_accepted_missing_shard_is_no_finding_of_each_shard(
+    sim_repo: Repo, tmp_path: Path
+) -> None:
+    """A shard can never find `shard-missing`: the entry was `accepted-unused` in each one
+    (exit 3), so every CI shard job failed; once merged, it takes the missing shard."""
+    accept = '\n[[accept]]\nfinding = "shard-missing"\nwhy = "shard 2 is flaky on CI"\n'
+    table = (sim_repo.path / "cases" / "matrix.toml").read_text() + accept
+    sim_repo.commit({"cases/matrix.toml": table}, "accept a missing shard")
+    one, two = shards(sim_repo, "HEAD", 2, tmp_path)
+    for shard in (one, two):
+        assert rejudge.recompare(shard).exit_code == 0, answer(rejudge.recompare(shard))
+    merged = merge.merge([one], tmp_path / "m")
+    assert Code.ACCEPTED_UNUSED not in {f.code for f in merged.findings}
+    assert answer(rejudge.recompare(merged.run_dir)) == answer(merged)

@@ -361,3 +361,42 @@ def test_a_record_of_100000_rows_merges_within_the_git_timeout(tmp_path: Path) -
     assert code == 0
     rows = rows_of(text)
     assert len(rows) == len({k for k, _ in rows}) == 120_000
+
+
+@pytest.mark.parametrize(
+    ("texts", "key", "why"),
+    [
+        (("", [("b", "2")], [("c", "3")]), None, "no table keyed by 'row' is in base"),
+        ((BASE, [*BASE, ("d", "4")], [*BASE, ("e", "5")]), "nosuch", "no table keyed by 'nosuch'"),
+    ],
+)
+def test_a_conflict_git_made_in_place_of_a_keyed_merge_says_why(
+    tmp_path: Path, texts: tuple, key: str | None, why: str
+) -> None:
+    """A file both sides added, or a key column no table has: the driver handed the file to
+    git's merge and its conflict said nothing of why the rows were not merged by key."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"pyproject.toml": PYPROJECT}, "config")
+    given = {
+        n: (page(rows) if rows != "" else "").encode()
+        for n, rows in zip(("base", "ours", "theirs"), texts, strict=True)
+    }
+    for name, data in given.items():
+        (tmp_path / name).write_bytes(data)
+    argv = [sys.executable, "-m", "fidelity", "merge-records"]
+    argv += [str(tmp_path / n) for n in ("base", "ours", "theirs")] + [RECORD]
+    argv += ["--key", key] if key else []
+    done = subprocess.run(argv, cwd=repo.path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "<<<<<<<" in (tmp_path / "ours").read_text()
+    assert f"merged as text by git, not by key: {why}" in done.stderr, done.stderr
+
+
+def test_line_endings_one_side_changed_are_taken_for_the_whole_table(tmp_path: Path) -> None:
+    """One side converted the record to CRLF and added a row, the other added a row: the
+    text around the table came out CRLF and every row LF, the converted ones too."""
+    ours = page([*BASE, ("e", "5")])
+    theirs = page([*BASE, ("d", "4")]).replace("\n", "\r\n")
+    code, _ = merged(tmp_path, page(BASE), ours, theirs)
+    text = (tmp_path / "repo" / RECORD).read_bytes().decode()
+    assert code == 0 and rows_of(text) == [*BASE, ("e", "5"), ("d", "4")], text
+    assert "\n" not in text.replace("\r\n", ""), repr(text)

@@ -145,9 +145,33 @@ def test_a_run_directory_on_a_full_disk_is_a_clean_error(tiny_disk: Path, run_di
     with contextlib.suppress(OSError), filler.open("wb") as f:
         f.write(b"x" * 4 * 1024 * 1024)
     before = (tiny_disk / "run" / "run.json").read_bytes()
-    report = tiny_disk / "run" / "reports" / "v.json"
+    report = tiny_disk / "reports" / "v.json"  # beside the run: never inside it
     code, _, err = cli(["compare", str(tiny_disk / "run"), "--json", str(report)])
     assert code == 2, err
     assert f"cannot write the report {report}: No space left on device" in err
     assert (tiny_disk / "run" / "run.json").read_bytes() == before
-    assert not list((tiny_disk / "run" / "reports").glob(".*.tmp")), "no temporary left"
+    assert not list((tiny_disk / "reports").glob(".*.tmp")), "no temporary left"
+
+
+@pytest.mark.parametrize(
+    ("argv", "inside"),
+    [
+        (["report", "RUN", "--html", "RUN/run.json"], "run.json"),
+        (["compare", "RUN", "--json", "RUN/run.json"], "run.json"),
+        (["verify", "RUN", "--expect", "PREDICT", "--markdown", "RUN/new.md"], "new.md"),
+        (["merge", "RUN", "--out", "OUT", "--junit", "RUN/junit.xml"], "junit.xml"),
+    ],
+)
+def test_a_report_is_never_written_into_the_run_directory_it_judges(
+    run_dir: Path, tmp_path: Path, argv: list[str], inside: str
+) -> None:
+    """`report RUN --html RUN/run.json` wrote the page over the run's own record (exit 0),
+    and every later compare of it said the run directory was damaged."""
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    names = {"RUN": str(run_dir), "PREDICT": str(FIXTURES / "predict.toml")}
+    names["OUT"] = str(tmp_path / "merged")
+    given = [names.get(a, a.replace("RUN/", f"{run_dir}/")) for a in argv]
+    code, _, err = cli(given)
+    assert code == 2 and "is inside the run directory" in err, err
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    assert not (run_dir / inside).exists() or inside == "run.json"

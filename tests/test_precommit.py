@@ -111,7 +111,7 @@ def test_pre_commit_runs_the_hooks_from_this_repository(
     user.write({"a.txt": "b\n"})
     user.git("add", "-A")
     done = run(user, commit, "Change a\n\nNo trailer.\n", home)
-    assert done.returncode != 0 and "FD701" in done.stdout + done.stderr
+    assert done.returncode != 0 and "FD801" in done.stdout + done.stderr
     done = run(user, commit, "Change a\n\nAssisted-by: a test\n", home)
     assert done.returncode == 0, done.stdout + done.stderr
     assert user.git("rev-parse", "HEAD") != head

@@ -156,7 +156,7 @@ def test_trailers_gate_judges_the_message_file(repo: Repo, tmp_path: Path) -> No
     code, out = preflight(repo, "--staged", "--commit-msg", str(message))
     assert code == 1, out
     assert line(out, "trailers").startswith("FAIL")
-    assert "FD701 missing required trailer `Assisted-by: ...`" in out
+    assert "FD801 missing required trailer `Assisted-by: ...`" in out
     message.write_text("Change the weight\n\nAssisted-by: a person\n")
     code, out = preflight(repo, "--staged", "--commit-msg", str(message))
     assert code == 0, out

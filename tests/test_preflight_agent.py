@@ -90,7 +90,7 @@ def test_the_message_in_the_command_is_judged(repo: Repo, tmp_path: Path) -> Non
     repo.write({"a.txt": "b\n"})
     repo.git("add", "-A")
     code, err = hook(event(commit("Change\n\nNo trailer here."), repo.path), tmp_path)
-    assert code == 2 and "FD701 missing required trailer" in err
+    assert code == 2 and "FD801 missing required trailer" in err
     heredoc = "git commit -m \"$(cat <<'EOF'\nChange\n\nAssisted-by: an agent\nEOF\n)\""
     assert hook(event(heredoc, repo.path), tmp_path)[0] == 0
 
@@ -246,7 +246,7 @@ def test_a_two_mib_message_is_judged_whole(repo: Repo, tmp_path: Path) -> None:
     message = "Change\n\n" + "x" * (2 * 1024 * 1024) + "\n\nAssisted-by: an agent"
     assert hook(event(commit(message), repo.path), tmp_path)[0] == 0
     code, err = hook(event(commit(message.replace("Assisted-by", "Assisted")), repo.path), tmp_path)
-    assert code == 2 and "FD701" in err
+    assert code == 2 and "FD801" in err
 
 
 def test_no_event_on_a_terminal_is_a_usage_error_at_once(tmp_path: Path) -> None:
@@ -300,3 +300,36 @@ def test_a_gate_that_cannot_judge_blocks_too(tmp_path: Path) -> None:
     code, err = hook(event("git commit -m 'two'", clone), tmp_path)
     assert code == 2, err
     assert "blocked this commit" in err and "shallow" in err
+
+
+@pytest.mark.parametrize(
+    ("line", "env"),
+    [
+        ("CDPATH={parent} cd repo && {commit}", {}),
+        ("export CDPATH={parent}; cd repo && {commit}", {}),
+        ("cd repo && {commit}", {"CDPATH": "{parent}"}),
+        ("pushd repo && {commit}", {"CDPATH": ":{parent}"}),
+    ],
+)
+def test_a_cd_that_finds_the_repository_through_cdpath_is_judged_there(
+    repo: Repo, tmp_path: Path, line: str, env: dict[str, str]
+) -> None:
+    """bash's `cd repo` searches CDPATH first: the hook judged `<cwd>/repo`, which is no
+    repository, and let the commit through (exit 0)."""
+    repo.write({"README.md": BAD})
+    repo.git("add", "-A")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    parent = str(repo.path.parent)
+    command = line.format(parent=parent, commit=commit())
+    given = {k: v.format(parent=parent) for k, v in env.items()}
+    code, err = hook(event(command, elsewhere), tmp_path, env=given)
+    assert code == 2 and "FD401" in err, err
+
+
+def test_text_the_json_escapes_as_a_lone_surrogate_blocks_in_one_line(tmp_path: Path) -> None:
+    """`"\\ud800"` is valid JSON but no UTF-8 text: it ended in a traceback."""
+    raw = b'{"tool_name":"Bash","tool_input":{"command":"ls \\ud800"},"cwd":"/tmp"}'
+    code, err = hook(raw, tmp_path)
+    assert code == 2 and "Traceback" not in err and "not UTF-8" in err, err
+    assert len(err.strip().splitlines()) <= 2, err

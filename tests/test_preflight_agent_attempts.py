@@ -1,7 +1,7 @@
 """Every spelling of a commit that an adversarial reading found, as one table: each row a
 command line handed to a real `fidelity preflight --agent-hook` process, in a real
 repository where a real gate fails on what that line would commit (a README link to a file
-that does not exist, FD401, or a forbidden trailer, FD703), and the decision asserted.
+that does not exist, FD401, or a forbidden trailer, FD803), and the decision asserted.
 
 `where` says where the failing content is, so that only the line's own reading can find it:
 
@@ -199,49 +199,49 @@ HOLES: list[tuple[str, str, int, str]] = [
         2,
         "no repository with a work tree of its own",
     ),
-    (f"git commit --no-verify -m {OK} --trailer 'Do-Not-Merge: yes'", "message", 2, "FD703"),
-    (f"git commit --no-verify -m {OK} --trailer=Do-Not-Merge=yes", "message", 2, "FD703"),
+    (f"git commit --no-verify -m {OK} --trailer 'Do-Not-Merge: yes'", "message", 2, "FD803"),
+    (f"git commit --no-verify -m {OK} --trailer=Do-Not-Merge=yes", "message", 2, "FD803"),
     # a key alias given with -c, and one in the repository's config (`dnm`), prefix-matched
     (
         f"git -c trailer.hold.key=Do-Not-Merge commit --no-verify -m {OK} --trailer 'hold: yes'",
         "message",
         2,
-        "FD703",
+        "FD803",
     ),
-    (f"git commit --no-verify -m {OK} --trailer 'dnm: yes'", "message", 2, "FD703"),
+    (f"git commit --no-verify -m {OK} --trailer 'dnm: yes'", "message", 2, "FD803"),
     (
         f"git -c trailer.hold.key=Do-Not-Merge ci --no-verify -m {OK} --trailer 'hold: yes'",
         "message",
         2,
-        "FD703",
+        "FD803",
     ),
-    (f"git commit --no-verify -m {OK} --trailer 'Do-Not: yes'", "message", 2, "FD703"),
+    (f"git commit --no-verify -m {OK} --trailer 'Do-Not: yes'", "message", 2, "FD803"),
     (
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=trailer.hold.key GIT_CONFIG_VALUE_0=Do-Not-Merge "
         f"git commit --no-verify -m {OK} --trailer 'hold: yes'",
         "message",
         2,
-        "FD703",
+        "FD803",
     ),
     (
         'git -c alias.hold="commit --trailer Do-Not-Merge:yes" hold --no-verify -m ' + OK,
         "message",
         2,
-        "FD703",
+        "FD803",
     ),
     (
         "git commit --no-verify -F msg.txt --trailer 'Do-Not-Merge: yes'",
         "message",
         2,
-        "FD703",
+        "FD803",
     ),
     # no message the hook can see: the trailers are judged on their own
-    ("GIT_EDITOR=true git commit --no-verify --trailer 'Do-Not-Merge: yes'", "message", 2, "FD703"),
+    ("GIT_EDITOR=true git commit --no-verify --trailer 'Do-Not-Merge: yes'", "message", 2, "FD803"),
     (
         "git commit --amend --no-edit --no-verify --trailer 'Do-Not-Merge: yes'",
         "message",
         2,
-        "FD703",
+        "FD803",
     ),
     # an alias or function from the user's start-up files (the hook does not read them)
     ("bash -ic 'gcm -m x'", "index", 2, "FD401"),
@@ -399,4 +399,4 @@ def test_what_the_agents_shell_inherits_is_judged_too(tmp_path: Path) -> None:
     alias = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "trailer.hold.key"}
     alias["GIT_CONFIG_VALUE_0"] = "Do-Not-Merge"
     code, err = hook(line, repo, tmp_path, alias)
-    assert code == 2 and "FD703" in err, err
+    assert code == 2 and "FD803" in err, err

@@ -56,3 +56,26 @@ def test_preflight_keeps_check_docs_cache_and_a_hand_edited_one_changes_nothing(
     cache.write_bytes(edited)
     code, out = preflight_cli(repo, "--all")
     assert code == 1 and "FD401" in out, out
+
+
+def test_a_range_judges_every_message_in_it(make_repo) -> None:
+    """`--from-ref/--to-ref` (CI, pre-push) said "no commit message to judge" and passed a
+    range whose commits broke the trailer rules, which `fidelity trailers --range` fails."""
+    repo: Repo = make_repo("messages")
+    config = '[tool.fidelity.trailers]\nrequired = { "Tested-by" = ".+" }\n'
+    repo.commit({"pyproject.toml": config}, "config\n\nTested-by: a\n")
+    repo.commit({"f.txt": "1\n"}, "no trailer\n")
+    repo.commit({"f.txt": "2\n"}, "kept\n\nTested-by: b\n")
+    code, out = preflight_cli(repo, "--from-ref", "HEAD~2", "--to-ref", "HEAD")
+    assert code == 1 and out.count("FD801 missing required trailer") == 1, out
+    code, out = preflight_cli(repo, "--from-ref", "HEAD~1", "--to-ref", "HEAD")
+    assert code == 0 and "every message of the range keeps the rules (1 message)" in out, out
+
+
+def test_all_with_only_a_gate_that_needs_a_message_says_so(make_repo) -> None:
+    """`--all` with only trailers configured told the user to configure a gate."""
+    repo: Repo = make_repo("only-trailers")
+    config = '[tool.fidelity.trailers]\nrequired = { "Tested-by" = ".+" }\n'
+    repo.commit({"pyproject.toml": config}, "config\n\nTested-by: a\n")
+    code, out = preflight_cli(repo, "--all")
+    assert code == 3 and "configure a gate" not in out and "no configured gate applies" in out

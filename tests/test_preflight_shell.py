@@ -101,6 +101,9 @@ class Lookup:
     def program(self, name: str) -> bool:
         return name not in ("gcm", "Fix")  # an alias of the user's shell; no program
 
+    def folder(self, path: str) -> bool:
+        return path in ("/w/sub", "/p/sub")
+
 
 @pytest.mark.parametrize(
     ("command", "expected"),
@@ -214,6 +217,26 @@ def test_a_directory_named_by_a_variable_is_unknown() -> None:
     assert not commit.cwd_known
     (commit,) = commits("(cd $X) && git commit -m x", CWD)
     assert commit.cwd_known and commit.cwd == CWD, "a subshell's cd ends with it"
+
+
+@pytest.mark.parametrize(
+    ("line", "inherited", "where"),
+    [
+        ("CDPATH=/p cd sub && git commit -m x", {}, "/p/sub"),
+        ("export CDPATH=/nowhere:/p; cd sub && git commit -m x", {}, "/p/sub"),
+        ("cd sub && git commit -m x", {"CDPATH": "/p"}, "/p/sub"),
+        ("cd sub && git commit -m x", {"CDPATH": ":/p"}, "/w/sub"),  # "" is the folder itself
+        ("CDPATH=/nowhere cd sub && git commit -m x", {}, "/w/sub"),  # found nowhere: as is
+        ("CDPATH=/p cd ./sub && git commit -m x", {}, "/w/sub"),  # ./ is never searched
+        ("CDPATH=/p cd /w/sub && git commit -m x", {}, "/w/sub"),
+        ("CDPATH=$P cd sub && git commit -m x", {}, None),  # only the shell knows
+    ],
+)
+def test_cd_searches_cdpath_as_bash_does(
+    line: str, inherited: dict[str, str], where: str | None
+) -> None:
+    (commit,) = commits(line, CWD, Lookup(), inherited)
+    assert (commit.cwd if commit.cwd_known else None) == where
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from support import PY, Repo
 from fidelity.cli.main import main
 from fidelity.matrix import gate, rejudge
 from fidelity.matrix.run.request import RunRequest
+from fidelity.matrix.verdict import words
 from fidelity.matrix.verdict.findings import Code
 from fidelity.matrix.verdict.predict import PredictionError
 
@@ -119,6 +120,11 @@ def test_a_prediction_about_unselected_cases_cannot_hold(repo: Repo) -> None:
     )
     assert Code.PARTIAL_PREDICTION in {f.code for f in outcome.findings}
     assert outcome.exit_code == 3
+    said = "\n".join(words.prediction_lines(outcome))  # a case not run did not "not move"
+    assert outcome.judged is not None and outcome.selection is not None
+    unrun = [c for c in outcome.judged.missed if c not in outcome.selection.selected]
+    assert unrun and f"left out of this partial run): {', '.join(unrun)}" in said, said
+    assert not any(line.startswith("missed") and unrun[0] in line for line in said.splitlines())
     whole = gate.run(
         repo.path, RunRequest("HEAD~1", "HEAD", expect="cases/p.toml", selectors=("tag:fast",))
     )

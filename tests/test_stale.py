@@ -421,3 +421,17 @@ def test_revert_and_reland_count_like_any_other_change(repo: Repo) -> None:
     assert (check.status, check.since) == (RowStatus.FRESH, 2)
     claim = landed.check(repo.path, "HEAD", [measured], []).commits[0]
     assert (str(claim.status), claim.via) == ("landed", reland)
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [("deadbeef", "names no commit in this clone"), ("zzzz", "a sha of 7+ hex digits")],
+)
+def test_an_unknown_commit_is_told_why_by_what_is_written(
+    repo: Repo, written: str, hint: str
+) -> None:
+    """`deadbeef` is 8 hex digits; the hint said a sha of 7+ hex digits was required."""
+    repo.commit({"records/bench.md": record(("speed", written, ""))}, "record")
+    code, out = run_cli(repo, "stale", "-q")
+    assert code == 1 and hint in out, out
+    assert ("7+ hex digits" in out) == (hint == "a sha of 7+ hex digits"), out

@@ -249,3 +249,26 @@ def test_a_case_that_rewrites_another_cases_output_makes_the_run_untrusted(make_
     assert {f.case_id for f in outcome.findings if f.code is Code.EVIDENCE_ALTERED} == {"c1"}
     assert outcome.exit_code == 3
     assert rejudge.recompare(outcome.run_dir).exit_code == 3  # as compare says afterwards
+
+
+def test_an_output_rewritten_just_after_it_was_hashed_is_still_seen(
+    make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window between hashing a case's output and stamping it: another case writing
+    there then went unseen, as the stamp was taken of the rewritten file. The rewrite is
+    made at that moment here, as a second case could make it; the stamp is now the one the
+    hash's own open file had."""
+    from fidelity.matrix.cases import files, outputs
+
+    hashed = files.sha256_file
+
+    def hash_then_rewrite(path: Path, *stamps: dict) -> str:
+        digest = hashed(path, *stamps)
+        if path.name == "r.txt" and path.parent.parent.name == "t":
+            path.write_text("yy")  # another size: seen whatever the clock's tick
+        return digest
+
+    monkeypatch.setattr(outputs, "sha256_file", hash_then_rewrite)
+    outcome = judged(make_repo("user"), shell_case(WRITE))
+    assert findings(outcome, Code.EVIDENCE_ALTERED), outcome.findings
+    assert outcome.exit_code == 3

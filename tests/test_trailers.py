@@ -41,7 +41,7 @@ def hook(repo: Repo, message: str) -> tuple[int, str]:
 
 
 def codes(out: str) -> list[str]:
-    return re.findall(r":\d+:\d+: (FD7\d\d) ", out)
+    return re.findall(r":\d+:\d+: (FD8\d\d) ", out)
 
 
 def test_valid_message(repo: Repo) -> None:
@@ -56,8 +56,8 @@ def test_valid_message(repo: Repo) -> None:
 
 def test_missing_trailer_is_red(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nNo trailers here.\n")
-    assert (code, codes(out)) == (1, ["FD701"])
-    assert "COMMIT_EDITMSG:1:1: FD701 missing required trailer `Assisted-by: ...`" in out
+    assert (code, codes(out)) == (1, ["FD801"])
+    assert "COMMIT_EDITMSG:1:1: FD801 missing required trailer `Assisted-by: ...`" in out
 
 
 def test_quiet_hook_prints_each_finding_once(repo: Repo) -> None:
@@ -67,8 +67,8 @@ def test_quiet_hook_prints_each_finding_once(repo: Repo) -> None:
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(path), "-q"])
     assert code == 1
     assert out.splitlines() == [
-        f"{path}:5:1: FD703 Change-Id is a forbidden trailer",
-        f"{path}:6:1: FD702 Assisted-by: 'GPT' does not match 'Claude( Opus [0-9]+)?'",
+        f"{path}:5:1: FD803 Change-Id is a forbidden trailer",
+        f"{path}:6:1: FD802 Assisted-by: 'GPT' does not match 'Claude( Opus [0-9]+)?'",
         "2 findings in 1 message",
     ]
 
@@ -80,7 +80,7 @@ def test_quiet_range_prints_each_finding_once_and_the_clean_messages(repo: Repo)
     code, out = run_cli(["trailers", "-q", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
     assert code == 1
     assert out.splitlines() == [
-        f"{bad[:12]}:1:1: FD701 missing required trailer `Assisted-by: ...`",
+        f"{bad[:12]}:1:1: FD801 missing required trailer `Assisted-by: ...`",
         "commit trailers",
         "where\tline\tcode\tmessage",
         f"{good[:12]}\t\tok\tgood (trailers: Assisted-by)",
@@ -91,7 +91,7 @@ def test_quiet_range_prints_each_finding_once_and_the_clean_messages(repo: Repo)
 def test_wrong_value_is_red_with_its_line(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nBody.\n\nSigned-off-by: A <a@b>\nAssisted-by: GPT\n")
     assert code == 1
-    assert "COMMIT_EDITMSG:6:1: FD702 Assisted-by: 'GPT' does not match" in out
+    assert "COMMIT_EDITMSG:6:1: FD802 Assisted-by: 'GPT' does not match" in out
 
 
 def test_folded_value_is_unfolded_as_git_does(repo: Repo, tmp_path: Path) -> None:
@@ -108,8 +108,8 @@ def test_folded_value_is_unfolded_as_git_does(repo: Repo, tmp_path: Path) -> Non
 def test_trailer_in_the_wrong_paragraph_is_missing(repo: Repo) -> None:
     message = "Fix it\n\nAssisted-by: Claude\n\nThe last paragraph is prose, not trailers.\n"
     code, out = hook(repo, message)
-    assert (code, codes(out)) == (1, ["FD701"])
-    assert "COMMIT_EDITMSG:3:1: FD701 Assisted-by is written on line 3 but is not a trailer" in out
+    assert (code, codes(out)) == (1, ["FD801"])
+    assert "COMMIT_EDITMSG:3:1: FD801 Assisted-by is written on line 3 but is not a trailer" in out
 
 
 def test_comments_and_scissors_are_ignored(repo: Repo) -> None:
@@ -122,7 +122,7 @@ def test_comments_and_scissors_are_ignored(repo: Repo) -> None:
 
 def test_forbidden_trailer(repo: Repo) -> None:
     code, out = hook(repo, "Fix it\n\nBody.\n\nAssisted-by: Claude\nChange-Id: I0123\n")
-    assert (code, codes(out)) == (1, ["FD703"])
+    assert (code, codes(out)) == (1, ["FD803"])
 
 
 def test_measured_at_must_be_an_ancestor(repo: Repo) -> None:
@@ -130,7 +130,7 @@ def test_measured_at_must_be_an_ancestor(repo: Repo) -> None:
     side = repo.commit({"s.txt": "s\n"}, "side\n\nAssisted-by: Claude\n")
     repo.git("switch", "-q", "main")
     code, out = hook(repo, f"Fix\n\nBody.\n\nAssisted-by: Claude\nMeasured-at: {side}\n")
-    assert (code, codes(out)) == (1, ["FD704"])
+    assert (code, codes(out)) == (1, ["FD804"])
     assert "is not an ancestor of" in out
     code, out = hook(repo, "Fix\n\nBody.\n\nAssisted-by: Claude\nMeasured-at: 0123abcd\n")
     assert "names no commit in this repository" in out
@@ -139,10 +139,10 @@ def test_measured_at_must_be_an_ancestor(repo: Repo) -> None:
 def test_evidence_path_checked_against_the_index(repo: Repo) -> None:
     message = "Fix\n\nBody.\n\nAssisted-by: Claude\nEvidence: records/new.md\n"
     code, out = hook(repo, message)
-    assert (code, codes(out)) == (1, ["FD705"])
+    assert (code, codes(out)) == (1, ["FD805"])
     repo.write({"records/new.md": "new\n"})  # in the work tree only: not in the commit
     code, out = hook(repo, message)
-    assert (code, codes(out)) == (1, ["FD705"])
+    assert (code, codes(out)) == (1, ["FD805"])
     repo.git("add", "records/new.md")  # staged: part of the commit being made
     assert hook(repo, message)[0] == 0
     assert hook(repo, message.replace("records/new.md", "records/"))[0] == 0  # a folder
@@ -154,11 +154,11 @@ def test_an_evidence_path_is_a_path_not_a_pattern(repo: Repo, pattern: str) -> N
     so a pattern any staged file matched passed there, and failed in `--range`."""
     message = f"Fix\n\nBody.\n\nAssisted-by: Claude\nEvidence: {pattern}\n"
     code, out = hook(repo, message)
-    assert (code, codes(out)) == (1, ["FD705"]), out
+    assert (code, codes(out)) == (1, ["FD805"]), out
     base = repo.git("rev-parse", "HEAD")
     repo.commit({"a.txt": "a\n"}, message)
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
-    assert (code, codes(out)) == (1, ["FD705"]), out
+    assert (code, codes(out)) == (1, ["FD805"]), out
 
 
 def test_range_names_the_bad_commit(repo: Repo, tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_range_names_the_bad_commit(repo: Repo, tmp_path: Path) -> None:
         ["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD", "--json", str(out_json)]
     )
     assert code == 1
-    assert f"{bad[:12]}:1:1: FD701 missing required trailer" in out
+    assert f"{bad[:12]}:1:1: FD801 missing required trailer" in out
     data = json.loads(out_json.read_text())
     assert [c["subject"] for c in data["checked"]] == ["bad", "good"]
     assert data["size"] == {"files": 2, "lines": 2}
@@ -190,9 +190,9 @@ def test_range_enforces_forbidden_and_verified_trailers(repo: Repo) -> None:
     evidence = repo.commit({"c.txt": "c\n"}, f"evidence\n\n{said}\nEvidence: records/gone.md\n")
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
     assert code == 1, out
-    found = re.findall(r"^([0-9a-f]{12}):\d+:\d+: (FD7\d\d) ", out, re.M)
+    found = re.findall(r"^([0-9a-f]{12}):\d+:\d+: (FD8\d\d) ", out, re.M)
     assert sorted(found) == sorted(
-        [(forbidden[:12], "FD703"), (measured[:12], "FD704"), (evidence[:12], "FD705")]
+        [(forbidden[:12], "FD803"), (measured[:12], "FD804"), (evidence[:12], "FD805")]
     ), out
 
 
@@ -200,7 +200,7 @@ def test_range_size_rule(repo: Repo) -> None:
     base = repo.git("rev-parse", "HEAD")
     repo.commit({"big.txt": "x\n" * 21}, "big\n\nAssisted-by: Claude\n")
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..main"])
-    assert (code, codes(out)) == (1, ["FD706"])
+    assert (code, codes(out)) == (1, ["FD806"])
     assert "21 lines changed (limit 20)" in out
 
 
@@ -292,7 +292,7 @@ def test_dependabot_signoff_below_a_divider_is_found(tmp_path: Path) -> None:
         message.read_text().replace("Signed-off-by: dependabot[bot] <support@github.com>\n", "")
     )
     code, out = run_cli(["trailers", "--repo", str(repo.path), "--message-file", str(message)])
-    assert (code, codes(out)) == (1, ["FD701"])
+    assert (code, codes(out)) == (1, ["FD801"])
 
 
 keys = st.text(alphabet="Ab0-_ x\n", min_size=0, max_size=4)
@@ -332,3 +332,48 @@ def test_the_fast_configuration_check_accepts_the_usual_sections() -> None:
     assert not trailers.plainly_valid({**usual, "max_changed_lines": True})
     assert not trailers.plainly_valid({**usual, "forbidden": ["Change-Id", "Change-Id"]})
     assert not trailers.plainly_valid({**usual, "verify": {"Measured-at": "commit"}})
+
+
+def test_trailer_codes_never_share_a_number_with_check_docs_codes():
+    """preflight prints both gates' findings side by side: a code must mean one thing
+    ("FD701" meant both a missing trailer and a page that is not UTF-8 up to 0.2.0)."""
+    from checkers.findings import Code as DocsCode
+
+    shared = {str(c) for c in trailers.Code} & {str(c) for c in DocsCode}
+    assert not shared, f"codes used by both check-docs and trailers: {sorted(shared)}"
+    assert all(str(c).startswith("FD8") for c in trailers.Code)
+
+
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\x0b", "\x0c", "\x1c"])
+def test_the_hook_and_the_range_read_one_message_alike(repo: Repo, separator: str) -> None:
+    """Python's splitlines also breaks at U+0085, U+2028 and three control characters; git
+    does not: the commit-msg hook saw two trailers where `--range` (and git log) saw one,
+    and passed the message CI then failed."""
+    message = f"s\n\nSigned-off-by: a <a@b>{separator}Assisted-by: Claude\n"
+    hook_code, hook_out = hook(repo, message)
+    base = repo.git("rev-parse", "HEAD")
+    repo.commit({"c.txt": "c\n"}, message)
+    code, out = run_cli(["trailers", "--repo", str(repo.path), "--range", f"{base}..HEAD"])
+    assert (hook_code, codes(hook_out)) == (code, codes(out)) == (1, ["FD801"]), hook_out
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_repository_text_reaches_the_log_escaped(repo: Repo, quiet: list[str]) -> None:
+    """Commit subjects, trailer values and the message file's name were printed as they
+    are: a terminal's escapes (clear the screen, retitle it), and a line break or carriage
+    return before `::add-mask::`, a GitHub workflow command of the commit's making."""
+    base = repo.git("rev-parse", "HEAD")
+    repo.commit({"a.txt": "a\n"}, "subj \x1b[2J\x1b]0;owned\x07\n\nAssisted-by: Claude\n")
+    repo.commit(
+        {"b.txt": "b\n"}, "subj\r::add-mask::x\n\nAssisted-by: Claude\nEvidence: x\x1b[2J\n"
+    )
+    code, out = run_cli(["trailers", *quiet, "--repo", str(repo.path), "--range", f"{base}..HEAD"])
+    named = repo.path / "msg\n::add-mask::m.txt"
+    named.write_text("s\n\nno trailer\n")
+    code2, out2 = run_cli(
+        ["trailers", *quiet, "--repo", str(repo.path), "--message-file", str(named)]
+    )
+    for text in (out, out2):
+        assert not any(c in text for c in "\x1b\x07\r"), repr(text)
+        assert not any(line.lstrip().startswith("::") for line in text.splitlines()), text
+    assert code == 1 and code2 == 1

@@ -150,6 +150,28 @@ def test_widening_is_named_and_narrowing_is_not() -> None:
     assert case_widenings({"m.csv": own}, None) == []
 
 
+def test_a_switch_to_placeholders_and_from_text_are_named_as_they_are() -> None:
+    """`own_paths` from "literal" to the default loosened the gate unseen; a switch from
+    `text` to `csv` was said to be from bytes."""
+    literal = {"kind": "csv", "own_paths": "literal"}
+    assert widened("m.csv", {"kind": "csv"}, literal) == [
+        "m.csv: now reads the side's own paths as placeholders, was literal"
+    ]
+    assert widened("m.csv", literal, {"kind": "csv"}) == []
+    assert widened("m.csv", {"kind": "csv"}, {"kind": "text"}) == [
+        "m.csv: now compared as csv, was text"
+    ]
+
+
+def test_a_key_removed_is_no_widening_and_one_added_is() -> None:
+    """Without a key rows pair by position, which a reorder fails: removing it was called
+    widened (exit 3), adding one was rightly."""
+    keyed = {"kind": "csv", "key": ["id"]}
+    assert widened("m.csv", {"kind": "csv"}, keyed) == []
+    assert widened("m.csv", keyed, {"kind": "csv"}) == ["m.csv: key changed from [] to ['id']"]
+    assert widened("m.csv", {**keyed, "key": ["id", "t"]}, keyed) != []
+
+
 def test_infinities_are_close_only_to_the_same_infinity() -> None:
     inf = float("inf")
     assert Tolerance(rtol=0.5).holds(inf, inf)

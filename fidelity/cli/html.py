@@ -43,7 +43,9 @@ def _report(args: argparse.Namespace, console: Console) -> int:
     blas.load_numpy()  # the page's figures: numpy, with one BLAS thread
     from fidelity.htmlreport import source
 
-    options.check_writable(args.html)
+    options.check_writable(
+        args.html, evidence=[args.run_dir] if source.is_run(args.run_dir) else []
+    )
     made = source.make(args.run_dir)
     options.write(args.html, made.html)
     if not options.to_stdout(args.html):

@@ -298,10 +298,12 @@ def _write_reports(outcome: Any, args: argparse.Namespace) -> options.ReportErro
     if not (args.json or args.markdown or args.junit or args.html):
         return None  # none asked for: the reports' modules are not imported
     from fidelity.matrix import reports
+    from fidelity.matrix.run import rundir
 
     try:
         if args.json:
-            options.write(args.json, json.dumps(reports.json_report(outcome), indent=2) + "\n")
+            report = rundir.plain(reports.json_report(outcome))  # JSON: NaN's sizes as null
+            options.write(args.json, json.dumps(report, indent=2) + "\n")
         options.write_markdown(args.markdown, lambda limit: reports.markdown(outcome, limit))
         if args.junit:
             from fidelity import report_junit  # xml.etree: only for a JUnit file
@@ -325,21 +327,24 @@ def _durations(run_dir: Path | None) -> dict[str, float] | None:
 def _merge(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import merge
 
-    options.check_writable(args.json, args.markdown, args.junit, args.html)
+    reports = (args.json, args.markdown, args.junit, args.html)
+    options.check_writable(*reports, evidence=[*args.run_dirs, args.out])
     return _show(_judged(args, merge.merge, args.run_dirs, args.out), args, console)
 
 
 def _compare(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
-    options.check_writable(args.json, args.markdown, args.junit, args.html)
+    reports = (args.json, args.markdown, args.junit, args.html)
+    options.check_writable(*reports, evidence=[args.run_dir])
     return _show(_judged(args, rejudge.recompare, args.run_dir), args, console)
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
     from fidelity.matrix import rejudge
 
-    options.check_writable(args.json, args.markdown, args.junit, args.html)
+    reports = (args.json, args.markdown, args.junit, args.html)
+    options.check_writable(*reports, evidence=[args.run_dir])
     return _show(_judged(args, rejudge.verify, args.run_dir, args.expect), args, console)
 
 

@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from fidelity.errors import UsageError
@@ -164,10 +164,11 @@ def to_stdout(path: Path | None) -> bool:
     return path == STDOUT
 
 
-def check_writable(*paths: Path | None) -> None:
-    """UsageError, before anything runs, for a report path that cannot be written, and for
+def check_writable(*paths: Path | None, evidence: Sequence[Path] = ()) -> None:
+    """UsageError, before anything runs, for a report path that cannot be written, for
     two reports asked for in one place (`--json - --sarif -` wrote two documents, one after
-    the other, on standard output: neither could be read)."""
+    the other, on standard output: neither could be read), and for one inside a run
+    directory in ``evidence``, whose run.json or outputs it could overwrite."""
     given = [path for path in paths if path is not None]
     twice = sorted({str(p) for p in given if given.count(p) > 1})
     if twice:
@@ -178,10 +179,20 @@ def check_writable(*paths: Path | None) -> None:
             continue
         if path.is_dir():
             raise UsageError(f"report path {path} is a directory; name a file")
+        inside = next((d for d in evidence if _within(path, d)), None)
+        if inside is not None:
+            raise UsageError(
+                f"report path {path} is inside the run directory {inside}, whose files are "
+                "the evidence it is judged from; write the report outside it"
+            )
         folder = path.parent
         existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
         if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
             raise UsageError(f"cannot write the report {path}: {existing} is not a writable folder")
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 class ReportError(UsageError):

@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from fidelity.cli import options
 from fidelity.markdown import fit, inline
+from fidelity.text import one_line, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,7 +45,9 @@ class Listing:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split("\n")).replace("\t", " ")
+    """A cell on one line of a CI log: repository text (a commit subject, a row's key, a
+    test name) can hold a line break, a carriage return or a terminal's escape."""
+    return " ".join(visible(text).split("\n")).replace("\t", " ")
 
 
 def plain_lines(title: str, report: Report, summary: str) -> list[str]:
@@ -69,6 +72,7 @@ def print_lines(console: Console, lines: list[str]) -> None:
 
     if not lines:
         return
+    lines = [one_line(line) for line in lines]  # one record each, whatever it quotes
     if isinstance(console, PlainConsole):
         console.file.write("".join(line + "\n" for line in lines))
         console.file.flush()
@@ -92,6 +96,8 @@ def render(console: Console, title: str, report: Report, summary: str) -> None:
             return
         stream, width = _plain_file(console), console.width
     columns, rows = report.table()
+    rows = [[visible(cell) for cell in row] for row in rows]  # repository text, escaped
+    summary = one_line(summary)
     if stream is not None and rows and _plain_summary(summary):
         from fidelity.cli import boxtable
 

@@ -88,8 +88,10 @@ def raises_problems(
     ]
 
 
-def refuse(problems: Sequence[str], what: str) -> None:
+def refuse(
+    problems: Sequence[str], what: str, fix: str = "Fix the table (or the tree), then run again."
+) -> None:
     """UsageError listing every problem, when there are any."""
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
-        raise UsageError(f"{what}:\n{lines}\nFix the table (or the tree), then run again.")
+        raise UsageError(f"{what}:\n{lines}\n{fix}")

@@ -109,7 +109,8 @@ def suggest(
     """Run one control's edit (its expectation ignored) and write the entry it deserves."""
     probe = replace(control, caught_by=(), survives=True, residue="(probe)")
     with gate.tree_under_test(repo, rev, with_uncommitted) as sha:
-        gate.check_edits(repo, sha, table, [probe], rev)
+        adhoc = control not in table.controls  # from --file/--find, not the table
+        gate.check_edits(repo, sha, table, [probe], rev, given="--file/--find" if adhoc else "")
         tree = gate.tree_names(repo, sha)
         logs = gate.log_dir(repo, sha)
         with Lanes(Tree(repo, sha, table, tree), 1) as lanes:
@@ -159,8 +160,10 @@ class Validation:
 
     def summary(self) -> str:
         if self.problems:
+            also = f"; and {self.unchecked}, not checked either" if self.unchecked else ""
             return (
-                f"INVALID: {len(self.problems)} problem(s) in {self.table} at {self.rev} (exit 2)"
+                f"INVALID: {len(self.problems)} problem(s) in {self.table} at {self.rev}{also} "
+                "(exit 2)"
             )
         if self.unchecked:
             return f"UNCHECKED: anchors match {self.rev}, but {self.unchecked} (exit 3)"

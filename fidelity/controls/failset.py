@@ -200,10 +200,13 @@ class Diff:
         code = self.exit_code()
         head = "HOLDS: the failing set is the baseline's" if code == 0 else "CHANGED"
         hint = ""
-        if any(self.found.get(c) for c in ("new-failure", "new-collection-error")):
-            # re-recording now would take the new failures into the baseline as known
+        new = any(self.found.get(c) for c in ("new-failure", "new-collection-error"))
+        gone = any(self.found.get(c) for c in ("repaired", "vanished", "collection-cleared"))
+        if new and gone:  # re-recording now would take the new failures in as known
             hint = "; fix the new failures first, then re-record the baseline"
-        elif any(self.found.get(c) for c in ("repaired", "vanished", "collection-cleared")):
+        elif new:  # once they are fixed, the set is the baseline's again
+            hint = "; fix the new failures (the baseline stays as it is)"
+        elif gone:
             hint = "; re-record the baseline with `fidelity failset record`"
         return f"{head}: {parts} over {self.tests} tests, {self.runs} run(s){hint} (exit {code})"
 

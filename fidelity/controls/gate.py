@@ -277,14 +277,26 @@ def run(
 
 
 def check_edits(
-    repo: Path, sha: str, table: ControlTable, chosen: Sequence[Control], shown: str
+    repo: Path,
+    sha: str,
+    table: ControlTable,
+    chosen: Sequence[Control],
+    shown: str,
+    *,
+    given: str = "",
 ) -> None:
-    """UsageError, before anything runs, for every edit that does not apply at sha."""
+    """UsageError, before anything runs, for every edit that does not apply at sha; `given`
+    names an edit from the command line (`suggest --file --find`), which the table is not
+    to blame for."""
     scratch = Path(tempfile.mkdtemp(prefix="fidelity-anchors-"))
     try:
         problems = anchors.edit_problems(repo, sha, table, chosen, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if given:
+        anchors.refuse(
+            problems, f"{given} does not apply at {shown}", f"Fix {given}, then run again."
+        )
     anchors.refuse(problems, f"the control table {table.source} does not match {shown}")
 
 

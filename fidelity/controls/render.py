@@ -27,7 +27,7 @@ from fidelity.controls.verdict import (
 )
 from fidelity.markdown import code, inline
 from fidelity.report_junit import JUnitCase
-from fidelity.text import counted
+from fidelity.text import counted, one_line, visible
 
 STYLE = {
     Verdict.CAUGHT: "green",
@@ -44,7 +44,9 @@ NEVER_SHOWN = 10  # tests never seen to fail, listed on the terminal (all of the
 
 
 def _tests(ids: tuple[str, ...]) -> str:
-    return "\n".join(ids) if ids else "-"
+    """One test id a line: an id is the test file's to choose (pytest's ids can hold a
+    line break), so each is escaped to one line that can start no CI command."""
+    return "\n".join(map(one_line, ids)) if ids else "-"
 
 
 def verdict(r: ControlResult) -> str:
@@ -83,12 +85,12 @@ def records(result: Report) -> list[str]:
         if r.verdict is Verdict.CAUGHT_DIFFERENTLY:
             missing, extra = difference(r, result.baseline.tests)
             why = (
-                f"did not fail: {', '.join(missing) or '-'}; failed unexpectedly: "
-                f"{', '.join(extra) or '-'}; fix: {suggest(r)}"
+                f"did not fail: {', '.join(map(one_line, missing)) or '-'}; failed "
+                f"unexpectedly: {', '.join(map(one_line, extra)) or '-'}; fix: {suggest(r)}"
             )
-        failing = ", ".join(r.failing) or "-"
+        failing = ", ".join(map(one_line, r.failing)) or "-"
         how = f"by {r.how}" if r.how and r.failing else ""
-        fields = (r.id, str(r.verdict), ran(r, total), failing, why, how)
+        fields = (one_line(r.id), str(r.verdict), ran(r, total), failing, visible(why), how)
         lines.append("\t".join(" ".join(f.split()) for f in fields))
     return lines
 
@@ -166,11 +168,11 @@ def table(report: Report) -> Table:
     out.add_column("detail", overflow="fold", ratio=3)
     for r in report.results:
         out.add_row(
-            Text(r.id),
+            Text(one_line(r.id)),
             Text(verdict(r), STYLE[r.verdict]),
             Text(_tests(r.failing)),
             Text(ran(r, total)),
-            Text(detail(r, report.baseline.tests) or r.selection),
+            Text(visible(detail(r, report.baseline.tests) or r.selection)),
         )
     return out
 
@@ -187,7 +189,7 @@ def _ids(r: ControlResult, known: Collection[str]) -> list[str]:
 def fits(report: Report, width: int) -> bool:
     """Whether the table shows every test id whole on one line at this width: it is drawn
     once aside and read back, since rich shares the room between the folding columns."""
-    ids = {t for r in report.results for t in _ids(r, report.baseline.tests)}
+    ids = {one_line(t) for r in report.results for t in _ids(r, report.baseline.tests)}
     if not ids:
         return True
     aside = Console(width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
@@ -207,9 +209,9 @@ def blocks(console: Console, report: Report) -> None:
         )
         console.print(head, soft_wrap=True)
         for test in r.failing:
-            _plain(console, f"  {test}")
+            _plain(console, f"  {one_line(test)}")
         why = detail(r, report.baseline.tests) or r.selection
-        for line in why.splitlines():
+        for line in visible(why).split("\n"):
             _plain(console, f"  {line}", "dim")
 
 
@@ -245,7 +247,8 @@ def report(console: Console, result: Report, *, quiet: bool = False) -> None:
         )
         never = result.never_failed()
         if never:
-            shown = ", ".join(never[:NEVER_SHOWN]) + (" ..." if len(never) > NEVER_SHOWN else "")
+            listed = map(one_line, never[:NEVER_SHOWN])
+            shown = ", ".join(listed) + (" ..." if len(never) > NEVER_SHOWN else "")
             _plain(
                 console,
                 f"{len(never)} of {len(b.tests)} tests were never seen to fail by these "
@@ -255,7 +258,7 @@ def report(console: Console, result: Report, *, quiet: bool = False) -> None:
     for group in identical_subsets(result.results):
         _plain(
             console,
-            f"! identical failing subsets, they do not discriminate: {', '.join(group)}",
+            f"! identical failing subsets, they do not discriminate: {one_line(', '.join(group))}",
             "yellow",
         )
     if result.logs:

@@ -80,7 +80,7 @@ def parse_trailers(repo: Path | str, message: bytes) -> list[tuple[str, str]]:
         stdin=message,
     )
     found = []
-    for line in out.decode(errors="replace").splitlines():
+    for line in out.decode(errors="replace").split("\n"):  # git's lines: not splitlines'
         key, sep, value = line.partition(":")
         if sep:
             found.append((key.strip(), value.strip()))

@@ -127,10 +127,16 @@ def object_ids(repo: Path, names: Sequence[str]) -> list[str | None]:
 
 
 def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
-    """The contents of `rev:path` names from one `git cat-file --batch`; None when missing."""
+    """The contents of `rev:path` names from one `git cat-file --batch`; None when missing.
+    A name holding a line break, which the batch reads as two, is asked for alone."""
+    if any("\n" in n for n in names):
+        plain = [n for n in names if "\n" not in n]
+        batched = dict(zip(plain, blobs(repo, plain), strict=True))
+        return [batched[n] if n in batched else _blob(repo, n) for n in names]
     if not names:
         return []
-    out = git(repo, "cat-file", "--batch", stdin="".join(f"{n}\n" for n in names).encode())
+    listed = "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape")
+    out = git(repo, "cat-file", "--batch", stdin=listed)
     found: list[bytes | None] = []
     pos = 0
     for _ in names:
@@ -144,6 +150,11 @@ def blobs(repo: Path, names: Sequence[str]) -> list[bytes | None]:
         found.append(out[pos : pos + size])
         pos += size + 1
     return found
+
+
+def _blob(repo: Path, name: str) -> bytes | None:
+    result = attempt(repo, "cat-file", "blob", name)
+    return result.stdout if result.status is ProcStatus.OK else None
 
 
 def files_naming(repo: Path, sha: str, word: str, *pathspecs: str) -> list[str]:

@@ -87,6 +87,10 @@ class RowCheck:
 
     def detail(self) -> str:
         if self.status is RowStatus.UNKNOWN:
+            if SHA.fullmatch(self.row.commit):
+                return (
+                    "names no commit in this clone: fix it, or fetch the branch it was measured on"
+                )
             return (
                 "names no commit here (a sha of 7+ hex digits is required): fix it, or fetch "
                 "the branch it was measured on"

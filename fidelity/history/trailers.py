@@ -112,7 +112,7 @@ def value_ok(value: str) -> bool:
 
 
 def _checked(where: str, message: str, trailers: Sequence[tuple[str, str]]) -> Checked:
-    subject = message.strip().splitlines()[0] if message.strip() else ""
+    subject = message.strip().split("\n")[0].rstrip("\r") if message.strip() else ""
     return Checked(where, subject, tuple(trailers))
 
 
@@ -128,6 +128,12 @@ def check_file(repo: Path, path: Path, rules: Rules) -> TrailerReport:
     (answers,) = ask(repo, [(None, trailers)], rules)
     findings = check_message(str(path), text, checked.trailers, rules, answers)
     return TrailerReport((checked,), findings, source=str(path))
+
+
+def check_range(repo: Path, ends: tuple[str, str], rules: Rules) -> TrailerReport:
+    """Every non-merge commit of ``ends[0]..ends[1]`` (two commits), as `--range` judges it."""
+    spec = f"{ends[0][:12]}..{ends[1][:12]}"
+    return _judge_range(repo, spec, ends, log.log_trailers(repo, [f"{ends[0]}..{ends[1]}"]), rules)
 
 
 def _range(repo: Path, spec: str) -> tuple[str, str]:

@@ -42,6 +42,13 @@ def _controls(path: Path) -> Made:
     )
 
 
+def is_run(run_dir: Path) -> bool:
+    """Whether run_dir holds a run of either kind (its files are evidence, never a page's)."""
+    return any(
+        (run_dir / name).is_file() for name in (rundir.MANIFEST, "plan.json", CONTROLS_REPORT)
+    )
+
+
 def make(run_dir: Path) -> Made:
     """The page of a run directory; UsageError when it holds neither kind of run."""
     if (run_dir / rundir.MANIFEST).is_file() or (run_dir / "plan.json").is_file():

@@ -9,6 +9,7 @@ are counted in bulk; a `Difference` is made only for the few that can be shown.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,17 @@ def floats(texts: Array) -> tuple[Array, Array]:
     return values, ok
 
 
+def _integers(b: str, c: str, tol: Tolerance) -> tuple[float, bool] | None:
+    """Two cells that both spell integers, judged exactly (past 2**53 two of them can be
+    one float); None for any other pair, judged as floats."""
+    try:
+        x, y = int(b), int(c)
+    except ValueError:
+        return None
+    size, holds = tol.judge(x, y)
+    return (math.inf if size is None else size), holds
+
+
 @dataclass(frozen=True, slots=True)
 class Cells:
     """The differing cells of a block, column by column: row, column, judgement."""
@@ -70,6 +82,12 @@ def _judged(rows: Array, k: int, bt: Array, ct: Array, tol: Tolerance) -> Cells:
         absd = np.where(same, 0.0, np.abs(cf - bf))
         finite = np.isfinite(bf) & np.isfinite(cf)
         close = numeric & finite & (absd <= tol.atol + tol.rtol * np.abs(bf))
+        big = numeric & finite & (np.maximum(np.abs(bf), np.abs(cf)) >= 2.0**53)
+    for i in np.flatnonzero(big & (bt != ct)):  # integers one float cannot tell apart
+        exact = _integers(str(bt[i]), str(ct[i]), tol)
+        if exact is not None:
+            absd[i], close[i] = exact
+            same[i] = absd[i] == 0
     absd[~numeric] = np.nan
     columns = np.full(len(rows), k)
     return Cells(rows, columns, same | close, ~numeric, absd, bt, ct)

@@ -58,6 +58,18 @@ class Tolerance:
             return base == cand
         return abs(cand - base) <= self.atol + self.rtol * abs(base)
 
+    def judge(self, base: int | float, cand: int | float) -> tuple[float | None, bool]:
+        """|cand - base| and whether it holds; two integers a float cannot tell apart
+        (past 2**53) exactly; None and False (a change) for numbers too large for a float."""
+        try:
+            if type(base) is int and type(cand) is int and max(abs(base), abs(cand)) >= 2**53:
+                gap = abs(cand - base)  # an int against a float compares exactly
+                return float(gap), gap <= self.atol + self.rtol * float(abs(base))
+            fb, fc = float(base), float(cand)
+        except OverflowError:
+            return None, False
+        return abs(fc - fb), self.holds(fb, fc)
+
 
 def tolerance_for(spec: Mapping[str, Any], column: str | None = None) -> Tolerance:
     own = spec.get("columns", {}).get(column, {}) if column else {}

@@ -1,5 +1,6 @@
-"""`ignore` entries of the JSON comparator: a path (`$.a.b`, `$.runs[0]`, `$.runs[*].t`)
-or a bare key ignored at any depth (`wall_clock`). `a.b` is neither, and is refused."""
+"""`ignore` entries of the JSON comparator: a path (`$.a.b`, `$.runs[0]`, `$.runs[*].t`,
+`$["a.b"]` for a key a segment cannot spell) or a bare key ignored at any depth
+(`wall_clock`). `a.b` is neither, and is refused."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-_PATH = re.compile(r"^\$(\.[^.\[\]]+|\[(\d+|\*)\])*$")
+_PATH = re.compile(r'^\$(\.[^.\[\]]+|\[(\d+|\*)\]|\["(?:[^"\\]|\\.)*"\])*$')
 _BARE = re.compile(r"^[^.\[\]$]+$")
 
 

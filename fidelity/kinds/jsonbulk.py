@@ -16,6 +16,7 @@ from fidelity.kinds.diffs import Block, Difference, Tally, Tolerance, rank
 from fidelity.kinds.jsonvalues import Met, number, show
 
 PathOf = Callable[[Met, int], str]  # where a number met is, made only when it is listed
+BEYOND_FLOAT = 2.0**53  # from here on, two integers can be one float
 
 
 def tally_spelled(met: Met, tol: Tolerance, tally: Tally, path_of: PathOf = Met.path) -> None:
@@ -34,6 +35,8 @@ def tally_spelled(met: Met, tol: Tolerance, tally: Tally, path_of: PathOf = Met.
     special: list[int] = []
     if not sum(gaps) < math.inf or 0.0 in gaps:  # a NaN, an infinity or a zero among them
         special = [i for i, e in enumerate(gaps) if not 0.0 < e < math.inf]
+    if max(map(abs, xs)) >= BEYOND_FLOAT:  # integers a float cannot tell apart: read exactly
+        special = sorted({*special, *(i for i, x in enumerate(xs) if abs(x) >= BEYOND_FLOAT)})
     if special:
         equal = set()
         for i in special:
@@ -78,8 +81,4 @@ def _exactly(
     b, c = number(b_spelled), number(c_spelled)
     if b == c and type(b) is type(c):
         return None
-    try:
-        fb, fc = float(b), float(c)
-    except OverflowError:
-        return None, False
-    return abs(fc - fb), tol.holds(fb, fc)
+    return tol.judge(b, c)  # integers as `json.loads` reads them: exactly

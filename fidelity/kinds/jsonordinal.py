@@ -27,6 +27,7 @@ from fidelity.kinds.jsonvalues import (
     Met,
     indexed,
     keyed,
+    member,
     number,
 )
 from fidelity.kinds.numberrun import RUN
@@ -178,7 +179,7 @@ def walk(b_doc: Any, c_doc: Any, nb: list[str], nc: list[str], met: Met) -> Iter
             if kind is int and type(c) is int:  # numbers at other places in their documents
                 yield from ranges.apart(here, k, b, c)
                 continue
-            path = here if k is None else f"{here}.{k}" if in_dict else f"{here}[{k}]"
+            path = here if k is None else member(here, k) if in_dict else f"{here}[{k}]"
             if (kind is dict or kind is list) and type(c) is kind:
                 inner = keyed(b, c) if kind is dict else indexed(b, c)  # type: ignore[arg-type]
                 stack.append((inner, path, kind is dict))
@@ -215,7 +216,7 @@ def _locate(doc: Any, g: int, seen: dict[int, _Children]) -> str:
             known = seen[id(node)] = _Children(node)
         j = known.holding(g)
         node = known.children[j]
-        path = f"{path}.{known.keys[j]}" if known.keys is not None else f"{path}[{j}]"
+        path = member(path, known.keys[j]) if known.keys is not None else f"{path}[{j}]"
     return path
 
 

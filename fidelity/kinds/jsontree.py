@@ -49,6 +49,7 @@ from fidelity.kinds.jsonvalues import (
     indexed,
     keyed,
     leaf,
+    member,
     same,
     show,
     text,
@@ -62,6 +63,7 @@ JSON_LIMIT_BYTES = 32 * 2**20  # parsed JSON takes ~10-45x its size in memory
 # 15% less CPU on documents of numbers, up to twice the memory for their numbers
 ORDINAL_BYTES = 2**20
 NAME = "json"
+IGNORED = "no value differs outside the ignored paths"  # what `ignore` names may differ
 
 
 Pair = tuple[Any, Any, str]  # both sides' values, and where
@@ -76,7 +78,7 @@ def _members(b: dict[str, Any], c: dict[str, Any], here: str, every: bool = True
     for k in keys:
         x, y = b.get(k, ABSENT), c.get(k, ABSENT)
         if every or type(x) in _NESTED or x != y:
-            yield x, y, f"{here}.{k}"
+            yield x, y, member(here, k)
 
 
 def _items(b: list[Any], c: list[Any], here: str, every: bool = True) -> Iterator[Pair]:
@@ -155,7 +157,7 @@ def _spelled_walk(base: Any, cand: Any, where: str, numbers: Met) -> Iterator[Le
                 continue
             if kind is not dict and kind is not list and b == c:
                 continue  # equal `parsed` scalars: the same to the walk
-            path = here if k is None else f"{here}.{k}" if in_dict else f"{here}[{k}]"
+            path = here if k is None else member(here, k) if in_dict else f"{here}[{k}]"
             if (kind is dict or kind is list) and type(c) is kind:
                 if same(b, c):
                     continue
@@ -225,7 +227,7 @@ def compare_json(
         path,
         NAME,
         not tally.out,
-        tally.summary([], OWN_PATHS if paths_only else ""),
+        tally.summary([], OWN_PATHS if paths_only else IGNORED if ignore.hit else ""),
         keys=tuple(tally.keys),
         keys_total=tally.keys_total,
         largest=tally.largest(),

@@ -48,6 +48,15 @@ def indexed(b: list[Any], c: list[Any]) -> Triples:
     return ((i, b[i] if i < nb else ABSENT, c[i] if i < nc else ABSENT) for i in range(max(nb, nc)))
 
 
+def member(here: str, key: str) -> str:
+    """The path of an object's member: `$.a.b`, or `$.a["b.c"]` for a key a path segment
+    cannot spell (`.`, `[`, `]`, or none at all), so that `ignore = ["$.a.b"]` or `["c"]`
+    never matches the key `"b.c"`, and a report tells the two apart."""
+    if key and "." not in key and "[" not in key and "]" not in key:
+        return f"{here}.{key}"
+    return f"{here}[{json.dumps(key, ensure_ascii=False)}]"
+
+
 def number(spelling: bytes | str) -> int | float:
     """A number as `json.loads` reads its spelling."""
     text = spelling.decode() if type(spelling) is bytes else spelling
@@ -107,7 +116,7 @@ class Met:
         assert here is not None, "an ordinal's path is found in its document (jsonordinal)"
         if k is None:
             return here
-        return f"{here}[{k}]" if type(k) is int else f"{here}.{k}"
+        return f"{here}[{k}]" if type(k) is int else member(here, str(k))
 
 
 def same(b: Any, c: Any) -> bool:

@@ -66,22 +66,45 @@ def load(source: Source) -> np.ndarray[Any, Any]:
     return array
 
 
-def _holds_its_data(f: BinaryIO, size: int) -> None:
-    """ValueError when the header declares more data than the file holds: given as bytes,
-    numpy would allocate all it declares before reading (a 192-byte file declaring 37 GiB
-    is a MemoryError, not a finding); memory-mapped, it would refuse in other words."""
+def _data(f: BinaryIO) -> int | None:
+    """The bytes of data the header at f declares, f left where they start; None for a
+    later format, which numpy's own reading decides."""
     import numpy as np
 
     fmt = np.lib.format
     version = fmt.read_magic(f)
     read = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}.get(version)
     if read is None:
-        return  # a later format: numpy's own reading decides
+        return None
     shape, _, dtype = read(f)
-    declared = math.prod(shape) * dtype.itemsize
+    return math.prod(shape) * dtype.itemsize
+
+
+def _holds_its_data(f: BinaryIO, size: int) -> None:
+    """ValueError when the header declares more data than the file holds: given as bytes,
+    numpy would allocate all it declares before reading (a 192-byte file declaring 37 GiB
+    is a MemoryError, not a finding); memory-mapped, it would refuse in other words."""
+    declared = _data(f)
     held = size - f.tell()
-    if declared > held:
+    if declared is not None and declared > held:
         raise ValueError(f"its header declares {declared:,} bytes of data, the file holds {held:,}")
+
+
+def _after_array(source: Source) -> tuple[int, str]:
+    """How many bytes follow the array, and their sha256: `np.save` twice into one file
+    leaves a second array there, which `np.load` never reads (nothing: (0, ""))."""
+    import hashlib
+
+    with opened(source) as f:
+        declared = _data(f)
+        if declared is None:
+            return 0, ""
+        f.seek(f.tell() + declared)
+        digest, held = hashlib.sha256(), 0
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+            held += len(chunk)
+    return held, digest.hexdigest() if held else ""
 
 
 def label(flat: int, shape: tuple[int, ...]) -> str:
@@ -152,6 +175,10 @@ def _block(chunk: _Chunk, tol: Tolerance, top: int) -> Block:
     with np.errstate(invalid="ignore", over="ignore"):
         size = np.abs(cd - bd)
         within = np.isfinite(size) & (size <= tol.atol + tol.rtol * np.abs(bd))
+    if b.dtype.kind in "iu" and c.dtype.kind in "iu":  # past 2**53 two of them are one float
+        for j in np.flatnonzero(np.maximum(np.abs(bd), np.abs(cd)) >= 2.0**53):
+            gap, holds = tol.judge(int(b[at[j]]), int(c[at[j]]))
+            size[j], within[j] = (np.inf if gap is None else gap), holds
     del bd, cd  # memory: only what is counted and ranked stays
     nan = np.isnan(size)  # NaN against a number: ranked as large as any, shown as NaN
     size[nan] = np.inf
@@ -196,6 +223,13 @@ def compare_npy(path: str, base: Source, cand: Source, spec: Spec) -> OutputDiff
         n = len(header)
         return OutputDiff(
             path, NAME, False, summary, largest=tuple(header), values_out=n, values_changed=n
+        )
+    after = _after_array(base), _after_array(cand)
+    if after[0] != after[1]:
+        held = Difference("after the array", f"{after[0][0]:,} bytes", f"{after[1][0]:,} bytes")
+        summary = "the bytes after the array differ (a second np.save into the file?)"
+        return OutputDiff(
+            path, NAME, False, summary, largest=(held,), values_out=1, values_changed=1
         )
     tol = tolerance_for(spec)
     tally = Tally(top=int(spec.get("top", DEFAULT_TOP)))

@@ -26,13 +26,9 @@ class NumberRun:
     met: list[Met] = field(default_factory=list)
 
     def add(self, where: str, b: Any, c: Any, tally: Tally) -> None:
-        """Two numbers: judged as floats, or as changed when they are too large for one."""
-        try:
-            fb, fc = float(b), float(c)
-        except OverflowError:
-            self.met.append((where, b, c, None, False))
-        else:
-            self.met.append((where, b, c, abs(fc - fb), self.tol.holds(fb, fc)))
+        """Two numbers: judged as floats (integers past 2**53 exactly), or as changed when
+        they are too large for one."""
+        self.met.append((where, b, c, *self.tol.judge(b, c)))
         if len(self.met) >= RUN:
             self.flush(tally)
 

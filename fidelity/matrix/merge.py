@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fidelity.errors import UsageError
+from fidelity.errors import UntrustedError, UsageError
 from fidelity.matrix.cases.files import copy_file
 from fidelity.matrix.run import recheck, rundir
 from fidelity.matrix.run.rundir import RunRecord
@@ -167,7 +167,9 @@ def _shards(dirs: Sequence[Path]) -> list[RunRecord]:
     records = [rundir.read(d) for d in dirs]
     broken = [(d, r.integrity) for d, r in zip(dirs, records, strict=True) if r.integrity]
     if broken:
-        raise UsageError(f"{broken[0][0]}: {broken[0][1]}; a shard must be intact to be merged")
+        raise UntrustedError(  # a damaged run directory: the evidence, not the command line
+            f"{broken[0][0]}: {broken[0][1]}; a shard must be intact to be merged"
+        )
     _same(records, dirs)
     return records
 
@@ -193,17 +195,22 @@ def _sides(
 
 
 def _selection(
-    records: Sequence[RunRecord], found: _Gathered, order: Sequence[str], meant: bool
+    records: Sequence[RunRecord],
+    found: _Gathered,
+    declared: Sequence[tuple[str, str]],
+    meant: bool,
 ) -> Selection | None:
     """None when every declared case ran in a shard: the merged run is the full gate. Else a
-    partial run of the cases that ran, said so in every report like any partial run."""
+    partial run of the cases that ran, said so in every report like any partial run; it
+    keeps every declared case, so that `compare` judges the ones no shard ran as this did."""
+    order = [case_id for case_id, _ in declared]
     if all(c in found.owner for c in order):
         return None
     first = records[0].raw["selection"]
     chosen = [s for s in first["selectors"] if not s.startswith("shard:")]
     shown = (*chosen, f"{len(records)} of {first['shard'][1]} shards")
     ran = tuple(c for c in order if c in found.owner)
-    return Selection(shown, ran, len(order), meant=meant)
+    return Selection(shown, ran, len(order), all=tuple(declared), meant=meant)
 
 
 def merge(dirs: Sequence[Path], out: Path, *, ci: bool = False, partial: bool = False) -> Outcome:
@@ -223,7 +230,7 @@ def merge(dirs: Sequence[Path], out: Path, *, ci: bool = False, partial: bool = 
     harness = _harness(records)
     findings = provenance(harness, base, cand, comparison, specs=specs, checkout_changes=changes)
     prediction = predict.from_json(records[0].raw.get("prediction"))
-    selection = _selection(records, found, order, partial)
+    selection = _selection(records, found, declared, partial)
     findings += altered + _shard_findings(order, found)
     findings += prediction_findings(prediction, selection) + partial_run_findings(selection, ci)
     judged, code, settled = decide(comparison, findings, prediction, selection, accepted(records))

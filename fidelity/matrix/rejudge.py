@@ -15,7 +15,7 @@ from fidelity.git import objects
 from fidelity.matrix.run import recheck, rundir
 from fidelity.matrix.run.readonce import ReadOnce
 from fidelity.matrix.verdict import predict
-from fidelity.matrix.verdict.accept import Allowance
+from fidelity.matrix.verdict.accept import MERGED_ONLY, Allowance
 from fidelity.matrix.verdict.compare import Comparison, compare
 from fidelity.matrix.verdict.explain import explanations
 from fidelity.matrix.verdict.findings import Code, Finding, provenance
@@ -45,15 +45,14 @@ def _integrity(
     return found
 
 
-MERGE_ONLY = (Code.SHARD_MISSING, Code.SHARD_DUPLICATED)  # only the merge could see these
-
-
 def _merge_findings(raw: Mapping[str, Any]) -> tuple[Finding, ...]:
     """The findings a merge recorded that judging the merged run again cannot recompute (a
-    case in no shard, or in two): kept, so `verify` cannot pass what `merge` did not."""
+    case in no shard, or in two), those its table accepted too: kept, so `verify` cannot
+    pass what `merge` did not, and an entry that took one is not unused now."""
+    taken = [e.get("finding") for key in ("accepted", "expected") for e in raw.get(key) or []]
     found = []
-    for item in raw.get("findings") or []:
-        if isinstance(item, dict) and item.get("code") in MERGE_ONLY:
+    for item in [*(raw.get("findings") or []), *taken]:
+        if isinstance(item, dict) and item.get("code") in MERGED_ONLY:
             found.append(
                 Finding(
                     Code(item["code"]),
@@ -76,8 +75,11 @@ def recompare(run_dir: Path, *, ci: bool = False, partial: bool = False) -> Outc
     once = ReadOnce()  # each output judged is hashed from the bytes judged, not read again
     base, cand = record.baseline, record.candidate
     explained = explanations(run_dir, base, cand, record.specs, origin, read=once.source)
-    comparison = compare(record.declared, record.baseline, record.candidate, explained)
     selection = Selection.from_json(record.raw.get("selection"))
+    # a merge that a shard is missing from judged every declared case, the unrun too
+    short = selection is not None and "merged_from" in record.raw and bool(selection.all)
+    declared = selection.all if short and selection else record.declared
+    comparison = compare(declared, record.baseline, record.candidate, explained)
     findings = provenance(
         record.harness,
         record.baseline,
@@ -85,7 +87,7 @@ def recompare(run_dir: Path, *, ci: bool = False, partial: bool = False) -> Outc
         comparison,
         specs=record.specs,
         checkout_changes=record.checkout_changes,
-        kind="declared" if selection is None else "selected",
+        kind="declared" if selection is None or short else "selected",
     )
     outputs = recheck.declared_outputs(record.raw)
     for side in (record.baseline, record.candidate):

@@ -426,10 +426,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def failure_kind(exc_type: type[BaseException]) -> str:
     """`assertion` (an assert, `pytest.fail`, `pytest.raises` that saw nothing), `error` (the
-    code could not run as written) or `exception` (it raised something else)."""
+    code could not run as written: Python's own crash classes) or `exception` (anything else,
+    a class of the code's own too: attrs' `FrozenInstanceError` is an `AttributeError`)."""
     if issubclass(exc_type, (AssertionError, pytest.fail.Exception)):  # any Python pytest runs on
         return "assertion"
-    return "error" if issubclass(exc_type, _CRASHES) else "exception"
+    crash = issubclass(exc_type, _CRASHES) and exc_type.__module__ == "builtins"
+    return "error" if crash else "exception"
 
 
 @pytest.hookimpl(hookwrapper=True)

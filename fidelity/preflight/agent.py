@@ -100,6 +100,10 @@ def parse_event(raw: bytes) -> dict[str, Any]:
         raise Event(f"the event is a JSON {type(event).__name__}, not an object")
     if _nesting(event) > MAX_NESTING:
         raise Event(f"the event nests deeper than {MAX_NESTING} levels")
+    try:  # valid JSON may escape half of a UTF-16 pair: "\ud800" is no text
+        json.dumps(event, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Event("the event holds text that is not UTF-8 (a lone \\ud800-\\udfff)") from None
     _shape(event)
     return event
 
@@ -153,6 +157,9 @@ class Machine:
 
         return shutil.which(name) is not None
 
+    def folder(self, path: str) -> bool:
+        return os.path.isdir(path)
+
     def script(self, path: str) -> str | None:
         """A regular file's text; a fifo, device or folder is never opened for reading."""
         try:
@@ -196,8 +203,9 @@ def decide(raw: bytes, default_cwd: Path, lookup: shell.Lookup | None = None) ->
 
 def _inherited(environ: Mapping[str, str]) -> dict[str, str]:
     """What the agent's shell inherits that moves a commit: another git directory, index
-    or work tree, and git configuration (trailer keys) given by the environment."""
-    names = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+    or work tree, git configuration (trailer keys) given by the environment, and the
+    folders bash's `cd` searches (CDPATH)."""
+    names = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "CDPATH")
     return {k: v for k, v in environ.items() if k in names or k.startswith("GIT_CONFIG")}
 
 

@@ -1,4 +1,5 @@
-"""The trailers gate: the commit message being written, against `[tool.fidelity.trailers]`."""
+"""The trailers gate: the commit message being written, or every message of a judged
+range (pre-push, CI's `--from-ref/--to-ref`), against `[tool.fidelity.trailers]`."""
 
 from __future__ import annotations
 
@@ -12,16 +13,17 @@ from fidelity.text import counted
 def plan_trailers(ctx: Context) -> Plan:
     if not isinstance(ctx.tool.get("trailers"), dict):
         return skip_unconfigured("no [tool.fidelity.trailers]")
+    if ctx.message is None and ctx.span is not None:
+        return Plan(f"the messages of {ctx.span[0][:12]}..{ctx.span[1][:12]}")
     if ctx.message is None:
-        return skip_unchanged("no commit message to judge (--commit-msg FILE)")
+        return skip_unchanged("no commit message to judge (--commit-msg FILE, or a range)")
     return Plan(str(ctx.message))
 
 
 def check_trailers(ctx: Context) -> GateResult:
     from checkers.trailers import Code, rules_from_config
-    from fidelity.history.trailers import check_file
+    from fidelity.history.trailers import check_file, check_range
 
-    assert ctx.message is not None
     try:
         rules = rules_from_config(ctx.tool["trailers"], "pyproject.toml")
     except ConfigError as exc:
@@ -31,7 +33,11 @@ def check_trailers(ctx: Context) -> GateResult:
     if rules.empty:
         return GateResult("trailers", Status.INVALID, "[tool.fidelity.trailers] sets no rule")
     try:
-        report = check_file(ctx.repo, ctx.message, rules)
+        if ctx.message is None:
+            assert ctx.span is not None
+            report = check_range(ctx.repo, ctx.span, rules)
+        else:
+            report = check_file(ctx.repo, ctx.message, rules)
     except UsageError as exc:
         return GateResult("trailers", Status.FAILED, str(exc))
     findings = report.findings
@@ -42,4 +48,11 @@ def check_trailers(ctx: Context) -> GateResult:
         return GateResult("trailers", Status.FAILED, counted(len(details), "finding"), details)
     if ctx.partial:
         return GateResult("trailers", Status.OK, "the --trailer values keep the rules")
+    if ctx.message is None and not report.checked:
+        return GateResult("trailers", Status.OK, "no message in the range but merges")
+    if ctx.message is None:
+        held = counted(len(report.checked), "message")
+        return GateResult(
+            "trailers", Status.OK, f"every message of the range keeps the rules ({held})"
+        )
     return GateResult("trailers", Status.OK, f"{ctx.message.name}: the message keeps the rules")

@@ -65,6 +65,11 @@ class Report:
         if not ok and not failed and not untrusted and not invalid:
             if idle and not self.everything:
                 line += " (nothing any gate judges changed: exit 0)"
+            elif idle:
+                line += (
+                    " (nothing was judged: no configured gate applies here, as said above "
+                    "(trailers judge a message: --commit-msg FILE or a range); exit 3)"
+                )
             else:
                 line += (
                     " (nothing was judged: configure a gate, see `fidelity preflight --list`; "

@@ -158,7 +158,7 @@ class _Walker(GitWalker):
             return self.doubt(local, "the command name is built by the shell")
         name = posixpath.basename(head)
         if name in ("cd", "pushd", "popd"):
-            self.cd(name, args, state)
+            self.cd(name, args, state, env)
             return []
         if name in READS_INTO:  # `read GIT_INDEX_FILE`: a value only the input knows
             state.env.update({a: None for a in args if a in PLACE_VARIABLES})
@@ -244,16 +244,35 @@ class _Walker(GitWalker):
                 break
         return out
 
-    def cd(self, name: str, args: list[str | None], state: State) -> None:
+    def cd(
+        self, name: str, args: list[str | None], state: State, env: dict[str, str | None]
+    ) -> None:
         if name == "popd":
             state.cwd_known = False
             return
         target = next((w for w in args if w not in ("--", "-L", "-P", "-e", "-@", "-n")), "~")
         if target is None or target == "-":
             state.cwd_known = False
-        else:
-            state.cwd = join(state.cwd, target)
-            state.visited.append(state.cwd)
+            return
+        found = None
+        cdpath = env.get("CDPATH", "")
+        if cdpath != "" and not target.startswith(("/", "~", "./", "../")) and target != "..":
+            if cdpath is None:  # bash searches a CDPATH only the shell knows
+                state.cwd_known = False
+                return
+            found = self.cdpath_search(target, cdpath, state.cwd)
+        state.cwd = found or join(state.cwd, target)
+        state.visited.append(state.cwd)
+
+    def cdpath_search(self, target: str, cdpath: str, cwd: str) -> str | None:
+        """Where bash's `cd NAME` goes first: the first CDPATH entry (an empty one is the
+        current folder) that holds NAME as a folder; None for none, and bash then tries
+        NAME from the current folder."""
+        for entry in cdpath.split(":"):
+            candidate = join(join(cwd, entry or "."), target)
+            if self.lookup.folder(candidate):
+                return candidate
+        return None
 
     def shell(
         self, args: list[str | None], state: State, stdin: str | None, depth: int

@@ -37,6 +37,10 @@ class Lookup(Protocol):
         """Whether a command name is a program on PATH (else an alias or function)."""
         ...
 
+    def folder(self, path: str) -> bool:
+        """Whether path is a folder (where bash's CDPATH search stops)."""
+        ...
+
 
 class NoLookup:
     """No aliases known and no file readable: every script run is a commit in doubt; every
@@ -50,6 +54,9 @@ class NoLookup:
 
     def program(self, name: str) -> bool:
         return True
+
+    def folder(self, path: str) -> bool:
+        return False
 
 
 @dataclass(slots=True)

@@ -228,7 +228,9 @@ def merge(
     versions = [{t.ident: t for t in keyed_tables(text, keys)} for text in (base, ours, theirs)]
     common = [i for i in versions[1] if i in versions[0] and i in versions[2]]
     if not common:
-        return _fallback(base, ours, theirs, keys, text_merge)
+        named = " or ".join(repr(k) for k in keys) or "no column"
+        why = f"no table keyed by {named} is in base, ours and theirs alike"
+        return _fallback(base, ours, theirs, keys, text_merge, why=why)
     nonce = _nonce(base, ours, theirs)
     marks = {
         ident: f"<!-- fidelity merge-records {nonce} table {n} -->"
@@ -246,7 +248,8 @@ def merge(
         if (ident := ident_of.get(_strip(line))) is not None:
             at[ident].append(i)
     if any(len(places) != 1 for places in at.values()):
-        return _fallback(base, ours, theirs, keys, text_merge)
+        why = "git's merge of the text around a table could not place it once"
+        return _fallback(base, ours, theirs, keys, text_merge, why=why)
     notes: list[str] = []
     expected: dict[Ident, tuple[str, ...]] = {}
     for ident in common:
@@ -256,12 +259,14 @@ def merge(
         conflicts += len(table_notes)
         expected[ident] = kept
         (i,) = at[ident]
-        lines[i] = "".join(line + a.eol for line in table_lines)
+        eol = b.eol if a.eol == o.eol != b.eol else a.eol  # one side changed them: theirs
+        lines[i] = "".join(line + eol for line in table_lines)
         if not a.closed and i == len(lines) - 1:
-            lines[i] = lines[i][: -len(a.eol)]
+            lines[i] = lines[i][: -len(eol)]
     merged = "".join(lines)
     if not notes and conflicts == 0 and not _holds(merged, keys, expected):
-        return _fallback(base, ours, theirs, keys, text_merge)
+        why = "the tables merged by key did not hold the rows they should"
+        return _fallback(base, ours, theirs, keys, text_merge, why=why)
     return Merged(merged, conflicts, tuple(notes))
 
 
@@ -285,12 +290,15 @@ def _all_keys(text: str, keys: Sequence[str]) -> Counter[str]:
 
 
 def _fallback(
-    base: str, ours: str, theirs: str, keys: Sequence[str], text_merge: TextMerge
+    base: str, ours: str, theirs: str, keys: Sequence[str], text_merge: TextMerge, *, why: str
 ) -> Merged:
     """git's merge of the whole file; a clean result that duplicated a key or lost a row
-    both sides kept is a conflict all the same."""
+    both sides kept is a conflict all the same. A conflict says why it was not merged by
+    key (a file both sides added has no base rows; a key column no table has)."""
     text, conflicts = text_merge(base, ours, theirs)
-    if conflicts or not keys:
+    if conflicts:
+        return Merged(text, conflicts, (f"merged as text by git, not by key: {why}",))
+    if not keys:
         return Merged(text, conflicts)
     got, a, b = (_all_keys(t, keys) for t in (text, ours, theirs))
     notes = [

@@ -157,13 +157,21 @@ def _copy_run(fd_in: int, fd_out: int, start: int, end: int) -> None:
         at += done
 
 
-def sha256_file(path: Path) -> str:
-    """A regular file's sha256, opened without following a link swapped in meanwhile."""
+Stamp = tuple[int, int, int]  # a file's inode, size and change time (ns)
+
+
+def sha256_file(path: Path, stamps: dict[Path, Stamp] | None = None) -> str:
+    """A regular file's sha256, opened without following a link swapped in meanwhile. With
+    ``stamps``, the open file's stamp is kept there before a byte is read: a rewrite from
+    then on, even one while it is hashed, no longer matches it."""
     import hashlib  # here: OpenSSL's load is 2.4 ms of commands that hash no file
 
     digest = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
     try:
+        if stamps is not None:
+            st = os.fstat(fd)
+            stamps[path] = (st.st_ino, st.st_size, st.st_ctime_ns)
         while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)
     finally:

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from fidelity.matrix.cases.files import Tree, matches, sha256_file, walk
+from fidelity.matrix.cases.files import Stamp, Tree, matches, sha256_file, walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +86,14 @@ class Collected:
     problems: list[str] = field(default_factory=list)  # two files under one name, and such
 
 
-def collect(root: Path, outputs: Sequence[Output], tree: Tree | None = None) -> Collected:
-    """Hash what the outputs match under root (no link followed), paired by name."""
+def collect(
+    root: Path,
+    outputs: Sequence[Output],
+    tree: Tree | None = None,
+    stamps: dict[Path, Stamp] | None = None,
+) -> Collected:
+    """Hash what the outputs match under root (no link followed), paired by name; each
+    file's stamp into ``stamps`` as it is opened (`sha256_file`)."""
     tree = tree if tree is not None else walk(root)
     found = Collected()
     owner: dict[str, str] = {}
@@ -113,7 +119,7 @@ def collect(root: Path, outputs: Sequence[Output], tree: Tree | None = None) -> 
                 found.problems.append(f"{owner[name]} and {rel} are both named {name!r}")
                 continue
             owner[name] = rel
-            found.hashes[name] = sha256_file(tree.files[rel])
+            found.hashes[name] = sha256_file(tree.files[rel], stamps)
             if name != rel:
                 found.paths[name] = rel
     return found

@@ -140,8 +140,9 @@ def _replay(case: Case) -> dict[str, Any]:
 
 
 def plain(data: Mapping[str, Any]) -> dict[str, Any]:
-    """JSON-native copy (tuples to lists, enums to strings), as it will be read back."""
-    result: dict[str, Any] = json.loads(json.dumps(data))
+    """JSON-native copy (tuples to lists, enums to strings), as it will be read back: the
+    size of a move from or to NaN or an infinity, which JSON has no number for, as null."""
+    result: dict[str, Any] = json.loads(json.dumps(data), parse_constant=lambda _: None)
     return result
 
 

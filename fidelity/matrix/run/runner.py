@@ -24,7 +24,7 @@ from fidelity.errors import TableError
 from fidelity.git import objects, worktrees
 from fidelity.matrix.cases import files
 from fidelity.matrix.cases import table as casetable
-from fidelity.matrix.cases.files import copy_tree, sha256_file, walk
+from fidelity.matrix.cases.files import Stamp, copy_tree, sha256_file, walk
 from fidelity.matrix.cases.outputs import collect
 from fidelity.matrix.cases.table import Case, Command, Matrix
 from fidelity.matrix.run import (
@@ -37,7 +37,7 @@ from fidelity.matrix.run import (
     workers,
 )
 from fidelity.matrix.run.plan import SidePlan
-from fidelity.matrix.run.stamps import Stamps
+from fidelity.matrix.run.stamps import Stamps, stamped
 from fidelity.matrix.verdict.evidence import CaseEvidence, CaseStatus, SetupStep, SideEvidence
 from fidelity.matrix.verdict.explain import Arrival, Meeting
 from fidelity.placeholders import fill as substitute
@@ -162,18 +162,12 @@ def run_case(
     if result.status is not proc.ProcStatus.OK:  # a failure's message names its logs
         for log in LOGS:
             (case_dir / log).touch()
-    return _stamped(ctx.stamps, case_dir, case_evidence(case, result, case_dir, preexisting))
+    seen: dict[Path, Stamp] = {}  # each evidence file as it was opened to be hashed
+    ev = case_evidence(case, result, case_dir, preexisting, seen)
+    return stamped(ctx.stamps, case_dir, ev, seen)
 
 
 LOGS = ("stdout.log", "stderr.log")
-
-
-def _stamped(stamps: Stamps | None, case_dir: Path, ev: CaseEvidence) -> CaseEvidence:
-    """ev, its files stamped as they are now (looked at again when the run ends)."""
-    if stamps is not None:
-        out = [case_dir / "out" / ev.path_of(name) for name in ev.outputs]
-        stamps.take(case_dir, out + [case_dir / "cache" / rel for rel in ev.cache])
-    return ev
 
 
 def case_env(
@@ -193,11 +187,15 @@ def case_env(
 
 
 def case_evidence(
-    case: Case, result: proc.ProcResult, case_dir: Path, preexisting: tuple[str, ...]
+    case: Case,
+    result: proc.ProcResult,
+    case_dir: Path,
+    preexisting: tuple[str, ...],
+    seen: dict[Path, Stamp] | None = None,
 ) -> CaseEvidence:
     """What a finished case leaves as evidence: its status, outputs, cache and logs' tail.
     Each folder is walked once; a cache folder that was never made holds nothing."""
-    found = collect(case_dir / "out", case.outputs)
+    found = collect(case_dir / "out", case.outputs, stamps=seen)
     cache = walk(case_dir / "cache")
     linked = [f"out/{rel} -> {target}" for rel, target in found.links.items()]
     linked += [f"cache/{rel} -> {target}" for rel, target in cache.links.items()]
@@ -213,7 +211,7 @@ def case_evidence(
         cpu_s=None if result.cpu_s is None else round(result.cpu_s, 3),
         outputs=found.hashes,
         missing_outputs=tuple(found.missing),
-        cache={rel: sha256_file(path) for rel, path in cache.files.items()},
+        cache={rel: sha256_file(path, seen) for rel, path in cache.files.items()},
         cache_preexisting=preexisting,
         error=result.error,
         links=tuple(linked),

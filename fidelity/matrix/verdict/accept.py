@@ -220,17 +220,23 @@ def _unused_failures(
     return [a for a in allowances if a.finding == Code.BOTH_FAILED and a.case not in failing]
 
 
+MERGED_ONLY = frozenset({Code.SHARD_MISSING, Code.SHARD_DUPLICATED})  # found by `merge`
+
+
 def settle(
     findings: Sequence[Finding],
     accepts: Sequence[Allowance] = (),
     expected: Sequence[Allowance] = (),
     ran: Collection[str] | None = None,
     failing: Mapping[str, str] | None = None,
+    *,
+    shard: bool = False,
 ) -> Settled:
     """Take out what the table accepts (while it holds) and what the prediction expects.
     `ran` is the case ids the run ran (None: all): an accepted entry for a case the run did
     not run is not unused. `failing` is the cases that failed on both sides (case id -> the
-    failure when both failed the same way, else "")."""
+    failure when both failed the same way, else ""). A `shard` cannot find what only a merge
+    finds (`MERGED_ONLY`): an entry for that is not unused there."""
     failing = failing or {}
     left = list(findings)
     live = [a for a in accepts if not a.expired]
@@ -258,7 +264,8 @@ def settle(
             a.case,
         )
         for a in unused
-        if a.case is None or ran is None or a.case in ran
+        if (a.case is None or ran is None or a.case in ran)
+        and not (shard and a.finding in MERGED_ONLY)
     ]
     taken, unmet = _take(left, expected)
     return Settled((*left, *found), tuple(accepted), tuple(taken), tuple(unmet))

@@ -286,7 +286,8 @@ def _spread(moved: CaseResult, base: CaseEvidence, cand: CaseEvidence) -> CaseRe
         return moved
     if judged.within:
         return replace(moved, verdict=Verdict.WITHIN_SPREAD, detail=judged.detail)
-    return replace(moved, detail=f"{moved.detail}; {judged.detail}", unsure=judged.unsure)
+    # why its spread does not hold it first: a case's line is cut to fit, from the end
+    return replace(moved, detail=f"{judged.detail}; {moved.detail}", unsure=judged.unsure)
 
 
 def compare(

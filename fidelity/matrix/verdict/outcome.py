@@ -146,8 +146,8 @@ def decide(
     failing = {
         r.case_id: r.same_failure for r in comparison.cases if r.verdict is Verdict.BOTH_FAILED
     }
-    settled = accept.settle(findings, accepts, expected, ran, failing)
     shard = selection is not None and selection.shard is not None
+    settled = accept.settle(findings, accepts, expected, ran, failing, shard=shard)
     if shard and (not comparison.cases or prediction is not None):
         return None, 3 if settled.findings else 0, settled
     if prediction is None:

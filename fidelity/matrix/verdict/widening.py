@@ -31,8 +31,11 @@ def widened(output: str, harness: Spec | None, own: Spec | None) -> list[str]:
         return []
     kind = registry.of_spec(harness)
     if own is None or not registry.of_spec(own).tolerant:
-        return [f"{output}: now compared as {kind.name}, was bytes"] if kind.tolerant else []
+        earlier = "bytes" if own is None else registry.of_spec(own).name
+        return [f"{output}: now compared as {kind.name}, was {earlier}"] if kind.tolerant else []
     reasons = []
+    if own.get("own_paths") == "literal" and harness.get("own_paths") != "literal":
+        reasons.append(f"{output}: now reads the side's own paths as placeholders, was literal")
     new_ignored = sorted(set(harness.get("ignore", [])) - set(own.get("ignore", [])))
     if new_ignored:
         reasons.append(f"{output}: now ignores {', '.join(new_ignored)}")
@@ -42,10 +45,9 @@ def widened(output: str, harness: Spec | None, own: Spec | None) -> list[str]:
         if value > before:
             where = "" if column == "*" else f" for column {column}"
             reasons.append(f"{output}: {name}{where} widened from {before:g} to {value:g}")
-    if list(harness.get("key", [])) != list(own.get("key", [])):
-        reasons.append(
-            f"{output}: key changed from {own.get('key', [])} to {harness.get('key', [])}"
-        )
+    key = list(harness.get("key", []))
+    if key and key != list(own.get("key", [])):  # none: rows by position, which is stricter
+        reasons.append(f"{output}: key changed from {own.get('key', [])} to {key}")
     return reasons
 
 

@@ -151,9 +151,12 @@ def prediction_lines(outcome: Outcome) -> list[str]:
         )
     plain = not (p.fixed or p.broken or p.failing or p.replay)
     said = "did not move" if plain else "did not do as predicted"
+    chosen = outcome.selection.selected if outcome.selection else None
+    unrun = [c for c in j.missed if chosen is not None and c not in chosen]
     named = [
         ("unexpected (moved, not predicted)", j.unexpected),
-        (f"missed (predicted, {said})", j.missed),
+        (f"missed (predicted, {said})", [c for c in j.missed if c not in unrun]),
+        ("not run (predicted, left out of this partial run)", unrun),
         ("failed", j.failed),
         ("expected findings that did not occur", j.unmet),
     ]
